@@ -1,0 +1,1 @@
+"""Shared static analysis for rules: values, Redis clients, Celery tasks."""

@@ -1,0 +1,119 @@
+"""The command line.  Only this module talks to the terminal and exits."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _fail(message: str) -> None:
+    click.echo(f"celerylint: error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place, then report what is left.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
+@click.option("--select", help="Comma-separated codes or prefixes to enable (CL2, CL203).")
+@click.option("--ignore", help="Comma-separated codes or prefixes to disable.")
+@click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
+@click.option("--list-rules", is_flag=True, help="List every rule and exit.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: number of CPUs).")
+@click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
+@click.version_option(__version__, "--version", prog_name="celerylint")
+def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, exit_zero, explain,
+         list_rules, no_cache, jobs, force_exclude) -> None:
+    """Find the Celery patterns that make tasks run twice or vanish."""
+    if explain:
+        from .docs import explain_text
+
+        text = explain_text(explain)
+        if text is None:
+            _fail(f"unknown rule {explain!r}; see --list-rules")
+        click.echo(text)
+        return
+    if list_rules:
+        from .docs import rule_table_text
+
+        click.echo(rule_table_text())
+        return
+    settings = _settings(config, select, ignore, force_exclude)
+    from .runner import run
+
+    result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff)
+    for notice in result.notices:
+        click.echo(f"celerylint: {notice}", err=True)
+    for error in result.errors:
+        click.echo(f"celerylint: {error}", err=True)
+    if diff:
+        report = "".join(result.diffs)
+        status = 1 if result.diffs else 0
+    else:
+        report = _render(fmt, result, settings, fix_applied=fix, unsafe=unsafe_fixes)
+        status = 1 if result.findings else 0
+    if output is not None:
+        try:
+            output.write_text(report, encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+    elif report:
+        click.echo(report, nl=not report.endswith("\n"), color=None)
+    if result.errors:
+        click.echo("celerylint: internal errors occurred; findings above may be incomplete", err=True)
+        sys.exit(2)
+    sys.exit(0 if exit_zero else status)
+
+
+def _settings(config, select, ignore, force_exclude):
+    from dataclasses import replace
+
+    from .config import ConfigError, check_codes, load_settings
+    from .registry import known_codes
+
+    known = known_codes()
+    try:
+        if config is not None and not config.is_file():
+            raise ConfigError(f"{config}: no such file")
+        settings = load_settings(config, Path.cwd(), known)
+        if select:
+            settings = replace(settings, select=tuple(check_codes(_split(select), "--select", known)))
+        if ignore:
+            settings = replace(settings, ignore=settings.ignore + tuple(check_codes(_split(ignore), "--ignore", known)))
+    except ConfigError as exc:
+        _fail(str(exc))
+    if force_exclude:
+        settings = replace(settings, force_exclude=True)
+    return settings
+
+
+def _render(fmt, result, settings, *, fix_applied, unsafe) -> str:
+    if fmt == "json":
+        from .reporters.json import render
+    elif fmt == "sarif":
+        from .reporters.sarif import render
+    elif fmt == "github":
+        from .reporters.github import render
+    else:
+        from .reporters.text import render
+
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        return render(result, settings, color=color, unsafe=unsafe)
+    return render(result, settings)

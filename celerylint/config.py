@@ -1,0 +1,214 @@
+"""The ``[tool.celerylint]`` table: discovery, validation, one frozen Settings.
+
+A configuration problem raises ConfigError naming the file and the key; the
+CLI turns it into exit status 2.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "build", "dist",
+    "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".celerylint_cache", ".eggs",
+)
+DEFAULT_REDIS_CONFIG_FILES = ("**/redis*.conf", "**/docker-compose*.y*ml", "**/compose*.y*ml")
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path = field(default_factory=Path.cwd)  # paths in reports are relative to it
+    config_file: Path | None = None
+    config_dir: Path | None = None  # exclude and per-file-ignores globs are relative to it
+    select: tuple[str, ...] = ()  # empty: every rule
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    force_exclude: bool = False
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    countdown_threshold: float = 3600
+    lock_ttl: int = 60
+    side_effect_calls: tuple[str, ...] = ()
+    settings_modules: tuple[str, ...] = ()
+    redis_config_files: tuple[str, ...] = DEFAULT_REDIS_CONFIG_FILES
+
+    def enabled(self, code: str, path: str | None = None) -> bool:
+        """Is rule ``code`` on (for ``path``, relative posix, if given)?"""
+        if self.select and not any(code.startswith(s) for s in self.select):
+            return False
+        if any(code.startswith(s) for s in self.ignore):
+            return False
+        if path is not None:
+            for pattern, codes in self.per_file_ignores:
+                if glob_match(path, pattern) and any(code.startswith(c) for c in codes):
+                    return False
+        return True
+
+    def fingerprint(self) -> str:
+        """A hash of everything that changes what a file lints to."""
+        data = asdict(self)
+        for key in ("root", "config_file", "config_dir"):
+            data.pop(key)
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """Match a relative posix path against a glob; ``**/`` may match nothing,
+    and a pattern without a slash matches any path component."""
+    if fnmatch.fnmatchcase(path, pattern):
+        return True
+    if pattern.startswith("**/") and glob_match(path, pattern[3:]):
+        return True
+    if pattern.endswith("/**") and (path == pattern[:-3] or path.startswith(pattern[:-3] + "/")):
+        return True
+    if "/" not in pattern.rstrip("/"):
+        return any(fnmatch.fnmatchcase(part, pattern.rstrip("/")) for part in path.split("/"))
+    return False
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with [tool.celerylint] or celerylint.toml."""
+    for directory in (start, *start.parents):
+        candidate = directory / "celerylint.toml"
+        if candidate.is_file():
+            return candidate
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                if "celerylint" in _load_toml(candidate).get("tool", {}):
+                    return candidate
+            except ConfigError:
+                return candidate  # report the broken file rather than skip it
+    return None
+
+
+def _codes(value: Any, where: str, known: frozenset[str]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of rule codes or prefixes")
+    return tuple(check_codes(value, where, known))
+
+
+def check_codes(values: list[str], where: str, known: frozenset[str]) -> list[str]:
+    out = []
+    for raw in values:
+        code = raw.strip().upper()
+        if not code:
+            continue
+        if code == "ALL":
+            code = "CL"
+        if not any(k.startswith(code) for k in known):
+            raise ConfigError(f"{where}: unknown rule code or prefix {raw!r}")
+        out.append(code)
+    return out
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings")
+    return tuple(value)
+
+
+def _number(value: Any, where: str, integer: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{where}: expected a positive {'integer' if integer else 'number'} of seconds")
+    if integer and not isinstance(value, int):
+        raise ConfigError(f"{where}: expected a positive integer number of seconds")
+    return value
+
+
+def settings_from_table(table: dict[str, Any], source: str, root: Path, known: frozenset[str]) -> Settings:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [tool.celerylint] must be a table")
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        where = f"{source}: {key}"
+        if key == "select":
+            values["select"] = _codes(value, where, known)
+        elif key == "ignore":
+            values["ignore"] = _codes(value, where, known)
+        elif key in ("exclude", "extend-exclude"):
+            values["exclude"] = values.get("exclude", ()) + _strings(value, where)
+        elif key == "force-exclude":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: expected true or false")
+            values["force_exclude"] = value
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: expected a table of glob = [codes]")
+            values["per_file_ignores"] = tuple(
+                (pattern, _codes(codes, f"{where}.{pattern!r}", known)) for pattern, codes in value.items()
+            )
+        elif key == "countdown-threshold":
+            values["countdown_threshold"] = _number(value, where)
+        elif key == "lock-ttl":
+            values["lock_ttl"] = int(_number(value, where, integer=True))
+        elif key == "side-effect-calls":
+            values["side_effect_calls"] = _strings(value, where)
+        elif key == "settings-modules":
+            values["settings_modules"] = _strings(value, where)
+        elif key == "redis-config-files":
+            values["redis_config_files"] = _strings(value, where)
+        else:
+            raise ConfigError(f"{source}: unknown key {key!r}")
+    return Settings(root=root, **values)
+
+
+def load_settings(config: Path | None, cwd: Path, known: frozenset[str]) -> Settings:
+    """Read the explicit ``config`` file, or discover one upwards from ``cwd``."""
+    cwd = cwd.resolve()
+    root = project_root(cwd)
+    path = config if config is not None else find_config(cwd)
+    if path is None:
+        return Settings(root=root, config_dir=root)
+    data = _load_toml(path)
+    if not isinstance(data, dict):  # pragma: no cover - tomllib always gives a dict
+        raise ConfigError(f"{path}: not a TOML table")
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("celerylint", {})
+    else:
+        table = data
+    settings = settings_from_table(table, str(path), root, known)
+    return replace(settings, config_file=path, config_dir=path.resolve().parent)
+
+
+def project_root(start: Path) -> Path:
+    """Paths are reported relative to the repository root (SARIF needs
+    repo-relative URIs), found by its ``.git``; else the working directory."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return start
+
+
+def relative_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in posix form; absolute when outside it."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute.as_posix()

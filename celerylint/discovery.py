@@ -1,0 +1,89 @@
+"""Which files to lint: walk directories, honour excludes, keep explicit files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import DEFAULT_EXCLUDE, Settings, glob_match, relative_path
+
+
+@dataclass
+class Discovery:
+    python: list[Path] = field(default_factory=list)  # sorted, no duplicates
+    other: list[Path] = field(default_factory=list)  # non-Python files the project model reads
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+
+
+def _excluded(rel: str, settings: Settings) -> bool:
+    return any(glob_match(rel, pattern) for pattern in settings.exclude)
+
+
+def _pattern_rel(path: Path, settings: Settings) -> str:
+    return relative_path(path, settings.config_dir or settings.root)
+
+
+def discover(paths: list[Path], settings: Settings) -> Discovery:
+    found = Discovery()
+    seen: set[Path] = set()
+
+    def add(target: list[Path], path: Path) -> None:
+        key = Path(os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
+            target.append(path)
+
+    for path in paths:
+        if path.is_dir():
+            for file, is_python in _walk(path, settings, found):
+                add(found.python if is_python else found.other, file)
+        elif path.exists() or path.is_symlink():
+            if settings.force_exclude and _excluded(_pattern_rel(path, settings), settings):
+                continue
+            add(found.python, path)  # named explicitly: always linted
+        else:
+            found.skipped.append((str(path), "no such file or directory"))
+    found.python.sort(key=lambda p: p.as_posix())
+    found.other.sort(key=lambda p: p.as_posix())
+    return found
+
+
+def _walk(top: Path, settings: Settings, found: Discovery) -> Iterator[tuple[Path, bool]]:
+    wanted_other = settings.redis_config_files
+    visited: set[tuple[int, int]] = set()
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=lambda e: found.skipped.append((str(e.filename), e.strerror or str(e)))):
+        base = Path(dirpath)
+        try:
+            st = base.stat()
+            if (st.st_dev, st.st_ino) in visited:
+                dirnames[:] = []
+                continue
+            visited.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+        keep = []
+        for name in sorted(dirnames):
+            if name in DEFAULT_EXCLUDE or name.endswith(".egg-info"):
+                continue
+            if settings.exclude and _excluded(_pattern_rel(base / name, settings), settings):
+                continue
+            keep.append(name)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            path = base / name
+            is_python = name.endswith((".py", ".pyi"))
+            if not is_python and not (wanted_other and _maybe_config(name)):
+                continue
+            rel = _pattern_rel(path, settings)
+            if settings.exclude and _excluded(rel, settings):
+                continue
+            if is_python:
+                yield path, True
+            elif any(glob_match(rel, pattern) for pattern in wanted_other):
+                yield path, False
+
+
+def _maybe_config(name: str) -> bool:
+    return name.endswith((".conf", ".yml", ".yaml"))

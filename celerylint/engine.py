@@ -1,0 +1,185 @@
+"""Lint one file: prefilter, parse once, one batched traversal, findings and facts.
+
+Order of work, cheapest first: the ``skip-file`` directive, decoding, the
+byte prefilter of every enabled checker (no match: the file is never parsed
+and libcst is not even imported), parsing, one ``visit_batched`` over all
+checkers that matched, positions only if something was reported or a fact
+needs one, ``# noqa`` only if the file mentions it.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from .config import Settings
+from .model import FileResult, Finding, Fix
+from .noqa import is_suppressed
+from .registry import Entry
+from .source import DecodeError, LineIndex, decode
+
+SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*celerylint:[ \t]*skip-file[ \t]*$", re.MULTILINE)
+UNPARSABLE = ("CL001", "unparsable-file")
+
+
+def unparsable(path: str, reason: str, line: int = 1, col: int = 0) -> Finding:
+    return Finding(
+        code=UNPARSABLE[0], name=UNPARSABLE[1], message=reason, path=path,
+        line=line, col=col, end_line=line, end_col=col, severity="error",
+        hint="celerylint could not read this file; fix the syntax or encoding (it is never fixed automatically)",
+    )
+
+
+def wanted(entries: Sequence[Entry], data: bytes) -> list[Entry]:
+    return [e for e in entries if e.matches(data)]
+
+
+def lint_source(
+    path: str, data: bytes, settings: Settings, entries: Sequence[Entry], module_name: str | None = None,
+) -> FileResult:
+    """Lint the bytes of one file; ``entries`` are the checkers enabled for it."""
+    result = FileResult(path=path)
+    if b"celerylint" in data and SKIP_FILE.search(data):
+        return result
+    report_unparsable = any(e.code == UNPARSABLE[0] for e in entries)
+    try:
+        source = decode(data)
+    except DecodeError as exc:
+        if report_unparsable:
+            result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
+        return result
+    active = wanted(entries, data)
+    if not active:
+        return result
+    return _analyze(result, source.text, data, settings, active, module_name, report_unparsable)
+
+
+def parse(text: str):
+    """Parse with libcst; return (module, None) or (None, (reason, line, col))."""
+    import libcst as cst
+
+    try:
+        return cst.parse_module(text), None
+    except cst.ParserSyntaxError as exc:
+        return None, (f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
+    except RecursionError:
+        return None, ("too deeply nested to parse", 1, 0)
+    except Exception as exc:  # libcst raises a few other errors on odd input
+        return None, (f"cannot parse: {type(exc).__name__}: {exc}", 1, 0)
+
+
+def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
+             active: list[Entry], module_name: str | None, report_unparsable: bool) -> FileResult:
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from .context import ContextCloser, ContextOpener, FileContext
+    from .rule import EditBuilder
+
+    path = result.path
+    module, error = parse(text)
+    if module is None:
+        if report_unparsable:
+            result.findings.append(unparsable(path, *error))
+        return result
+    result.parsed = True
+    ctx = FileContext(path, text, settings, module_name)
+    checkers = []
+    for entry in active:
+        if entry.kind == "project":
+            continue
+        checker = entry.load()(ctx)
+        checkers.append(checker)
+    guarded = [_Guard(c, result) for c in checkers]
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    try:
+        wrapper.visit_batched([ContextOpener(ctx), *guarded, ContextCloser(ctx)])
+    except RecursionError:
+        if report_unparsable:
+            result.findings.append(unparsable(path, "too deeply nested to analyze"))
+        return result
+    except Exception:
+        result.errors.append(f"{path}: internal error while analysing:\n{traceback.format_exc()}")
+        return result
+    if not ctx.reports and not any(node is not None for _, node in ctx.facts):
+        result.facts = [fact for fact, _ in ctx.facts]
+        return result
+    positions = wrapper.resolve(PositionProvider)
+    index = LineIndex(text)
+    builder = EditBuilder(module, positions, index)
+    check_noqa = b"noqa" in data.lower()
+    for rule, node, message, pending in ctx.reports:
+        r = positions[node]
+        if check_noqa and is_suppressed(index, rule.CODE, r.start.line, r.end.line):
+            continue
+        fix = None
+        if pending is not None:
+            try:
+                fix = Fix(pending.description, tuple(sorted(pending.build(builder))), pending.safe)
+            except Exception:
+                result.errors.append(f"{path}: building the fix of {rule.CODE} failed:\n{traceback.format_exc()}")
+        result.findings.append(Finding(
+            code=rule.CODE, name=rule.NAME, message=message, path=path,
+            line=r.start.line, col=r.start.column, end_line=r.end.line, end_col=r.end.column,
+            severity=rule.SEVERITY, fix=fix, hint=None if fix else rule.HINT,
+        ))
+    for fact, node in ctx.facts:
+        if node is not None:
+            r = positions[node]
+            fact.update(line=r.start.line, col=r.start.column, end_line=r.end.line, end_col=r.end.column)
+        result.facts.append(fact)
+    return result
+
+
+class _Guard:
+    """Wraps a checker so that an exception in it disables that checker for
+    the file and is recorded as an internal error; other rules go on."""
+
+    def __init__(self, checker, result: FileResult) -> None:
+        self.checker = checker
+        self.result = result
+        self.failed = False
+
+    def __getattr__(self, name):
+        return getattr(self.checker, name)
+
+    def get_visitors(self):
+        return {name: self._wrap(name, fn) for name, fn in self.checker.get_visitors().items()}
+
+    def _wrap(self, name, fn):
+        def call(*args):
+            if self.failed:
+                return None
+            try:
+                return fn(*args)
+            except RecursionError:
+                raise
+            except Exception:
+                self.failed = True
+                label = getattr(self.checker, "CODE", "") or type(self.checker).__name__
+                self.result.errors.append(
+                    f"{self.result.path}: internal error in {label} ({name}):\n{traceback.format_exc()}"
+                )
+                return None
+
+        return call
+
+
+@cache
+def module_name_for(path: Path) -> str | None:
+    """The dotted module name of a file, from the ``__init__.py`` chain above it."""
+    path = Path(path)
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").exists():
+        parts.append(directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    if not parts:
+        return None
+    if path.name == "__init__.py" and not parts:
+        return None
+    return ".".join(reversed(parts)) or None

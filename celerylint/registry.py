@@ -1,0 +1,120 @@
+"""Where rules are found.
+
+``catalog.py`` (generated from the rule modules by ``python -m
+celerylint.devtools``) lists every checker with its byte prefilter, so a run
+can decide which files to parse without importing libcst or any rule.  The
+classes themselves are imported only when a file needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import pkgutil
+from dataclasses import dataclass
+from functools import cache
+
+
+class Regex(bytes):
+    """A needle that is a regular expression (mirrors ``rule.Regex`` without
+    importing libcst)."""
+
+    def __repr__(self) -> str:
+        return f"Regex({bytes(self)!r})"
+
+
+@dataclass(frozen=True)
+class Entry:
+    code: str  # "" for a fact collector
+    name: str
+    kind: str  # "file" | "project" | "collector"
+    severity: str
+    fix: str
+    summary: str
+    module: str
+    cls: str
+    needles: tuple[bytes, ...]
+
+    def matches(self, data: bytes) -> bool:
+        for needle in self.needles:
+            if isinstance(needle, Regex):
+                if _compiled(needle).search(data):
+                    return True
+            elif needle in data:
+                return True
+        return False
+
+    def load(self) -> type:
+        return getattr(importlib.import_module(self.module), self.cls)
+
+
+@cache
+def _compiled(pattern: bytes) -> re.Pattern[bytes]:
+    return re.compile(pattern)
+
+
+@cache
+def entries() -> tuple[Entry, ...]:
+    from .catalog import CHECKERS
+
+    return tuple(Entry(*row) for row in CHECKERS)
+
+
+def rules() -> tuple[Entry, ...]:
+    return tuple(e for e in entries() if e.code)
+
+
+def known_codes() -> frozenset[str]:
+    return frozenset(e.code for e in rules())
+
+
+def by_code(code: str) -> Entry | None:
+    code = code.upper()
+    return next((e for e in rules() if e.code == code or e.name == code.lower()), None)
+
+
+def discover_classes() -> list[type]:
+    """Import every module under celerylint.rules and return its checkers
+    (rules, project rules and collectors), in module order."""
+    from . import rules as package
+    from .rule import Checker, ProjectRule, Rule
+
+    found: list[type] = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and value.__module__ == module.__name__
+                and issubclass(value, (Checker, ProjectRule))
+                and value not in (Checker, Rule, ProjectRule)
+                and not value.__name__.startswith("_")
+            ):
+                found.append(value)
+    return found
+
+
+def catalog_rows() -> list[tuple]:
+    """The rows catalog.py must hold, computed from the rule modules."""
+    from .rule import ProjectRule, Rule
+
+    rows = []
+    for cls in discover_classes():
+        if issubclass(cls, ProjectRule):
+            kind = "project"
+        elif issubclass(cls, Rule):
+            kind = "file"
+        else:
+            kind = "collector"
+        rows.append((
+            getattr(cls, "CODE", ""), getattr(cls, "NAME", ""), kind,
+            getattr(cls, "SEVERITY", ""), getattr(cls, "FIX", ""), getattr(cls, "SUMMARY", ""),
+            cls.__module__, cls.__name__,
+            tuple(Regex(n) if type(n).__name__ == "Regex" else bytes(n) for n in getattr(cls, "NEEDLES", ())),
+        ))
+    codes = [r[0] for r in rows if r[0]]
+    if len(codes) != len(set(codes)):
+        raise RuntimeError(f"duplicate rule codes: {sorted(c for c in codes if codes.count(c) > 1)}")
+    return sorted(rows, key=lambda r: (r[0] == "", r[0], r[6], r[7]))

@@ -1,0 +1,1 @@
+"""Report formats.  Reporters see plain findings, never CST nodes."""

@@ -1,0 +1,479 @@
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..analysis.clients import CACHE, LOCK_CLASSES, REDIS, client_kind, receiver
+from ..analysis.values import NONE, evaluate
+from ..rule import EditBuilder, Invalid, PendingFix, Rule, Valid
+
+LOCKISH = re.compile(r"lock|mutex|semaphore|leader|singleton", re.IGNORECASE)
+_EMPTY = cst.Module([])
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return re.sub(r"\s+", "", _EMPTY.code_for_node(node))
+
+
+def arg(call: cst.Call, keyword: str, position: int | None) -> cst.Arg | None:
+    """The argument given by keyword, or at ``position`` (0-based) before any
+    keyword or star argument."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a
+    if position is not None:
+        positional = []
+        for a in call.args:
+            if a.keyword is not None or a.star:
+                break
+            positional.append(a)
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
+def has_star(call: cst.Call) -> bool:
+    return any(a.star for a in call.args)
+
+
+def given(a: cst.Arg | None, ctx) -> bool:
+    """The argument is present and not the literal None."""
+    return a is not None and evaluate(a.value, ctx) is not NONE
+
+
+def _kw(name: str, value: str) -> cst.Arg:
+    return cst.Arg(
+        keyword=cst.Name(name), value=cst.parse_expression(value),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
+    """``call`` with ``name=value`` set: replaces an existing keyword, else appends."""
+    args = list(call.args)
+    for i, a in enumerate(args):
+        if a.keyword is not None and a.keyword.value == name:
+            args[i] = a.with_changes(value=cst.parse_expression(value))
+            return call.with_changes(args=args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    args.append(_kw(name, value))
+    return call.with_changes(args=args)
+
+
+@dataclass
+class _Candidate:
+    call: cst.Call
+    key: str | None
+    message: str
+    lockish: bool
+    fix: PendingFix | None
+
+
+@dataclass
+class _Scope:
+    candidates: list[_Candidate] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)
+    # key -> (statement, expire call, whether the statement can be deleted)
+    expires: dict[str, list[tuple[cst.SimpleStatementLine, cst.Call, bool]]] = field(default_factory=dict)
+
+
+class LockWithoutTtl(Rule):
+    """
+    ## What it does
+    Finds Redis and cache locks that never expire:
+
+    - `SET key value NX` without `ex`/`px`/`exat`/`pxat` (keyword or
+      positional), on a redis-py client, sync or `redis.asyncio`, or a
+      django-redis cache with `timeout=None`;
+    - `setnx(...)`, even when an `expire(...)` follows, because the two
+      commands are not atomic;
+    - `client.lock(name)` and `Lock(client, name)` (redis-py) and
+      django-redis `cache.lock(name)` without `timeout`;
+    - Django `cache.add(key, value, None)` or `timeout=None`.
+
+    Clients are recognised by how they were made or imported
+    (`redis.Redis(...)`, `Redis.from_url(...)`, `StrictRedis`,
+    `redis.asyncio`, `get_redis_connection()`, `django.core.cache.cache`,
+    `caches[...]`), also through aliases and `self.` attributes, never by a
+    variable name alone.
+
+    A `SET NX`, `setnx` or `cache.add` is treated as a lock when the key (or
+    the variable that holds it) mentions lock, mutex, semaphore, leader or
+    singleton, when the same function deletes the key again (a release), or,
+    for `setnx`, when an `expire` follows. A `SET NX` that is never released
+    is a permanent "done" marker, a legitimate idempotency pattern, and is
+    not reported.
+
+    ## Why is this bad?
+    A worker that takes the lock and then dies (OOM kill, deploy, lost
+    node) never releases it. Without a TTL the key stays forever and every
+    later run of the task waits or skips: the work silently stops. `SETNX`
+    followed by `EXPIRE` has the same hole, because a crash between the two
+    commands leaves a key without TTL.
+
+    ## Example
+    ```python
+    import redis
+
+    r = redis.Redis()
+
+    def sync_account(account_id):
+        lock_key = f"lock:sync:{account_id}"
+        if r.set(lock_key, "1", nx=True):
+            try:
+                do_sync(account_id)
+            finally:
+                r.delete(lock_key)
+    ```
+
+    Use instead:
+    ```python
+    import redis
+
+    r = redis.Redis()
+
+    def sync_account(account_id):
+        with r.lock(f"lock:sync:{account_id}", timeout=600, blocking=False):
+            do_sync(account_id)
+    ```
+
+    ## Fix safety
+    The fix is unsafe: it inserts the configured `lock-ttl` (default 60
+    seconds) as `ex=`/`timeout=`, and turns `setnx` + `expire` into one
+    `set(..., nx=True, ex=...)` (keeping the `expire` TTL). A TTL shorter than
+    the work lets a second worker in while the first still runs (CL205), so
+    review the value.
+
+    ## Options
+    - `lock-ttl`: the TTL in seconds the fix inserts (default 60).
+
+    ## References
+    - [Redis SET command (NX, EX)](https://redis.io/docs/latest/commands/set/)
+    - [redis-py `Lock`](https://redis.readthedocs.io/en/stable/lock.html)
+    - [Celery: ensuring a task is only executed one at a time](https://docs.celeryq.dev/en/stable/tutorials/task-cookbook.html)
+    """
+
+    CODE = "CL203"
+    NAME = "lock-without-ttl"
+    SEVERITY = "error"
+    SUMMARY = "A Redis or cache lock without an expiry: a crashed worker holds it forever"
+    FIX = "unsafe"
+    TAGS = ("locks", "redis")
+    OPTIONS = ("lock-ttl",)
+    # Every finding needs a client made or imported in this file: redis-py,
+    # django-redis and aioredis names all contain "edis"; Django's cache
+    # comes from django.core.cache.
+    NEEDLES = (b"edis", b"core.cache")
+
+    VALID = (
+        Valid("""
+            import redis
+            r = redis.Redis()
+            def f(key):
+                if r.set(f"lock:{key}", "1", nx=True, ex=60):
+                    r.delete(f"lock:{key}")
+        """),
+        Valid("""
+            from redis import Redis as R
+            client = R.from_url("redis://")
+            def f(name):
+                with client.lock(name, timeout=30):
+                    pass
+        """),
+        Valid("""
+            from django.core.cache import cache
+            def f(lock_id):
+                if cache.add(lock_id, "x", 600):
+                    cache.delete(lock_id)
+        """),
+        Valid("""
+            import redis
+            r = redis.Redis()
+            def once(order_id):
+                # a permanent "done" marker, never released: not a lock
+                if r.set(f"sent:{order_id}", 1, nx=True):
+                    send(order_id)
+        """),
+        Valid("""
+            class Registry:
+                def add(self, key, value, timeout=None): ...
+            lock_registry = Registry()
+            lock_registry.add("lock", 1, None)
+            def f(thing):
+                thing.set("lock", 1, nx=True)
+        """),
+        Valid("""
+            import redis.asyncio as aioredis
+            r = aioredis.Redis()
+            async def f(lock_key):
+                if await r.set(lock_key, "1", nx=True, px=5000):
+                    await r.delete(lock_key)
+        """),
+        Valid("""
+            from redis.lock import Lock
+            import redis
+            def f():
+                Lock(redis.Redis(), "name", 30)
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import redis
+            r = redis.Redis()
+            def f(key):
+                lock_key = f"lock:{key}"
+                if r.set(lock_key, "1", nx=True):
+                    r.delete(lock_key)
+            """,
+            fixed="""
+            import redis
+            r = redis.Redis()
+            def f(key):
+                lock_key = f"lock:{key}"
+                if r.set(lock_key, "1", nx=True, ex=60):
+                    r.delete(lock_key)
+            """,
+        ),
+        Invalid(
+            """
+            import redis as rds
+            conn = rds.StrictRedis(host="localhost")
+            def f(job):
+                if conn.setnx(job, 1):
+                    conn.expire(job, 300)
+                    work()
+            """,
+            fixed="""
+            import redis as rds
+            conn = rds.StrictRedis(host="localhost")
+            def f(job):
+                if conn.set(job, 1, nx=True, ex=300):
+                    work()
+            """,
+        ),
+        Invalid(
+            """
+            from redis import Redis as R
+            class Worker:
+                def __init__(self):
+                    self.redis = R.from_url("redis://")
+                def run(self):
+                    with self.redis.lock("report"):
+                        pass
+            """,
+            fixed="""
+            from redis import Redis as R
+            class Worker:
+                def __init__(self):
+                    self.redis = R.from_url("redis://")
+                def run(self):
+                    with self.redis.lock("report", timeout=60):
+                        pass
+            """,
+        ),
+        Invalid(
+            """
+            from django.core.cache import cache
+            def f(order_id):
+                if cache.add(f"lock-{order_id}", "1", None):
+                    cache.delete(f"lock-{order_id}")
+            """,
+            fixed="""
+            from django.core.cache import cache
+            def f(order_id):
+                if cache.add(f"lock-{order_id}", "1", 60):
+                    cache.delete(f"lock-{order_id}")
+            """,
+        ),
+        Invalid(
+            """
+            import redis.asyncio
+            from redis.asyncio.lock import Lock
+            client = redis.asyncio.Redis()
+            async def f():
+                async with Lock(client, "nightly"):
+                    pass
+            """,
+            fixed="""
+            import redis.asyncio
+            from redis.asyncio.lock import Lock
+            client = redis.asyncio.Redis()
+            async def f():
+                async with Lock(client, "nightly", timeout=60):
+                    pass
+            """,
+        ),
+        Invalid(
+            """
+            from django_redis import get_redis_connection
+            def f(key):
+                con = get_redis_connection("default")
+                con.set(key, 1, None, None, True)
+                con.delete(key)
+            """,
+            fixed="""
+            from django_redis import get_redis_connection
+            def f(key):
+                con = get_redis_connection("default")
+                con.set(key, 1, 60, None, True)
+                con.delete(key)
+            """,
+        ),
+        Invalid(
+            """
+            from django.core.cache import caches
+            def f():
+                with caches["locks"].lock("import-lock"):
+                    pass
+            """,
+            fixed="""
+            from django.core.cache import caches
+            def f():
+                with caches["locks"].lock("import-lock", timeout=60):
+                    pass
+            """,
+            config={"lock-ttl": 60},
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.scopes: list[_Scope] = [_Scope()]
+        self.blocks: list[cst.IndentedBlock] = []
+        self.ttl = str(ctx.settings.lock_ttl)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(_Scope())
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._flush(self.scopes.pop())
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._flush(self.scopes.pop())
+
+    def _flush(self, scope: _Scope) -> None:
+        for c in scope.candidates:
+            expired = c.call.func.attr.value == "setnx" and c.key in scope.expires
+            if c.lockish or c.key in scope.deleted or expired:
+                fix = self._setnx_fix(c.call, scope.expires[c.key]) if expired else c.fix
+                self.report(c.call, c.message, fix)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
+            call = node.body[0].value
+            if isinstance(call, cst.Await):
+                call = call.expression
+            if isinstance(call, cst.Call) and receiver(call, {"expire", "pexpire"}) and call.args:
+                removable = bool(self.blocks) and len(self.blocks[-1].body) > 1
+                self.scopes[-1].expires.setdefault(code_of(call.args[0].value), []).append((node, call, removable))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if has_star(node):
+            return
+        if self.ctx.imported_name(node.func) in LOCK_CLASSES:
+            if not given(arg(node, "timeout", 2), self.ctx):
+                self._lock(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever")
+            return
+        found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink"})
+        if found is None:
+            return
+        method, target = found
+        if method in ("delete", "unlink"):
+            for a in node.args:
+                self.scopes[-1].deleted.add(code_of(a.value))
+            return
+        kind = client_kind(target, self.ctx)
+        if kind is None:
+            return
+        if method == "lock":
+            if not given(arg(node, "timeout", 1 if kind == REDIS else None), self.ctx):
+                what = "`lock()`" if kind == REDIS else "django-redis `cache.lock()`"
+                self._lock(node, f"{what} without `timeout`: a worker that dies holding it blocks the lock forever")
+        elif method == "setnx" and kind == REDIS:
+            self._candidate(node, "`setnx` sets no expiry; a following `expire` is not atomic with it, so a crash in between leaves a lock that never expires",
+                            PendingFix(f"Use `set(..., nx=True, ex={self.ttl})`", False, self._setnx_plain(node)))
+        elif method == "set":
+            self._set(node, kind)
+        elif method == "add" and kind == CACHE:
+            timeout = arg(node, "timeout", 2)
+            if timeout is not None and evaluate(timeout.value, self.ctx) is NONE:
+                self._candidate(node, "`cache.add(..., timeout=None)` takes a lock that never expires: a worker that dies holding it blocks it forever",
+                                self._replace_value_fix(node, timeout, "timeout"))
+
+    def _set(self, node: cst.Call, kind: str) -> None:
+        if kind == REDIS:
+            nx = arg(node, "nx", 4)
+            if nx is None or evaluate(nx.value, self.ctx) is not True:
+                return
+            ttls = [arg(node, "ex", 2), arg(node, "px", 3), arg(node, "exat", 9), arg(node, "pxat", 10)]
+            if any(given(t, self.ctx) for t in ttls):
+                return
+            ex = ttls[0]
+            fix = self._replace_value_fix(node, ex, "ex") if ex is not None else self._add_kw_fix(node, "ex")
+            self._candidate(node, "`SET ... NX` without `ex`/`px`: a lock that never expires, so a worker that dies holding it blocks it forever", fix)
+        else:  # django-redis cache.set(key, value, timeout=None, nx=True)
+            nx = arg(node, "nx", None)
+            timeout = arg(node, "timeout", 2)
+            if nx is None or evaluate(nx.value, self.ctx) is not True or timeout is None:
+                return
+            if evaluate(timeout.value, self.ctx) is NONE:
+                self._candidate(node, "`cache.set(..., timeout=None, nx=True)` takes a lock that never expires",
+                                self._replace_value_fix(node, timeout, "timeout"))
+
+    def _key(self, node: cst.Call) -> tuple[str | None, bool]:
+        if not node.args:
+            return None, False
+        key = node.args[0].value
+        text = code_of(key)
+        lockish = bool(LOCKISH.search(text))
+        if not lockish and isinstance(key, cst.Name):
+            bound = self.ctx.lookup(key.value)
+            lockish = bound is not None and bool(LOCKISH.search(code_of(bound)))
+        return text, lockish
+
+    def _candidate(self, node: cst.Call, message: str, fix: PendingFix | None) -> None:
+        key, lockish = self._key(node)
+        self.scopes[-1].candidates.append(_Candidate(node, key, message, lockish, fix))
+
+    def _lock(self, node: cst.Call, message: str) -> None:
+        self.report(node, message, self._add_kw_fix(node, "timeout"))
+
+    def _add_kw_fix(self, node: cst.Call, keyword: str) -> PendingFix:
+        new = with_keyword(node, keyword, self.ttl)
+        return PendingFix(f"Add `{keyword}={self.ttl}`", False, lambda b: [b.replace(node, new)])
+
+    def _replace_value_fix(self, node: cst.Call, a: cst.Arg, keyword: str) -> PendingFix:
+        ttl = cst.Integer(self.ttl)
+        return PendingFix(f"Set `{keyword}` to {self.ttl} seconds", False, lambda b: [b.replace(a.value, ttl)])
+
+    def _setnx_plain(self, node: cst.Call):
+        new = with_keyword(with_keyword(node.with_changes(func=node.func.with_changes(attr=cst.Name("set"))), "nx", "True"), "ex", self.ttl)
+        return lambda b: [b.replace(node, new)]
+
+    def _setnx_fix(self, node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]]) -> PendingFix:
+        stmt, expire, removable = expires[0]
+        ttl = code_of(expire.args[1].value) if len(expire.args) > 1 else self.ttl
+        if expire.func.attr.value == "pexpire":
+            keyword = "px"
+        else:
+            keyword = "ex"
+        new = with_keyword(with_keyword(node.with_changes(func=node.func.with_changes(attr=cst.Name("set"))), "nx", "True"), keyword, ttl)
+
+        def build(b: EditBuilder):
+            first, last = b.statement_lines(stmt)
+            edits = [b.replace(node, new)]
+            if removable:
+                edits.append(b.delete_lines(first, last))
+            return edits
+
+        return PendingFix(f"Replace `setnx` + `expire` with one `set(..., nx=True, {keyword}={ttl})`", False, build)

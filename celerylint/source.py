@@ -1,0 +1,123 @@
+"""Reading source files: decoding as Python does, line tables, text edits.
+
+Python source is decoded the way the interpreter decodes it (PEP 263 cookie,
+UTF-8 BOM, UTF-8 default).  The decoded text keeps its line endings; edits
+are applied to the text and the result is encoded back with the same
+encoding and BOM, so a fix changes nothing but the edited characters.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from .model import Edit
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class DecodeError(Exception):
+    """The bytes are not Python source text; ``line`` is 1-based."""
+
+    def __init__(self, reason: str, line: int = 1, col: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.col = col
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: str
+    encoding: str  # codec name to encode back with
+    bom: bool
+
+    def encode(self, text: str) -> bytes:
+        data = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+
+def decode(data: bytes) -> SourceText:
+    """Decode Python source bytes; raise DecodeError with a position."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE)):
+        raise DecodeError("UTF-16/UTF-32 byte order mark: Python source must be UTF-8 or declare an ASCII-compatible encoding")
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise DecodeError("source contains a NUL byte", line)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise DecodeError(str(exc), getattr(exc, "lineno", None) or 1) from None
+    bom = encoding == "utf-8-sig"
+    body = data[len(codecs.BOM_UTF8):] if bom else data
+    codec = "utf-8" if bom else encoding
+    try:
+        text = body.decode(codec)
+    except UnicodeDecodeError as exc:
+        line = body.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (body.rfind(b"\n", 0, exc.start) + 1)
+        raise DecodeError(f"cannot decode byte 0x{body[exc.start]:02x} as {codec}", line, col) from None
+    return SourceText(text=text, encoding=codec, bom=bom)
+
+
+class LineIndex:
+    """Maps (line, column) positions to offsets of a text and back."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = [0]
+        starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        self.starts = starts
+
+    def offset(self, line: int, col: int) -> int:
+        if line > len(self.starts):
+            return len(self.text)
+        return min(self.starts[line - 1] + col, len(self.text))
+
+    def line_text(self, line: int) -> str:
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def utf16_col(self, line: int, col: int) -> int:
+        """Convert a code-point column to UTF-16 code units (SARIF, editors)."""
+        if line > len(self.starts):
+            return col
+        prefix = self.line_text(line)[:col]
+        return col + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """Apply non-overlapping edits (positions in the unmodified text)."""
+    index = LineIndex(text)
+    spans = sorted(
+        (index.offset(e.line, e.col), index.offset(e.end_line, e.end_col), e.content) for e in edits
+    )
+    out, pos = [], 0
+    for start, end, content in spans:
+        if start < pos:
+            raise ValueError("overlapping edits")
+        out.append(text[pos:start])
+        out.append(content)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def overlaps(a: list[Edit], b: list[Edit]) -> bool:
+    """True when any edit of ``a`` touches the range of an edit of ``b``.
+
+    Two insertions at the same point count as overlapping: their order would
+    be arbitrary."""
+    for x in a:
+        for y in b:
+            x0, x1 = (x.line, x.col), (x.end_line, x.end_col)
+            y0, y1 = (y.line, y.col), (y.end_line, y.end_col)
+            if x0 < y1 and y0 < x1:
+                return True
+            if x0 == y0 or (x0 == x1 and y0 <= x0 <= y1) or (y0 == y1 and x0 <= y0 <= x1):
+                return True
+    return False
