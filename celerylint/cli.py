@@ -56,6 +56,9 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
         click.echo(rule_table_text())
         return
     settings = _settings(config, select, ignore, force_exclude)
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            _fail(f"{path}: no such file or directory")
     from .runner import run
 
     result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff)

@@ -400,7 +400,7 @@ class LockWithoutTtl(Rule):
                 what = "`lock()`" if kind == REDIS else "django-redis `cache.lock()`"
                 self._lock(node, f"{what} without `timeout`: a worker that dies holding it blocks the lock forever")
         elif method == "setnx" and kind == REDIS:
-            self._candidate(node, "`setnx` sets no expiry; a following `expire` is not atomic with it, so a crash in between leaves a lock that never expires",
+            self._candidate(node, "`setnx` sets no expiry (and an `expire` after it is not atomic with it): a worker that dies holding the lock blocks it forever",
                             PendingFix(f"Use `set(..., nx=True, ex={self.ttl})`", False, self._setnx_plain(node)))
         elif method == "set":
             self._set(node, kind)

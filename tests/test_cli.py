@@ -1,0 +1,183 @@
+"""The command line as a user runs it: exit codes, formats, selection,
+suppression, configuration errors, fixes."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+LOCK = textwrap.dedent("""\
+    import redis
+
+    r = redis.Redis()
+
+
+    def run(job):
+        lock_key = f"lock:{job}"
+        if r.set(lock_key, "1", nx=True):
+            r.delete(lock_key)
+""")
+ETA = "from proj.tasks import report\nreport.apply_async(countdown=7200)\n"
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_clean_run_exits_zero(cli, tmp_path):
+    write(tmp_path, "ok.py", "import redis\nr = redis.Redis()\nr.set('k', 1, nx=True, ex=5)\n")
+    done = cli(".")
+    assert done.returncode == 0, done.stderr
+    assert "No findings in 1 file checked." in done.stdout
+
+
+def test_findings_exit_one_and_text_format(cli, tmp_path):
+    write(tmp_path, "jobs.py", LOCK)
+    done = cli(".")
+    assert done.returncode == 1
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("jobs.py:8:8: CL203 [lock-without-ttl] ")
+    assert "fix (unsafe, --fix --unsafe-fixes): Add `ex=60`" in done.stdout
+    assert done.stdout.rstrip().endswith("1 finding in 1 file, 0 fixable with --fix (1 more with --unsafe-fixes).")
+    assert "\x1b[" not in done.stdout  # no colour when not a TTY
+
+
+def test_exit_zero(cli, tmp_path):
+    write(tmp_path, "jobs.py", LOCK)
+    assert cli("--exit-zero", ".").returncode == 0
+
+
+def test_json_format_is_stable(cli, tmp_path):
+    write(tmp_path, "pkg/jobs.py", LOCK)
+    done = cli("--format", "json", ".")
+    assert done.returncode == 1
+    [finding] = json.loads(done.stdout)
+    assert set(finding) == {"code", "name", "message", "path", "line", "column", "end_line", "end_column",
+                            "severity", "fix", "hint"}
+    assert (finding["code"], finding["path"], finding["line"], finding["column"]) == ("CL203", "pkg/jobs.py", 8, 8)
+    assert finding["fix"]["safe"] is False
+    [edit] = finding["fix"]["edits"]
+    assert edit["content"] == 'r.set(lock_key, "1", nx=True, ex=60)'
+
+
+def test_github_format(cli, tmp_path):
+    write(tmp_path, "jobs.py", LOCK)
+    done = cli("--format", "github", ".")
+    assert done.stdout.startswith("::error file=jobs.py,line=8,endLine=8,col=8,endColumn=37,title=celerylint (CL203)::CL203")
+
+
+def test_output_file(cli, tmp_path):
+    write(tmp_path, "jobs.py", LOCK)
+    done = cli("--format", "json", "--output", "report.json", ".")
+    assert done.returncode == 1 and done.stdout == ""
+    assert json.loads((tmp_path / "report.json").read_text())[0]["code"] == "CL203"
+
+
+def test_select_and_ignore(cli, tmp_path):
+    write(tmp_path, "jobs.py", LOCK + ETA)
+    codes = lambda *a: sorted(f["code"] for f in json.loads(cli("--format", "json", *a, ".").stdout))  # noqa: E731
+    assert codes() == ["CL203", "CL206"]
+    assert codes("--select", "CL206") == ["CL206"]
+    assert codes("--ignore", "CL2") == []
+    assert codes("--select", "CL2", "--ignore", "cl203") == ["CL206"]
+
+
+def test_unknown_code_is_usage_error(cli, tmp_path):
+    done = cli("--select", "CL999", ".")
+    assert done.returncode == 2
+    assert "--select: unknown rule code or prefix 'CL999'" in done.stderr
+
+
+def test_noqa_and_skip_file(cli, tmp_path):
+    write(tmp_path, "a.py", LOCK.replace('nx=True):', 'nx=True):  # noqa: CL203'))
+    write(tmp_path, "b.py", LOCK.replace('nx=True):', 'nx=True):  # noqa'))
+    write(tmp_path, "c.py", LOCK.replace('nx=True):', 'nx=True):  # noqa: CL206'))
+    write(tmp_path, "d.py", "# celerylint: skip-file\n" + LOCK)
+    found = json.loads(cli("--format", "json", ".").stdout)
+    assert [f["path"] for f in found] == ["c.py"]
+
+
+def test_config_file_options(cli, tmp_path):
+    write(tmp_path, "pyproject.toml", textwrap.dedent("""\
+        [tool.celerylint]
+        lock-ttl = 30
+        countdown-threshold = 10000
+        exclude = ["generated/**"]
+        per-file-ignores = {"tests/**" = ["CL2"]}
+    """))
+    write(tmp_path, "jobs.py", LOCK + ETA)
+    write(tmp_path, "tests/test_jobs.py", LOCK)
+    write(tmp_path, "generated/jobs.py", LOCK)
+    found = json.loads(cli("--format", "json", ".").stdout)
+    assert [(f["path"], f["code"]) for f in found] == [("jobs.py", "CL203")]  # 7200 s < 10000 s
+    assert found[0]["fix"]["description"] == "Add `ex=30`"
+    # an excluded file named on the command line is still linted, unless --force-exclude
+    assert json.loads(cli("--format", "json", "generated/jobs.py").stdout)[0]["path"] == "generated/jobs.py"
+    assert cli("--force-exclude", "generated/jobs.py").returncode == 0
+
+
+def test_celerylint_toml_and_explicit_config(cli, tmp_path):
+    write(tmp_path, "celerylint.toml", "select = ['CL206']\n")
+    write(tmp_path, "other.toml", "select = ['CL203']\n")
+    write(tmp_path, "jobs.py", LOCK + ETA)
+    assert [f["code"] for f in json.loads(cli("--format", "json", ".").stdout)] == ["CL206"]
+    assert [f["code"] for f in json.loads(cli("--format", "json", "--config", "other.toml", ".").stdout)] == ["CL203"]
+
+
+def test_bad_configuration_exits_two(cli, tmp_path):
+    write(tmp_path, "jobs.py", LOCK)
+    cases = {
+        "[tool.celerylint]\nlock-tll = 5\n": "pyproject.toml: unknown key 'lock-tll'",
+        "[tool.celerylint]\nlock-ttl = 'soon'\n": "pyproject.toml: lock-ttl: expected a positive integer",
+        "[tool.celerylint]\nselect = ['XX1']\n": "pyproject.toml: select: unknown rule code or prefix 'XX1'",
+        "[tool.celerylint\n": "pyproject.toml: invalid TOML",
+    }
+    for text, message in cases.items():
+        write(tmp_path, "pyproject.toml", text)
+        done = cli(".")
+        assert done.returncode == 2, text
+        assert message in done.stderr, done.stderr
+    assert "no such file" in cli("--config", "missing.toml", ".").stderr
+
+
+def test_fix_and_diff(cli, tmp_path):
+    path = write(tmp_path, "jobs.py", LOCK)
+    diff = cli("--diff", "--unsafe-fixes", ".")
+    assert diff.returncode == 1
+    assert '+    if r.set(lock_key, "1", nx=True, ex=60):' in diff.stdout
+    assert path.read_text() == LOCK  # --diff changes nothing
+    safe_only = cli("--fix", ".")
+    assert safe_only.returncode == 1 and path.read_text() == LOCK  # the fix is unsafe
+    done = cli("--fix", "--unsafe-fixes", ".")
+    assert done.returncode == 0, done.stdout
+    assert "Fixed 1 finding in 1 file." in done.stdout
+    assert 'nx=True, ex=60)' in path.read_text()
+    again = cli("--fix", "--unsafe-fixes", ".")
+    assert again.returncode == 0 and "Fixed" not in again.stdout
+
+
+def test_explain_and_list_rules(cli):
+    done = cli("--explain", "CL203")
+    assert done.returncode == 0
+    assert done.stdout.startswith("CL203 lock-without-ttl")
+    assert "## Why is this bad?" in done.stdout
+    assert cli("--explain", "lock-without-ttl").stdout == done.stdout
+    assert cli("--explain", "CL999").returncode == 2
+    listing = cli("--list-rules").stdout
+    assert "CL206  far-future-eta" in listing
+    assert "CL203  lock-without-ttl  fix:unsafe" in listing
+
+
+def test_version_and_module_entry(cli):
+    from celerylint import __version__
+
+    assert cli("--version").stdout.strip() == f"celerylint, version {__version__}"
+
+
+def test_missing_path_is_a_usage_error(cli, tmp_path):
+    done = cli("nope.py")
+    assert done.returncode == 2
+    assert "nope.py: no such file or directory" in done.stderr

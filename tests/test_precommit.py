@@ -1,0 +1,66 @@
+"""The hooks in .pre-commit-hooks.yaml, run by the real pre-commit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+BAD = "import redis\nr = redis.Redis()\n\ndef f():\n    with r.lock('lock:nightly'):\n        pass\n"
+GOOD = "import redis\nr = redis.Redis()\n\ndef f():\n    with r.lock('lock:nightly', timeout=60):\n        pass\n"
+
+
+def pre_commit() -> list[str]:
+    exe = Path(sys.executable).with_name("pre-commit")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "pre_commit"]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    if not (REPO / ".git").exists():
+        pytest.skip("pre-commit try-repo needs this checkout to be a git repository")
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def run_hook(home: Path, work: Path, hook: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
+    return subprocess.run(
+        [*pre_commit(), "try-repo", str(REPO), hook, "--all-files", "--verbose"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=900,
+    )
+
+
+def make_repo(path: Path, text: str) -> Path:
+    path.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    (path / "jobs.py").write_text(text)
+    subprocess.run(["git", "add", "jobs.py"], cwd=path, check=True)
+    return path
+
+
+def test_manifest_is_valid():
+    done = subprocess.run([*pre_commit(), "validate-manifest", str(REPO / ".pre-commit-hooks.yaml")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_check_hook_fails_on_bad_file_and_passes_on_good(home, tmp_path):
+    bad = run_hook(home, make_repo(tmp_path / "bad", BAD), "celerylint")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "CL203 [lock-without-ttl]" in bad.stdout
+    good = run_hook(home, make_repo(tmp_path / "good", GOOD), "celerylint")
+    assert good.returncode == 0, good.stdout + good.stderr
+
+
+def test_fix_hook_applies_safe_fixes_only(home, tmp_path):
+    work = make_repo(tmp_path / "fix", BAD)
+    done = run_hook(home, work, "celerylint-fix")
+    # the CL203 fix is unsafe: --fix alone leaves the file alone and reports it
+    assert done.returncode == 1
+    assert (work / "jobs.py").read_text() == BAD
+    assert "CL203" in done.stdout
