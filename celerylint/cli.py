@@ -70,7 +70,7 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
         report = "".join(result.diffs)
         status = 1 if result.diffs else 0
     else:
-        report = _render(fmt, result, settings, fix_applied=fix, unsafe=unsafe_fixes)
+        report = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None)
         status = 1 if result.findings else 0
     if output is not None:
         try:
@@ -107,7 +107,7 @@ def _settings(config, select, ignore, force_exclude):
     return settings
 
 
-def _render(fmt, result, settings, *, fix_applied, unsafe) -> str:
+def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool) -> str:
     if fmt == "json":
         from .reporters.json import render
     elif fmt == "sarif":
@@ -117,6 +117,6 @@ def _render(fmt, result, settings, *, fix_applied, unsafe) -> str:
     else:
         from .reporters.text import render
 
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        color = to_terminal and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         return render(result, settings, color=color, unsafe=unsafe)
     return render(result, settings)
