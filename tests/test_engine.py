@@ -1,0 +1,41 @@
+"""Engine behaviour that no single rule shows: rule failures, prefilter, positions."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from click.testing import CliRunner
+
+from conftest import REPO
+from celerylint import cli, runner
+from celerylint.registry import Entry, entries
+
+sys.path.insert(0, str(REPO / "tests" / "fixtures"))
+BROKEN = Entry("CL299", "exploding", "file", "error", "none", "boom", "broken_rule", "Exploding", (b"redis",))
+LOCK = "import redis\nr = redis.Redis()\nwith r.lock('lock:x'):\n    pass\n"
+
+
+def test_exception_in_one_rule_keeps_other_findings_and_exits_two(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "all_entries", lambda: (*entries(), BROKEN))
+    (tmp_path / "a.py").write_text(LOCK)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.main, ["--format", "json", "a.py"])
+    assert result.exit_code == 2
+    assert [f["code"] for f in json.loads(result.stdout)] == ["CL203"]
+    assert "internal error in CL299 (visit_Call)" in result.stderr
+    assert "ZeroDivisionError: boom" in result.stderr
+
+
+def test_files_without_needles_are_not_parsed(tmp_path, monkeypatch):
+    import celerylint.engine as engine
+
+    parsed = []
+    original = engine.parse
+    monkeypatch.setattr(engine, "parse", lambda text: parsed.append(text) or original(text))
+    (tmp_path / "plain.py").write_text("def f(:\n")  # broken, but nothing celerylint checks
+    (tmp_path / "lock.py").write_text(LOCK)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.main, ["--format", "json", "."])
+    assert [f["path"] for f in json.loads(result.stdout)] == ["lock.py"]
+    assert parsed == [LOCK]
