@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
