@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..analysis.calls import has_star
 from ..analysis.clients import receiver
 from ..analysis.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take
 from ..analysis.tasks import class_options, function_task_options, is_task_class
@@ -32,8 +33,24 @@ def _human(value: float) -> str:
 class _Task:
     limit: float
     which: str  # time_limit | soft_time_limit
+
+
+@dataclass
+class _Frame:
+    node: cst.FunctionDef
+    task: _Task | None
     takes: list[LockTake] = field(default_factory=list)
     released: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Helper:
+    """A module function that takes a lock whose TTL is one of its parameters."""
+
+    take: LockTake
+    param: str
+    position: int | None
+    default: float | None
 
 
 class LockTtlShorterThanTask(Rule):
@@ -53,6 +70,11 @@ class LockTtlShorterThanTask(Rule):
     lock when its result is used and its key is named like a lock or is
     deleted again in the same task; otherwise it is a marker or throttle,
     whose TTL has nothing to do with the task's duration.
+
+    A lock helper of the same module is followed one level: for
+    `def acquire_lock(key, ttl=30)` that takes the lock with `ex=ttl`, the
+    call `acquire_lock(key, ttl=15)` in a task (or the default, when the
+    argument is left out) is the TTL compared.
 
     Time limits set globally (`task_time_limit`) are not considered.
 
@@ -245,6 +267,47 @@ class LockTtlShorterThanTask(Rule):
         ),
         Invalid(
             """
+            import uuid
+            import redis
+            from celery import shared_task
+            redis_client = redis.Redis()
+            def acquire_lock(lock_key, ttl_seconds=30):
+                token = str(uuid.uuid4())
+                acquired = redis_client.set(lock_key, token, nx=True, ex=ttl_seconds)
+                return token if acquired else None
+            @shared_task(bind=True, time_limit=60)
+            def send_confirmation(self, key):
+                token = acquire_lock(f"lock:email:{key}", ttl_seconds=15)
+            @shared_task(bind=True, soft_time_limit=45)
+            def charge(self, key):
+                token = acquire_lock(f"lock:charge:{key}")
+            @shared_task(bind=True, soft_time_limit=45)
+            def refund(self, key):
+                token = acquire_lock(f"lock:refund:{key}", 600)
+            """,
+            fixed="""
+            import uuid
+            import redis
+            from celery import shared_task
+            redis_client = redis.Redis()
+            def acquire_lock(lock_key, ttl_seconds=30):
+                token = str(uuid.uuid4())
+                acquired = redis_client.set(lock_key, token, nx=True, ex=ttl_seconds)
+                return token if acquired else None
+            @shared_task(bind=True, time_limit=60)
+            def send_confirmation(self, key):
+                token = acquire_lock(f"lock:email:{key}", ttl_seconds=120)
+            @shared_task(bind=True, soft_time_limit=45)
+            def charge(self, key):
+                token = acquire_lock(f"lock:charge:{key}")
+            @shared_task(bind=True, soft_time_limit=45)
+            def refund(self, key):
+                token = acquire_lock(f"lock:refund:{key}", 600)
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
             from datetime import timedelta
             from celery import shared_task
             from django_redis import get_redis_connection
@@ -260,11 +323,13 @@ class LockTtlShorterThanTask(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.tasks: list[_Task | None] = []
+        self.frames: list[_Frame] = []
         self.statements: set[int] = set()
+        self.helpers: dict[str, _Helper] = {}
+        self.helper_calls: list[tuple[cst.Call, _Task, list, dict]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.tasks.append(self._task(node))
+        self.frames.append(_Frame(node, self._task(node)))
 
     def _task(self, node: cst.FunctionDef) -> _Task | None:
         options = function_task_options(node, self.ctx)
@@ -288,41 +353,72 @@ class LockTtlShorterThanTask(Rule):
         self.statements.add(id(value))
 
     def visit_Call(self, node: cst.Call) -> None:
-        task = self.tasks[-1] if self.tasks else None
-        if task is None:
+        if not self.frames:
             return
+        frame = self.frames[-1]
         take = lock_take(node, self.ctx)
         if take is not None:
             if take.ttl is not None and (take.always or id(node) not in self.statements):
-                task.takes.append(take)
+                frame.takes.append(take)
             return
         found = receiver(node, RELEASE_METHODS)
         if found is not None:
             for a in node.args:
-                task.released.update(key_texts(a.value, self.ctx))
+                frame.released.update(key_texts(a.value, self.ctx))
+        elif frame.task is not None and isinstance(node.func, cst.Name) and not has_star(node):
+            # a call of a lock helper of this module, perhaps: remember the
+            # values of its arguments, evaluated here, in the task's scope
+            positional = [seconds(evaluate(a.value, self.ctx)) for a in node.args if a.keyword is None]
+            keywords = {a.keyword.value: (a.value, seconds(evaluate(a.value, self.ctx))) for a in node.args if a.keyword is not None}
+            self.helper_calls.append((node, frame.task, positional, keywords))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        task = self.tasks.pop()
-        if task is None:
-            return
-        for take in task.takes:
+        frame = self.frames.pop()
+        for take in frame.takes:
             if not take.always and not (take.key is not None and (
-                    key_says_lock(take.key, self.ctx) or task.released & set(key_texts(take.key, self.ctx)))):
+                    key_says_lock(take.key, self.ctx) or frame.released & set(key_texts(take.key, self.ctx)))):
                 continue
-            ttl = seconds(evaluate(take.ttl.value, self.ctx))
-            if ttl is None or ttl <= 0 or ttl * take.ttl_unit >= task.limit:
-                continue
-            self._report(take, ttl * take.ttl_unit, task)
+            if frame.task is not None:
+                ttl = seconds(evaluate(take.ttl.value, self.ctx))
+                if ttl is not None and 0 < ttl * take.ttl_unit < frame.task.limit:
+                    self._report(take.ttl.value, take, ttl * take.ttl_unit, frame.task)
+            elif not self.frames and isinstance(take.ttl.value, cst.Name):
+                self._helper(frame.node, take)
 
-    def _report(self, take: LockTake, ttl: float, task: _Task) -> None:
+    def _helper(self, node: cst.FunctionDef, take: LockTake) -> None:
+        """``def acquire_lock(key, ttl=30): ... set(key, token, nx=True, ex=ttl)``."""
+        name = take.ttl.value.value
+        params = list(node.params.params)
+        for i, p in enumerate([*params, *node.params.kwonly_params]):
+            if p.name.value == name:
+                default = seconds(evaluate(p.default, self.ctx)) if p.default is not None else None
+                self.helpers[node.name.value] = _Helper(take, name, i if i < len(params) else None, default)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for call, task, positional, keywords in self.helper_calls:
+            helper = self.helpers.get(call.func.value)
+            if helper is None:
+                continue
+            if helper.param in keywords:
+                node, ttl = keywords[helper.param]
+            elif helper.position is not None and helper.position < len(positional):
+                node, ttl = call.args[helper.position].value, positional[helper.position]
+            else:
+                node, ttl = call, helper.default
+            if ttl is not None and 0 < ttl * helper.take.ttl_unit < task.limit:
+                self._report(node, helper.take, ttl * helper.take.ttl_unit, task, via=call.func.value)
+
+    def _report(self, node: cst.CSTNode, take: LockTake, ttl: float, task: _Task, via: str | None = None) -> None:
         what = f"`{take.method}(...)`" if take.method != "set" else "`set(..., nx=True)`"
+        if via:
+            what += f" in `{via}()`"
         message = (f"the lock TTL of {_human(ttl)} ({what}) is shorter than the task's `{task.which}` of "
                    f"{_human(task.limit)}: the lock can expire while the task still runs, and a second worker gets in")
         fix = None
-        value = take.ttl.value
-        if _literal(value):
+        value = node
+        if isinstance(value, cst.BaseExpression) and _literal(value):
             new = (task.limit + MARGIN) / take.ttl_unit
             text = str(int(new)) if float(new).is_integer() else f"{new:g}"
             fix = PendingFix(f"Raise the TTL to {text} ({task.which} + {MARGIN} s)", False,
                              lambda b: [b.replace(value, cst.Integer(text) if text.isdigit() else cst.Float(text))])
-        self.report(take.ttl.value, message, fix)
+        self.report(node, message, fix)
