@@ -12,5 +12,5 @@ CHECKERS = [
     ('CL205', 'lock-ttl-shorter-than-task', 'file', 'warning', 'sometimes', "A lock TTL shorter than the task's time limit: the lock can expire while the task still runs", 'celerylint.rules.cl205_lock_ttl_shorter_than_task', 'LockTtlShorterThanTask', (b'time_limit',)),
     ('CL206', 'far-future-eta', 'file', 'warning', 'none', 'A countdown or eta far in the future: held in worker memory, lost on restart, redelivered on Redis', 'celerylint.rules.cl206_far_future_eta', 'FarFutureEta', (b'countdown', b'default_retry_delay', Regex(b'\\beta\\s*='))),
     ('CL209', 'execution-option-as-task-argument', 'project', 'error', 'sometimes', 'An execution option such as countdown or queue given to delay()/s(): it becomes a task argument', 'celerylint.rules.cl209_execution_option_as_task_argument', 'ExecutionOptionAsTaskArgument', ()),
-    ('', '', 'collector', '', '', '', 'celerylint.rules.cl209_execution_option_as_task_argument', 'TaskSignatures', (Regex(b'\\.\\s*(?:delay|si?)\\s*\\('), Regex(b'[tT]ask\\b'))),
+    ('', '', 'collector', '', '', '', 'celerylint.rules.cl209_execution_option_as_task_argument', 'TaskSignatures', (Regex(b'\\.\\s*(?:delay|si?)\\s*\\('), Regex(b'@\\s*[\\w.]*task\\b'), Regex(b'class\\s+\\w+\\s*\\([^)]*Task\\b'))),
 ]

@@ -69,9 +69,13 @@ class TaskSignatures(Checker):
     """Records every task's keyword parameters and the ``.delay``/``.s``/``.si``
     calls that pass an execution option, for CL209's project phase."""
 
-    # Calls: ``.delay(``, ``.s(``, ``.si(``; definitions: ``shared_task``,
-    # ``app.task``, ``Task`` subclasses.
-    NEEDLES = (Regex(rb"\.\s*(?:delay|si?)\s*\("), Regex(rb"[tT]ask\b"))
+    # Calls: ``.delay(``, ``.s(``, ``.si(``; definitions: a decorator
+    # ``@...task`` (``shared_task``, ``app.task``) or a class with a ``...Task`` base.
+    NEEDLES = (
+        Regex(rb"\.\s*(?:delay|si?)\s*\("),
+        Regex(rb"@\s*[\w.]*task\b"),
+        Regex(rb"class\s+\w+\s*\([^)]*Task\b"),
+    )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.ctx.classes or len(self.ctx.functions) > 1:
