@@ -108,13 +108,14 @@ class UnsafeLockRelease(Rule):
     Offered when the lock was taken in the same function on a Redis client,
     and the value stored with it is a variable (the token): the `delete`
     becomes `client.eval(<compare-and-delete script>, 1, key, token)`, with
-    the script inline so the fix is one self-contained edit. It is unsafe:
-    the release now does nothing when the token does not match, which is
-    the point, but also when the token is not unique per holder (a constant
-    stored by several workers), and with `decode_responses` off the token
-    must be a `str` or `bytes` as stored. No fix is offered for the Django
-    cache (its API has no compare-and-delete; use a Redis lock) or when the
-    token is not known.
+    the script inline so the fix is one self-contained edit (applying it
+    again finds no `delete` left). It is unsafe: the key is now left alone
+    when it holds another value, which is the point, but code that relied
+    on the delete clearing someone else's key behaves differently. No fix
+    is offered for the Django cache (its API has no compare-and-delete; use
+    a Redis lock), when the lock was taken in another function, or when the
+    value stored is not a variable (a constant is no token: every worker
+    stores the same).
 
     ## Options
     None.

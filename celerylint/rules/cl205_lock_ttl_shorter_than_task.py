@@ -12,6 +12,9 @@ from ..analysis.values import evaluate, seconds
 from ..rule import Invalid, PendingFix, Rule, Valid
 
 MARGIN = 60  # seconds the fix adds to the task's time limit
+# Lock.extend/reacquire, EXPIRE/PEXPIRE, Django cache touch(): a function
+# that calls one of these renews the TTL as it goes.
+RENEW_METHODS = frozenset({"extend", "reacquire", "expire", "pexpire", "touch"})
 
 
 def _literal(node: cst.BaseExpression) -> bool:
@@ -41,6 +44,7 @@ class _Frame:
     task: _Task | None
     takes: list[LockTake] = field(default_factory=list)
     released: set[str] = field(default_factory=set)
+    renewed: bool = False  # the function extends a TTL: it manages the expiry itself
 
 
 @dataclass
@@ -76,7 +80,10 @@ class LockTtlShorterThanTask(Rule):
     call `acquire_lock(key, ttl=15)` in a task (or the default, when the
     argument is left out) is the TTL compared.
 
-    Time limits set globally (`task_time_limit`) are not considered.
+    A task that renews a TTL as it goes (`lock.extend(...)`,
+    `lock.reacquire()`, `expire`/`pexpire`, `cache.touch`) manages the
+    expiry itself and is not reported. Time limits set globally
+    (`task_time_limit`) are not considered.
 
     ## Why is this bad?
     The lock is there so that no second worker runs the same work while the
@@ -171,6 +178,18 @@ class LockTtlShorterThanTask(Rule):
             @shared_task(time_limit=120)
             def stats():
                 cache.add("stats", compute(), 60)  # a memo
+        """),
+        Valid("""
+            import redis.asyncio as aredis
+            from celery import shared_task
+            r = aredis.Redis()
+            @shared_task(time_limit=3600)
+            async def crawl(site):
+                lock = r.lock(f"crawl:{site}", timeout=60)
+                async with lock:
+                    for page in pages(site):
+                        await fetch(page)
+                        await lock.extend(60)
         """),
         Valid("""
             import redis
@@ -361,6 +380,9 @@ class LockTtlShorterThanTask(Rule):
             if take.ttl is not None and (take.always or id(node) not in self.statements):
                 frame.takes.append(take)
             return
+        if receiver(node, RENEW_METHODS) is not None:
+            frame.renewed = True
+            return
         found = receiver(node, RELEASE_METHODS)
         if found is not None:
             for a in node.args:
@@ -374,6 +396,8 @@ class LockTtlShorterThanTask(Rule):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         frame = self.frames.pop()
+        if frame.renewed:
+            return
         for take in frame.takes:
             if not take.always and not (take.key is not None and (
                     key_says_lock(take.key, self.ctx) or frame.released & set(key_texts(take.key, self.ctx)))):
@@ -382,7 +406,7 @@ class LockTtlShorterThanTask(Rule):
                 ttl = seconds(evaluate(take.ttl.value, self.ctx))
                 if ttl is not None and 0 < ttl * take.ttl_unit < frame.task.limit:
                     self._report(take.ttl.value, take, ttl * take.ttl_unit, frame.task)
-            elif not self.frames and isinstance(take.ttl.value, cst.Name):
+            elif not self.frames and not self.ctx.classes and isinstance(take.ttl.value, cst.Name):
                 self._helper(frame.node, take)
 
     def _helper(self, node: cst.FunctionDef, take: LockTake) -> None:
