@@ -14,9 +14,10 @@ from .clients import CACHE, LOCK_CLASSES, REDIS, client_kind, receiver
 from .values import evaluate
 
 # "lock" as a word of an identifier or key: lock_key, lockKey, LOCK_ID,
-# "lock:order:1", "import-lock", but not block, clock, unlock_at.
+# "lock:order:1", "import-lock", but not block, clock, unlock_at, or an
+# account lockout (a throttle).
 _LOCK_WORD = re.compile(
-    r"(?<![a-z])(?:lock|mutex|semaphore)|(?:Lock|Mutex|Semaphore)|(?<![A-Z])(?:LOCK|MUTEX|SEMAPHORE)"
+    r"(?<![a-z])(?:lock(?!out)|mutex|semaphore)|(?:Lock(?!out)|Mutex|Semaphore)|(?<![A-Z])(?:LOCK(?!OUT)|MUTEX|SEMAPHORE)"
 )
 TAKE_METHODS = frozenset({"set", "setnx", "add", "lock"})
 RELEASE_METHODS = frozenset({"delete", "unlink"})

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from ..analysis.calls import code_of, has_star
 from ..analysis.clients import CACHE, REDIS, client_kind, receiver
-from ..analysis.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take, stable_texts
+from ..analysis.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take, says_lock, stable_texts
 from ..analysis.values import evaluate
 from ..context import dotted_name
 from ..rule import Invalid, PendingFix, Rule, Valid
@@ -16,6 +17,10 @@ from ..rule import Invalid, PendingFix, Rule, Valid
 RELEASE_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 # A delete guarded by a local clock compared with a deadline taken before the
 # lock (the Celery cookbook's Django-cache pattern) is the best that API allows.
+# Functions that handle locks, by name: a key taken in one and deleted in
+# another counts as a lock only when one of them is named so (otherwise it
+# may be a "seen" marker and its reset).
+_LOCK_HANDLING = re.compile(r"acquire|release|unlock", re.IGNORECASE)
 CLOCKS = frozenset({"time.monotonic", "time.time", "time.perf_counter", "monotonic", "time"})
 
 
@@ -31,6 +36,7 @@ class _Delete:
     texts: tuple[str, ...]
     stable: tuple[str, ...]
     named: bool
+    handler: bool  # the deleting function's name says it handles locks
     take: LockTake | None  # the lock this function took on the same key before
     fix: PendingFix | None
 
@@ -46,7 +52,10 @@ class UnsafeLockRelease(Rule):
     - the same function took it before with `set(..., nx=True)`, `setnx`,
       `cache.add(...)` (whose result is used), `lock(...)` or `Lock(...)`;
     - another function of the module took the same key expression (not a
-      bare variable, whose name means nothing outside its function);
+      bare variable, whose name means nothing outside its function), and
+      one of the two functions is named for lock handling (`acquire`,
+      `release`, `unlock`, `lock`): a "seen" marker taken in one function
+      and reset in another is not a lock;
     - or its name says lock (`lock_key`, `"import-lock"`, `LOCK_ID`; not
       `block` or `clock`).
 
@@ -187,6 +196,16 @@ class UnsafeLockRelease(Rule):
                     await release(keys=[lock_key], args=[token])
         """),
         Valid("""
+            import redis
+            r = redis.Redis()
+            def dedup(msg_id):
+                if not r.set(f"seen:{msg_id}", 1, nx=True, ex=3600):
+                    return
+                handle(msg_id)
+            def reset(msg_id):
+                r.delete(f"seen:{msg_id}")
+        """),
+        Valid("""
             class Store:
                 def delete(self, key): ...
             store = Store()
@@ -308,7 +327,7 @@ class UnsafeLockRelease(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.scopes: list[_Scope] = [_Scope()]
-        self.module_keys: set[str] = set()
+        self.module_keys: dict[str, bool] = {}  # stable key text -> taken in a lock-handling function
         self.deletes: list[_Delete] = []
         self.statements: set[int] = set()  # ids of calls whose result is discarded
         self.guards: list[cst.BaseExpression] = []  # tests of the ifs whose body we are in
@@ -335,7 +354,8 @@ class UnsafeLockRelease(Rule):
             if take.key is not None and (take.always or id(node) not in self.statements):
                 for text in key_texts(take.key, self.ctx):
                     self.scopes[-1].takes.setdefault(text, take)
-                self.module_keys.update(stable_texts(take.key, self.ctx))
+                for text in stable_texts(take.key, self.ctx):
+                    self.module_keys[text] = self.module_keys.get(text, False) or self._handler()
             return
         found = receiver(node, RELEASE_METHODS)
         if found is None or has_star(node) or not node.args:
@@ -350,7 +370,7 @@ class UnsafeLockRelease(Rule):
             take = next((self.scopes[-1].takes[t] for t in texts if t in self.scopes[-1].takes), None)
             fix = self._fix(node, a.value, take) if kind == REDIS and len(node.args) == 1 else None
             self.deletes.append(_Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
-                                        key_says_lock(a.value, self.ctx), take, fix))
+                                        key_says_lock(a.value, self.ctx), self._handler(), take, fix))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
@@ -359,7 +379,7 @@ class UnsafeLockRelease(Rule):
                 continue
             if d.take is not None:
                 how = f"was taken with `{d.take.method}` in this function"
-            elif any(t in self.module_keys for t in d.stable):
+            elif any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):
                 how = "is taken as a lock elsewhere in this module"
             elif d.named:
                 how = "is named as a lock"
@@ -370,6 +390,10 @@ class UnsafeLockRelease(Rule):
             self.report(d.call, f"plain `{d.call.func.attr.value}` of `{code_of(d.key)}`, which {how}: if the lock "
                                 f"expired while this worker ran, this deletes the next holder's lock; delete it only "
                                 f"if it still holds this worker's token{cache}", d.fix)
+
+    def _handler(self) -> bool:
+        name = self.ctx.function.name.value if self.ctx.function else ""
+        return says_lock(name) or bool(_LOCK_HANDLING.search(name))
 
     def _on_cache(self, d: _Delete) -> bool:
         return client_kind(d.call.func.value, self.ctx) == CACHE

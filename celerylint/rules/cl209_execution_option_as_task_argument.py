@@ -77,18 +77,31 @@ class TaskSignatures(Checker):
         Regex(rb"class\s+\w+\s*\([^)]*Task\b"),
     )
 
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        # module-level functions and classes that are certainly not tasks:
+        # undecorated functions, classes without bases
+        self.not_tasks: set[str] = set()
+        self.calls: list[tuple[cst.Call, str | None, dict]] = []
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.ctx.classes or len(self.ctx.functions) > 1:
             return
         options = function_task_options(node, self.ctx)
         if options is None:
+            if not node.decorators:
+                self.not_tasks.add(node.name.value)
             return
         bind = options.get("bind")
         names, var_kw = _signature(node.params, isinstance(bind, cst.Name) and bind.value == "True")
         self._record(node.name.value, names, var_kw)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if len(self.ctx.classes) > 1 or self.ctx.functions or not is_task_class(node, self.ctx):
+        if len(self.ctx.classes) > 1 or self.ctx.functions:
+            return
+        if not is_task_class(node, self.ctx):
+            if all(isinstance(b.value, cst.Name) and b.value.value == "object" for b in node.bases):
+                self.not_tasks.add(node.name.value)
             return
         for stmt in node.body.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "run":
@@ -105,19 +118,25 @@ class TaskSignatures(Checker):
         options = [a.keyword.value for a in node.args if a.keyword is not None and a.keyword.value in EXECUTION_OPTIONS]
         if not options:
             return
-        target = self._target(func.value)
+        target, local = self._target(func.value)
         args = [[a.keyword.value if a.keyword else ("**" if a.star == "**" else "*" if a.star else None), _text(a.value)]
                 for a in node.args]
         code = _text(node)
         plain = all(not a.star and _plain(a.value) for a in node.args)
-        self.ctx.fact(
-            CALL_FACT, node, target=target, short=target.rsplit(".", 1)[-1].rsplit(":", 1)[-1] if target else None,
+        self.calls.append((node, local, dict(
+            target=target, short=target.rsplit(".", 1)[-1].rsplit(":", 1)[-1] if target else None,
             method=func.attr.value, receiver=_text(func.value), args=args, options=options,
             plain=plain, comments="#" in code,
-        )
+        )))
 
-    def _target(self, receiver: cst.BaseExpression) -> str | None:
-        """The qualified name of the task the call is made on, if it can be named."""
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, local, data in self.calls:
+            if local not in self.not_tasks:
+                self.ctx.fact(CALL_FACT, node, **data)
+
+    def _target(self, receiver: cst.BaseExpression) -> tuple[str | None, str | None]:
+        """The qualified name of the task the call is made on, if it can be
+        named, and the name as defined in this module when it is local."""
         if isinstance(receiver, cst.Call) and not receiver.args:
             receiver = receiver.func  # MyTask().delay(...)
         if isinstance(receiver, cst.Name) and receiver.value not in self.ctx.imports:
@@ -126,10 +145,10 @@ class TaskSignatures(Checker):
                 receiver = bound.func  # task = MyTask()
         name = dotted_name(receiver)
         if name is None or name.partition(".")[0] in ("self", "cls"):
-            return None
+            return None, None
         if name.partition(".")[0] in self.ctx.imports:
-            return self.ctx.qualify(receiver)
-        return _local_name(self.ctx, name)
+            return self.ctx.qualify(receiver), None
+        return _local_name(self.ctx, name), name
 
 
 class ExecutionOptionAsTaskArgument(ProjectRule):
@@ -244,9 +263,12 @@ class ExecutionOptionAsTaskArgument(ProjectRule):
         """),
         Valid("""
             class Timer:
-                def delay(self, seconds, queue=None): ...
+                def delay(self, seconds, countdown=None): ...
+            def schedule(): ...
             t = Timer()
-            t.delay(3, queue="x")
+            t.delay(3, countdown=5)
+            Timer().delay(3, countdown=5)
+            schedule.delay(expires=3)
         """),
         Valid("""
             from celery import Celery
