@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.calls import has_star
-from ..analysis.clients import receiver
+from ..analysis.clients import client_kind, receiver
 from ..analysis.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take
 from ..analysis.tasks import class_options, function_task_options, is_task_class
 from ..analysis.values import evaluate, seconds
@@ -385,6 +385,8 @@ class LockTtlShorterThanTask(Rule):
             return
         found = receiver(node, RELEASE_METHODS)
         if found is not None:
+            if client_kind(found[1], self.ctx) is None:
+                return
             for a in node.args:
                 frame.released.update(key_texts(a.value, self.ctx))
         elif frame.task is not None and isinstance(node.func, cst.Name) and not has_star(node):
