@@ -8,5 +8,9 @@ from .registry import Regex
 CHECKERS = [
     ('CL001', 'unparsable-file', 'file', 'error', 'none', 'A file that cannot be decoded or parsed, so nothing in it was checked', 'celerylint.rules.cl001_unparsable_file', 'UnparsableFile', (b'celery', b'Celery', b'redis')),
     ('CL203', 'lock-without-ttl', 'file', 'error', 'unsafe', 'A Redis or cache lock without an expiry: a crashed worker holds it forever', 'celerylint.rules.cl203_lock_without_ttl', 'LockWithoutTtl', (b'edis', b'core.cache')),
+    ('CL204', 'unsafe-lock-release', 'file', 'warning', 'sometimes', "A lock released with a plain delete: a worker whose lock expired deletes the next holder's lock", 'celerylint.rules.cl204_unsafe_lock_release', 'UnsafeLockRelease', (b'edis', b'core.cache')),
+    ('CL205', 'lock-ttl-shorter-than-task', 'file', 'warning', 'sometimes', "A lock TTL shorter than the task's time limit: the lock can expire while the task still runs", 'celerylint.rules.cl205_lock_ttl_shorter_than_task', 'LockTtlShorterThanTask', (b'time_limit',)),
     ('CL206', 'far-future-eta', 'file', 'warning', 'none', 'A countdown or eta far in the future: held in worker memory, lost on restart, redelivered on Redis', 'celerylint.rules.cl206_far_future_eta', 'FarFutureEta', (b'countdown', b'default_retry_delay', Regex(b'\\beta\\s*='))),
+    ('CL209', 'execution-option-as-task-argument', 'project', 'error', 'sometimes', 'An execution option such as countdown or queue given to delay()/s(): it becomes a task argument', 'celerylint.rules.cl209_execution_option_as_task_argument', 'ExecutionOptionAsTaskArgument', ()),
+    ('', '', 'collector', '', '', '', 'celerylint.rules.cl209_execution_option_as_task_argument', 'TaskSignatures', (Regex(b'\\.\\s*(?:delay|si?)\\s*\\('), Regex(b'@\\s*[\\w.]*task\\b'), Regex(b'class\\s+\\w+\\s*\\([^)]*Task\\b'))),
 ]
