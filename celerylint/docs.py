@@ -50,7 +50,8 @@ def explain_text(code: str) -> str | None:
 
 def rule_table_text() -> str:
     """Every rule, one line each, from the catalog (imports no rule)."""
-    rows = [(e.code, e.name, {"none": "-", "sometimes": "fix?"}.get(e.fix, f"fix:{e.fix}"), e.summary) for e in rules()]
+    labels = {"none": "no fix", "safe": "safe fix", "unsafe": "unsafe fix", "sometimes": "some fixes"}
+    rows = [(e.code, e.name, labels[e.fix], e.summary) for e in rules()]
     width = max(len(r[1]) for r in rows)
     return "\n".join(f"{c}  {n:<{width}}  {f:<10}  {s}" for c, n, f, s in rows)
 

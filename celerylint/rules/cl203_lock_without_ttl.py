@@ -1,16 +1,14 @@
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from ..analysis.calls import arg, code_of, given, has_star, with_keyword
 from ..analysis.clients import CACHE, LOCK_CLASSES, REDIS, client_kind, receiver
+from ..analysis.locks import key_says_lock
 from ..analysis.values import NONE, evaluate
 from ..rule import EditBuilder, Invalid, PendingFix, Rule, Valid
-
-LOCKISH = re.compile(r"lock|mutex|semaphore|leader|singleton", re.IGNORECASE)
 
 
 @dataclass
@@ -51,8 +49,9 @@ class LockWithoutTtl(Rule):
     variable name alone.
 
     A `SET NX`, `setnx` or `cache.add` is treated as a lock when the key (or
-    the variable that holds it) mentions lock, mutex, semaphore, leader or
-    singleton, when the same function deletes the key again (a release), or,
+    the variable that holds it) has lock, mutex or semaphore as a word
+    (`lock_key`, `"import-lock"`, `LOCK_ID`; not `block`, `clock` or an
+    account `lockout`), when the same function deletes the key again (a release), or,
     for `setnx`, when an `expire` follows. A `SET NX` that is never released
     is a permanent "done" marker, a legitimate idempotency pattern, and is
     not reported.
@@ -384,12 +383,7 @@ class LockWithoutTtl(Rule):
         if not node.args:
             return None, False
         key = node.args[0].value
-        text = code_of(key)
-        lockish = bool(LOCKISH.search(text))
-        if not lockish and isinstance(key, cst.Name):
-            bound = self.ctx.lookup(key.value)
-            lockish = bound is not None and bool(LOCKISH.search(code_of(bound)))
-        return text, lockish
+        return code_of(key), key_says_lock(key, self.ctx)
 
     def _candidate(self, node: cst.Call, message: str, fix: PendingFix | None) -> None:
         key, lockish = self._key(node)
