@@ -58,7 +58,8 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
     settings = _settings(config, select, ignore, force_exclude)
     from .runner import run
 
-    result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff)
+    result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff,
+                 jobs=jobs, cache=not no_cache)
     for notice in result.notices:
         click.echo(f"celerylint: {notice}", err=True)
     for error in result.errors:

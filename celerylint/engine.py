@@ -33,28 +33,56 @@ def unparsable(path: str, reason: str, line: int = 1, col: int = 0) -> Finding:
     )
 
 
+# The comment block a file starts with (licence header, shebang, coding
+# cookie).  No string can be open there and a comment ends at the line end,
+# so a needle that occurs only in it cannot be in the code: "you can
+# redistribute it" must not make every file of a project mention "redis".
+_HEADER = re.compile(rb"(?:[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n))*")
+
+
+def code_bytes(data: bytes) -> bytes:
+    """``data`` without its leading comment block: what needles search."""
+    end = _HEADER.match(data).end()
+    return data[end:] if end else data
+
+
 def wanted(entries: Sequence[Entry], data: bytes) -> list[Entry]:
-    return [e for e in entries if e.matches(data)]
+    code = code_bytes(data)
+    return [e for e in entries if e.matches(code)]
+
+
+def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult, str | None, list[Entry]]:
+    """The cheap part of linting one file, without libcst: ``skip-file``,
+    decoding, prefilters.  Returns the result so far, and the decoded text and
+    the checkers to run when the file must be parsed (else None and [])."""
+    result = FileResult(path=path)
+    if b"celerylint" in data and SKIP_FILE.search(data):
+        return result, None, []
+    try:
+        source = decode(data)
+    except DecodeError as exc:
+        if any(e.code == UNPARSABLE[0] for e in entries):
+            result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
+        return result, None, []
+    active = wanted(entries, data)
+    return result, (source.text if active else None), active
+
+
+def analyze(path: str, text: str, data: bytes, settings: Settings, entries: Sequence[Entry],
+            active: list[Entry], module_name: str | None = None) -> FileResult:
+    """The expensive part: parse ``text`` and run the ``active`` checkers."""
+    report_unparsable = any(e.code == UNPARSABLE[0] for e in entries)
+    return _analyze(FileResult(path=path), text, data, settings, active, module_name, report_unparsable)
 
 
 def lint_source(
     path: str, data: bytes, settings: Settings, entries: Sequence[Entry], module_name: str | None = None,
 ) -> FileResult:
     """Lint the bytes of one file; ``entries`` are the checkers enabled for it."""
-    result = FileResult(path=path)
-    if b"celerylint" in data and SKIP_FILE.search(data):
+    result, text, active = triage(path, data, entries)
+    if text is None:
         return result
-    report_unparsable = any(e.code == UNPARSABLE[0] for e in entries)
-    try:
-        source = decode(data)
-    except DecodeError as exc:
-        if report_unparsable:
-            result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
-        return result
-    active = wanted(entries, data)
-    if not active:
-        return result
-    return _analyze(result, source.text, data, settings, active, module_name, report_unparsable)
+    return analyze(path, text, data, settings, entries, active, module_name)
 
 
 def parse(text: str):
@@ -95,7 +123,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     guarded = [_Guard(c, result) for c in checkers]
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
-        wrapper.visit_batched([ContextOpener(ctx), *guarded, ContextCloser(ctx)])
+        wrapper.visit_batched([_Batched(ContextOpener(ctx)), *guarded, _Batched(ContextCloser(ctx))])
     except RecursionError:
         if report_unparsable:
             result.findings.append(unparsable(path, "too deeply nested to analyze"))
@@ -133,20 +161,48 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     return result
 
 
-class _Guard:
+@cache
+def _visitor_names(cls: type) -> tuple[str, ...]:
+    """The non-stub ``visit_*``/``leave_*`` methods of a visitor class.
+
+    libcst's ``get_visitors`` finds them with ``inspect.getmembers`` on every
+    instance, which cost more than parsing when done for every checker of
+    every file; the answer depends only on the class."""
+    names = []
+    for name in dir(cls):
+        if name.startswith(("visit_", "leave_")):
+            value = getattr(cls, name)
+            if callable(value) and not getattr(value, "_is_no_op", False):
+                names.append(name)
+    return tuple(names)
+
+
+class _Batched:
+    """A batchable visitor whose visitor methods are looked up once per class."""
+
+    def __init__(self, visitor) -> None:
+        self.visitor = visitor
+
+    def __getattr__(self, name):
+        return getattr(self.visitor, name)
+
+    def get_visitors(self):
+        visitor = self.visitor
+        return {name: getattr(visitor, name) for name in _visitor_names(type(visitor))}
+
+
+class _Guard(_Batched):
     """Wraps a checker so that an exception in it disables that checker for
     the file and is recorded as an internal error; other rules go on."""
 
     def __init__(self, checker, result: FileResult) -> None:
+        super().__init__(checker)
         self.checker = checker
         self.result = result
         self.failed = False
 
-    def __getattr__(self, name):
-        return getattr(self.checker, name)
-
     def get_visitors(self):
-        return {name: self._wrap(name, fn) for name, fn in self.checker.get_visitors().items()}
+        return {name: self._wrap(name, fn) for name, fn in super().get_visitors().items()}
 
     def _wrap(self, name, fn):
         def call(*args):
