@@ -23,14 +23,12 @@ A directory that cannot be written just means no cache.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .config import Settings
 from .model import FileResult, Finding
 
 DIRNAME = ".celerylint_cache"
@@ -63,9 +61,14 @@ def _source_stamp() -> str:
 
 
 class Cache:
-    def __init__(self, directory: Path, settings_fingerprint: str) -> None:
+    """The salt (settings fingerprint, source stamp) and the modules that
+    hash and serialise are computed and imported on the first file that
+    needs libcst: a pre-commit run on files without Celery content pays
+    nothing for the cache."""
+
+    def __init__(self, directory: Path, settings: Settings) -> None:
         self.directory = directory
-        self.settings_fingerprint = settings_fingerprint
+        self.settings = settings
         self._salt: bytes | None = None
         self._ready = False
         self.writable = True
@@ -74,11 +77,15 @@ class Cache:
     @property
     def salt(self) -> bytes:
         if self._salt is None:  # computed only when a file needs libcst
-            text = f"{FORMAT}\n{__version__}\n{self.settings_fingerprint}\n{_source_stamp()}"
+            import hashlib
+
+            text = f"{FORMAT}\n{__version__}\n{self.settings.fingerprint()}\n{_source_stamp()}"
             self._salt = hashlib.sha256(text.encode()).digest()
         return self._salt
 
     def key(self, data: bytes, path: str, module_name: str | None, checkers: Sequence[str]) -> str:
+        import hashlib
+
         h = hashlib.sha256(self.salt)
         h.update(f"\0{path}\0{module_name}\0{','.join(checkers)}\0".encode())
         h.update(data)
@@ -88,6 +95,8 @@ class Cache:
         return self.directory / key[:2] / key[2:]
 
     def get(self, key: str, path: str) -> FileResult | None:
+        import json
+
         try:
             with open(self._entry(key), "rb") as fh:
                 raw = json.loads(fh.read())
@@ -108,6 +117,9 @@ class Cache:
         raised must raise again next time, not be silently remembered)."""
         if result.errors or not self.writable:
             return
+        import json
+        import tempfile
+
         payload = json.dumps({
             "findings": [f.to_dict() for f in result.findings],
             "facts": result.facts,
@@ -133,6 +145,8 @@ class Cache:
             self.writable = False
 
     def _prepare(self) -> None:
+        import tempfile
+
         self.directory.mkdir(parents=True, exist_ok=True)
         ignore = self.directory / ".gitignore"
         if not ignore.exists():

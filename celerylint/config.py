@@ -7,8 +7,6 @@ CLI turns it into exit status 2.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import json
 import os
 import sys
 from dataclasses import asdict, dataclass, field, replace
@@ -57,6 +55,9 @@ class Settings:
 
     def fingerprint(self) -> str:
         """A hash of everything that changes what a file lints to."""
+        import hashlib
+        import json
+
         data = asdict(self)
         for key in ("root", "config_file", "config_dir"):
             data.pop(key)

@@ -10,7 +10,6 @@ needs one, ``# noqa`` only if the file mentions it.
 from __future__ import annotations
 
 import re
-import traceback
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -129,6 +128,8 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
             result.findings.append(unparsable(path, "too deeply nested to analyze"))
         return result
     except Exception:
+        import traceback
+
         result.errors.append(f"{path}: internal error while analysing:\n{traceback.format_exc()}")
         return result
     if not ctx.reports and not any(node is not None for _, node in ctx.facts):
@@ -147,6 +148,8 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
             try:
                 fix = Fix(pending.description, tuple(sorted(pending.build(builder))), pending.safe)
             except Exception:
+                import traceback
+
                 result.errors.append(f"{path}: building the fix of {rule.CODE} failed:\n{traceback.format_exc()}")
         result.findings.append(Finding(
             code=rule.CODE, name=rule.NAME, message=message, path=path,
@@ -213,6 +216,8 @@ class _Guard(_Batched):
             except RecursionError:
                 raise
             except Exception:
+                import traceback
+
                 self.failed = True
                 label = getattr(self.checker, "CODE", "") or type(self.checker).__name__
                 self.result.errors.append(

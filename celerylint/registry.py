@@ -8,9 +8,7 @@ classes themselves are imported only when a file needs them.
 
 from __future__ import annotations
 
-import importlib
 import re
-import pkgutil
 from dataclasses import dataclass
 from functools import cache
 
@@ -45,6 +43,8 @@ class Entry:
         return False
 
     def load(self) -> type:
+        import importlib
+
         return getattr(importlib.import_module(self.module), self.cls)
 
 
@@ -76,6 +76,9 @@ def by_code(code: str) -> Entry | None:
 def discover_classes() -> list[type]:
     """Import every module under celerylint.rules and return its checkers
     (rules, project rules and collectors), in module order."""
+    import importlib
+    import pkgutil
+
     from . import rules as package
     from .rule import Checker, ProjectRule, Rule
 

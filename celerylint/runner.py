@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections import defaultdict
@@ -203,7 +202,7 @@ def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResu
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,
         diff: bool = False, jobs: int | None = None, cache: bool = True) -> RunResult:
     out = RunResult()
-    linter = Linter(settings, Cache(cache_dir(settings.root), settings.fingerprint()) if cache else None)
+    linter = Linter(settings, Cache(cache_dir(settings.root), settings) if cache else None)
     found = discover(paths, settings)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
     out.files = len(found.python)
@@ -287,6 +286,8 @@ def _applicable(finding: Finding, unsafe: bool) -> Fix | None:
 
 def _fix(results: dict[Path, FileResult], other: dict[str, str], project_findings: list[Finding],
          linter: Linter, out: RunResult, *, unsafe: bool, write: bool) -> list[Finding]:
+    import difflib
+
     by_rel = {r.path: p for p, r in results.items()}
     originals: dict[Path, tuple[bytes, SourceText]] = {}
     current: dict[Path, str] = {}
