@@ -200,7 +200,7 @@ def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResu
 
 
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,
-        diff: bool = False, jobs: int | None = None, cache: bool = True) -> RunResult:
+        diff: bool = False, jobs: int | None = None, cache: bool = False) -> RunResult:
     out = RunResult()
     linter = Linter(settings, Cache(cache_dir(settings.root), settings) if cache else None)
     found = discover(paths, settings)
