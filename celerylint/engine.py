@@ -104,6 +104,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
 
     from .context import ContextCloser, ContextOpener, FileContext
     from .rule import EditBuilder
+    from .traverse import supported, walk
 
     path = result.path
     module, error = parse(text)
@@ -120,9 +121,17 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         checker = entry.load()(ctx)
         checkers.append(checker)
     guarded = [_Guard(c, result) for c in checkers]
+    batch = [_Batched(ContextOpener(ctx)), *guarded, _Batched(ContextCloser(ctx))]
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
-        wrapper.visit_batched([_Batched(ContextOpener(ctx)), *guarded, _Batched(ContextCloser(ctx))])
+        methods: dict[str, list] = {}
+        for visitor in batch:
+            for name, fn in visitor.get_visitors().items():
+                methods.setdefault(name, []).append(fn)
+        if supported(methods) and not any(c.get_inherited_dependencies() for c in checkers):
+            walk(module, methods)
+        else:
+            wrapper.visit_batched(batch)
     except RecursionError:
         if report_unparsable:
             result.findings.append(unparsable(path, "too deeply nested to analyze"))
