@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from celerylint.engine import code_bytes
-from celerylint.registry import Regex, _compiled, entries
+from celerylint.registry import Regex, _search, entries
 
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist"}
 
@@ -30,7 +30,7 @@ def python_files(top: Path):
 
 
 def hit(needle: bytes, data: bytes) -> bool:
-    return bool(_compiled(needle).search(data)) if isinstance(needle, Regex) else needle in data
+    return _search(needle, data) if isinstance(needle, Regex) else needle in data
 
 
 def main(top: Path) -> None:

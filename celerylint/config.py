@@ -208,7 +208,12 @@ def project_root(start: Path) -> Path:
 
 def relative_path(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` in posix form; absolute when outside it."""
-    absolute = Path(os.path.abspath(path))
+    text, base = os.path.abspath(path), str(root)
+    if os.sep == "/" and text.startswith(base.rstrip("/") + "/") and base == os.path.abspath(base):
+        return text[len(base.rstrip("/")) + 1:]  # the common case, without pathlib (hot in big runs)
+    if os.sep == "/" and text != base and not text.startswith(base.rstrip("/") + "/") and base == os.path.abspath(base):
+        return text  # outside the root: absolute, already posix
+    absolute = Path(text)
     try:
         return absolute.relative_to(root).as_posix()
     except ValueError:

@@ -161,3 +161,20 @@ def test_two_runs_share_one_cache(tmp_path):
     assert outputs[0] == outputs[1] == uncached
     assert not list((tmp_path / "cache").rglob(".tmp-*"))
     shutil.rmtree(tmp_path / "cache")
+
+
+PATTERNS = [rb"\beta\s*=", rb"redis(?!tribut)", rb"(?<=\.)delay\(", rb"x\w+eta", rb"a|bc", rb"(?i)Eta", rb"^\s*CELERY_[A-Z_]+\s*=",
+            rb"\.(?:apply_async|delay)\("]
+TEXTS = [b"", b"eta", b"meta=1", b"x.eta = 3", b"(eta =", b"beta=1; eta\n=", b"zeta=1\neta\t=", b"redistribute redis",
+         b"t.delay(1)", b"delay(", b"xyeta", b"  CELERY_BROKER_URL = 1", b"a\nCELERY_X=", b"ETA=", b"bc", b"eta" * 50 + b"=",
+         b"f.apply_async(", b".delay"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_regex_needle_shortcut_is_exact(pattern):
+    import re
+
+    from celerylint.registry import Regex, _search
+
+    for text in TEXTS:
+        assert _search(Regex(pattern), text) == bool(re.search(pattern, text))
