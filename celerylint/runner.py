@@ -111,7 +111,15 @@ class Linter:
 
 
 def analyze_job(job: Job, settings: Settings) -> FileResult:
-    return analyze(job.rel, job.text, job.data, settings, job.entries, job.active, job.module)
+    """Analyse one file.  Its facts are passed through JSON here, as the cache
+    stores them, so that the project phase sees the same values (lists, not
+    tuples) whether a file was analysed now or served from the cache."""
+    result = analyze(job.rel, job.text, job.data, settings, job.entries, job.active, job.module)
+    if result.facts:
+        import json
+
+        result.facts = json.loads(json.dumps(result.facts, default=str))
+    return result
 
 
 def default_jobs() -> int:
