@@ -1,10 +1,14 @@
 """Lint one file: prefilter, parse once, one batched traversal, findings and facts.
 
 Order of work, cheapest first: the ``skip-file`` directive, decoding, the
-byte prefilter of every enabled checker (no match: the file is never parsed
-and libcst is not even imported), parsing, one ``visit_batched`` over all
-checkers that matched, positions only if something was reported or a fact
-needs one, ``# noqa`` only if the file mentions it.
+byte prefilter of every enabled checker, searched in the file minus its
+leading comment block (no match: the file is never parsed and libcst is not
+even imported; only CL001 matches: CPython's parser checks the syntax),
+parsing, one batched traversal (``traverse.walk``) over all checkers that
+matched, positions only if something was reported or a fact needs one,
+``# noqa`` only if the file mentions it.  ``triage`` is the part without
+libcst, ``analyze`` the rest: the runner looks up the cache in between and
+sends only ``analyze`` to worker processes.
 """
 
 from __future__ import annotations
