@@ -61,7 +61,8 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
             _fail(f"{path}: no such file or directory")
     from .runner import run
 
-    result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff)
+    result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff,
+                 jobs=jobs, cache=not no_cache)
     for notice in result.notices:
         click.echo(f"celerylint: {notice}", err=True)
     for error in result.errors:

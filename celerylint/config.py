@@ -7,8 +7,6 @@ CLI turns it into exit status 2.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import json
 import os
 import sys
 from dataclasses import asdict, dataclass, field, replace
@@ -57,6 +55,9 @@ class Settings:
 
     def fingerprint(self) -> str:
         """A hash of everything that changes what a file lints to."""
+        import hashlib
+        import json
+
         data = asdict(self)
         for key in ("root", "config_file", "config_dir"):
             data.pop(key)
@@ -207,7 +208,12 @@ def project_root(start: Path) -> Path:
 
 def relative_path(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` in posix form; absolute when outside it."""
-    absolute = Path(os.path.abspath(path))
+    text, base = os.path.abspath(path), str(root)
+    if os.sep == "/" and text.startswith(base.rstrip("/") + "/") and base == os.path.abspath(base):
+        return text[len(base.rstrip("/")) + 1:]  # the common case, without pathlib (hot in big runs)
+    if os.sep == "/" and text != base and not text.startswith(base.rstrip("/") + "/") and base == os.path.abspath(base):
+        return text  # outside the root: absolute, already posix
+    absolute = Path(text)
     try:
         return absolute.relative_to(root).as_posix()
     except ValueError:

@@ -27,10 +27,10 @@ def _pattern_rel(path: Path, settings: Settings) -> str:
 
 def discover(paths: list[Path], settings: Settings) -> Discovery:
     found = Discovery()
-    seen: set[Path] = set()
+    seen: set[str] = set()
 
     def add(target: list[Path], path: Path) -> None:
-        key = Path(os.path.abspath(path))
+        key = os.path.abspath(path)
         if key not in seen:
             seen.add(key)
             target.append(path)
@@ -75,6 +75,9 @@ def _walk(top: Path, settings: Settings, found: Discovery) -> Iterator[tuple[Pat
             path = base / name
             is_python = name.endswith((".py", ".pyi"))
             if not is_python and not (wanted_other and _maybe_config(name)):
+                continue
+            if not settings.exclude and is_python:
+                yield path, True
                 continue
             rel = _pattern_rel(path, settings)
             if settings.exclude and _excluded(rel, settings):

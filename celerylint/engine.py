@@ -1,16 +1,19 @@
 """Lint one file: prefilter, parse once, one batched traversal, findings and facts.
 
 Order of work, cheapest first: the ``skip-file`` directive, decoding, the
-byte prefilter of every enabled checker (no match: the file is never parsed
-and libcst is not even imported), parsing, one ``visit_batched`` over all
-checkers that matched, positions only if something was reported or a fact
-needs one, ``# noqa`` only if the file mentions it.
+byte prefilter of every enabled checker, searched in the file minus its
+leading comment block (no match: the file is never parsed and libcst is not
+even imported; only CL001 matches: CPython's parser checks the syntax),
+parsing, one batched traversal (``traverse.walk``) over all checkers that
+matched, positions only if something was reported or a fact needs one,
+``# noqa`` only if the file mentions it.  ``triage`` is the part without
+libcst, ``analyze`` the rest: the runner looks up the cache in between and
+sends only ``analyze`` to worker processes.
 """
 
 from __future__ import annotations
 
 import re
-import traceback
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -33,28 +36,63 @@ def unparsable(path: str, reason: str, line: int = 1, col: int = 0) -> Finding:
     )
 
 
+# The comment block a file starts with (licence header, shebang, coding
+# cookie).  No string can be open there and a comment ends at the line end,
+# so a needle that occurs only in it cannot be in the code: "you can
+# redistribute it" must not make every file of a project mention "redis".
+_HEADER = re.compile(rb"(?:[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n))*")
+
+
+def code_bytes(data: bytes) -> bytes:
+    """``data`` without its leading comment block: what needles search."""
+    end = _HEADER.match(data).end()
+    return data[end:] if end else data
+
+
 def wanted(entries: Sequence[Entry], data: bytes) -> list[Entry]:
-    return [e for e in entries if e.matches(data)]
+    code = code_bytes(data)
+    return [e for e in entries if e.matches(code)]
+
+
+def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult, str | None, list[Entry]]:
+    """The cheap part of linting one file, without libcst: ``skip-file``,
+    decoding, prefilters.  Returns the result so far, and the decoded text and
+    the checkers to run when the file must be parsed (else None and [])."""
+    result = FileResult(path=path)
+    if b"celerylint" in data and SKIP_FILE.search(data):
+        return result, None, []
+    try:
+        source = decode(data)
+    except DecodeError as exc:
+        if any(e.code == UNPARSABLE[0] for e in entries):
+            result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
+        return result, None, []
+    active = wanted(entries, data)
+    return result, (source.text if active else None), active
+
+
+def analyze(path: str, text: str, data: bytes, settings: Settings, entries: Sequence[Entry],
+            active: list[Entry], module_name: str | None = None) -> FileResult:
+    """The expensive part: parse ``text`` and run the ``active`` checkers.
+
+    When CL001 is the only checker that wants the file (it mentions Celery
+    but nothing any rule looks at), only the syntax matters: CPython's parser
+    answers that ten times faster than libcst, which is then asked only to
+    word the error of a file CPython rejects."""
+    report_unparsable = any(e.code == UNPARSABLE[0] for e in entries)
+    if report_unparsable and all(e.code == UNPARSABLE[0] for e in active) and _compiles(text):
+        return FileResult(path=path)
+    return _analyze(FileResult(path=path), text, data, settings, active, module_name, report_unparsable)
 
 
 def lint_source(
     path: str, data: bytes, settings: Settings, entries: Sequence[Entry], module_name: str | None = None,
 ) -> FileResult:
     """Lint the bytes of one file; ``entries`` are the checkers enabled for it."""
-    result = FileResult(path=path)
-    if b"celerylint" in data and SKIP_FILE.search(data):
+    result, text, active = triage(path, data, entries)
+    if text is None:
         return result
-    report_unparsable = any(e.code == UNPARSABLE[0] for e in entries)
-    try:
-        source = decode(data)
-    except DecodeError as exc:
-        if report_unparsable:
-            result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
-        return result
-    active = wanted(entries, data)
-    if not active:
-        return result
-    return _analyze(result, source.text, data, settings, active, module_name, report_unparsable)
+    return analyze(path, text, data, settings, entries, active, module_name)
 
 
 def parse(text: str):
@@ -71,12 +109,25 @@ def parse(text: str):
         return None, (f"cannot parse: {type(exc).__name__}: {exc}", 1, 0)
 
 
+def _compiles(text: str) -> bool:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(text, "<celerylint>", "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+        except Exception:  # SyntaxError, ValueError, RecursionError, MemoryError: let libcst judge
+            return False
+    return True
+
+
 def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
              active: list[Entry], module_name: str | None, report_unparsable: bool) -> FileResult:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from .context import ContextCloser, ContextOpener, FileContext
     from .rule import EditBuilder
+    from .traverse import supported, walk
 
     path = result.path
     module, error = parse(text)
@@ -93,14 +144,24 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         checker = entry.load()(ctx)
         checkers.append(checker)
     guarded = [_Guard(c, result) for c in checkers]
+    batch = [_Batched(ContextOpener(ctx)), *guarded, _Batched(ContextCloser(ctx))]
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
-        wrapper.visit_batched([ContextOpener(ctx), *guarded, ContextCloser(ctx)])
+        methods: dict[str, list] = {}
+        for visitor in batch:
+            for name, fn in visitor.get_visitors().items():
+                methods.setdefault(name, []).append(fn)
+        if supported(methods) and not any(c.get_inherited_dependencies() for c in checkers):
+            walk(module, methods)
+        else:
+            wrapper.visit_batched(batch)
     except RecursionError:
         if report_unparsable:
             result.findings.append(unparsable(path, "too deeply nested to analyze"))
         return result
     except Exception:
+        import traceback
+
         result.errors.append(f"{path}: internal error while analysing:\n{traceback.format_exc()}")
         return result
     if not ctx.reports and not any(node is not None for _, node in ctx.facts):
@@ -119,6 +180,8 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
             try:
                 fix = Fix(pending.description, tuple(sorted(pending.build(builder))), pending.safe)
             except Exception:
+                import traceback
+
                 result.errors.append(f"{path}: building the fix of {rule.CODE} failed:\n{traceback.format_exc()}")
         result.findings.append(Finding(
             code=rule.CODE, name=rule.NAME, message=message, path=path,
@@ -133,20 +196,48 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     return result
 
 
-class _Guard:
+@cache
+def _visitor_names(cls: type) -> tuple[str, ...]:
+    """The non-stub ``visit_*``/``leave_*`` methods of a visitor class.
+
+    libcst's ``get_visitors`` finds them with ``inspect.getmembers`` on every
+    instance, which cost more than parsing when done for every checker of
+    every file; the answer depends only on the class."""
+    names = []
+    for name in dir(cls):
+        if name.startswith(("visit_", "leave_")):
+            value = getattr(cls, name)
+            if callable(value) and not getattr(value, "_is_no_op", False):
+                names.append(name)
+    return tuple(names)
+
+
+class _Batched:
+    """A batchable visitor whose visitor methods are looked up once per class."""
+
+    def __init__(self, visitor) -> None:
+        self.visitor = visitor
+
+    def __getattr__(self, name):
+        return getattr(self.visitor, name)
+
+    def get_visitors(self):
+        visitor = self.visitor
+        return {name: getattr(visitor, name) for name in _visitor_names(type(visitor))}
+
+
+class _Guard(_Batched):
     """Wraps a checker so that an exception in it disables that checker for
     the file and is recorded as an internal error; other rules go on."""
 
     def __init__(self, checker, result: FileResult) -> None:
+        super().__init__(checker)
         self.checker = checker
         self.result = result
         self.failed = False
 
-    def __getattr__(self, name):
-        return getattr(self.checker, name)
-
     def get_visitors(self):
-        return {name: self._wrap(name, fn) for name, fn in self.checker.get_visitors().items()}
+        return {name: self._wrap(name, fn) for name, fn in super().get_visitors().items()}
 
     def _wrap(self, name, fn):
         def call(*args):
@@ -157,6 +248,8 @@ class _Guard:
             except RecursionError:
                 raise
             except Exception:
+                import traceback
+
                 self.failed = True
                 label = getattr(self.checker, "CODE", "") or type(self.checker).__name__
                 self.result.errors.append(

@@ -8,9 +8,7 @@ classes themselves are imported only when a file needs them.
 
 from __future__ import annotations
 
-import importlib
 import re
-import pkgutil
 from dataclasses import dataclass
 from functools import cache
 
@@ -38,19 +36,72 @@ class Entry:
     def matches(self, data: bytes) -> bool:
         for needle in self.needles:
             if isinstance(needle, Regex):
-                if _compiled(needle).search(data):
+                if _search(needle, data):
                     return True
             elif needle in data:
                 return True
         return False
 
     def load(self) -> type:
+        import importlib
+
         return getattr(importlib.import_module(self.module), self.cls)
 
 
+def _search(needle: bytes, data: bytes) -> bool:
+    literal, offset, pattern = _compiled(needle)
+    if literal not in data:
+        return False
+    if offset is None:
+        return pattern.search(data) is not None
+    # Every match starts ``offset`` bytes before an occurrence of ``literal``:
+    # try only there (a search for ``\\beta\\s*=`` scans the whole file slowly).
+    find, match = data.find, pattern.match
+    pos = find(literal)
+    while pos != -1:
+        if pos >= offset and match(data, pos - offset):
+            return True
+        pos = find(literal, pos + 1)
+    return False
+
+
 @cache
-def _compiled(pattern: bytes) -> re.Pattern[bytes]:
-    return re.compile(pattern)
+def _compiled(pattern: bytes) -> tuple[bytes, int | None, re.Pattern[bytes]]:
+    """The compiled needle, a literal every match contains, and the fixed
+    distance from a match's start to that literal (None if it varies)."""
+    literal, offset = _required_literal(pattern)
+    return literal, offset, re.compile(pattern)
+
+
+def _required_literal(pattern: bytes) -> tuple[bytes, int | None]:
+    """The longest run of literal characters in the top-level sequence of
+    ``pattern`` and the fixed width of what precedes it (None when not
+    fixed), or (b"", None)."""
+    try:
+        from re import _parser as parser
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse as parser
+    try:
+        parsed = parser.parse(pattern)
+        if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+            return b"", None
+        items = list(parsed)
+        best, best_start, run, start = b"", 0, b"", 0
+        for i, (op, value) in enumerate(items):
+            if op is parser.LITERAL:
+                if not run:
+                    start = i
+                run += bytes([value])
+                if len(run) > len(best):
+                    best, best_start = run, start
+            else:
+                run = b""
+        if not best:
+            return b"", None
+        low, high = parser.SubPattern(parsed.state, items[:best_start]).getwidth()
+        return best, (low if low == high else None)
+    except Exception:  # an unexpected parser shape: no shortcut
+        return b"", None
 
 
 @cache
@@ -76,6 +127,9 @@ def by_code(code: str) -> Entry | None:
 def discover_classes() -> list[type]:
     """Import every module under celerylint.rules and return its checkers
     (rules, project rules and collectors), in module order."""
+    import importlib
+    import pkgutil
+
     from . import rules as package
     from .rule import Checker, ProjectRule, Rule
 

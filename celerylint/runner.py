@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
+import os
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cache import Cache, cache_dir
 from .config import Settings, relative_path
 from .discovery import discover
-from .engine import lint_source, module_name_for, parse, unparsable
+from .engine import analyze, module_name_for, parse, triage, unparsable
 from .model import FileResult, Finding, Fix
 from .project import Project, run_project
 from .registry import Entry, entries as all_entries
@@ -37,10 +39,24 @@ def enabled_entries(settings: Settings) -> list[Entry]:
     return chosen
 
 
+@dataclass
+class Job:
+    """A file that must be parsed: everything a worker process needs."""
+
+    rel: str
+    text: str
+    data: bytes
+    entries: list[Entry]
+    active: list[Entry]
+    module: str | None
+    key: str | None  # cache key, None without a cache
+
+
 class Linter:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, cache: Cache | None = None) -> None:
         self.settings = settings
         self.entries = enabled_entries(settings)
+        self.cache = cache
 
     def rel(self, path: Path) -> str:
         return relative_path(path, self.settings.root)
@@ -51,38 +67,154 @@ class Linter:
         rel = relative_path(path, self.settings.config_dir or self.settings.root)
         return [e for e in self.entries if not e.code or self.settings.enabled(e.code, rel)]
 
-    def lint_bytes(self, path: Path, data: bytes) -> FileResult:
-        return lint_source(self.rel(path), data, self.settings, self.entries_for(path), module_name_for(path.resolve()))
+    def prepare(self, path: Path, data: bytes) -> tuple[FileResult, Job | None]:
+        """The cheap part: the finished result, or a job when libcst must
+        parse the file and the cache does not know it."""
+        rel = self.rel(path)
+        entries = self.entries_for(path)
+        result, text, active = triage(rel, data, entries)
+        if text is None:
+            return result, None
+        module = module_name_for(path.resolve())
+        key = None
+        if self.cache is not None:
+            key = self.cache.key(data, rel, module, [f"{e.code}:{e.module}.{e.cls}" for e in entries])
+            cached = self.cache.get(key, rel)
+            if cached is not None:
+                return cached, None
+        return result, Job(rel, text, data, entries, active, module, key)
 
-    def lint_path(self, path: Path) -> tuple[FileResult, str | None]:
-        """Lint a file on disk; the second value is a notice when it was skipped."""
+    def store(self, job: Job, result: FileResult) -> FileResult:
+        if self.cache is not None and job.key is not None:
+            self.cache.put(job.key, result)
+        return result
+
+    def lint_bytes(self, path: Path, data: bytes) -> FileResult:
+        result, job = self.prepare(path, data)
+        if job is None:
+            return result
+        return self.store(job, analyze_job(job, self.settings))
+
+    def read(self, path: Path) -> tuple[bytes | None, FileResult | None, str | None]:
+        """The bytes of a file, or the result and notice when it cannot be read."""
         try:
-            data = path.read_bytes()
+            return path.read_bytes(), None, None
         except FileNotFoundError:
-            return FileResult(self.rel(path)), f"{self.rel(path)}: skipped: the file disappeared"
+            return None, FileResult(self.rel(path)), f"{self.rel(path)}: skipped: the file disappeared"
         except IsADirectoryError:
-            return FileResult(self.rel(path)), f"{self.rel(path)}: skipped: is a directory"
+            return None, FileResult(self.rel(path)), f"{self.rel(path)}: skipped: is a directory"
         except OSError as exc:
             result = FileResult(self.rel(path))
             if any(e.code == "CL001" for e in self.entries_for(path)):
                 result.findings.append(unparsable(result.path, f"cannot read the file: {exc.strerror or exc}"))
-            return result, None
-        return self.lint_bytes(path, data), None
+            return None, result, None
+
+
+def analyze_job(job: Job, settings: Settings) -> FileResult:
+    """Analyse one file.  Its facts are passed through JSON here, as the cache
+    stores them, so that the project phase sees the same values (lists, not
+    tuples) whether a file was analysed now or served from the cache."""
+    result = analyze(job.rel, job.text, job.data, settings, job.entries, job.active, job.module)
+    if result.facts:
+        import json
+
+        result.facts = json.loads(json.dumps(result.facts, default=str))
+    return result
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResult) -> dict[Path, FileResult]:
+    """The per-file phase.  Reading, prefiltering and cache look-ups happen
+    here; only the files libcst must parse go to worker processes, and only
+    when there are enough of them to pay for the pool.  The result keeps the
+    order of ``paths`` whatever order the workers finish in."""
+    results: dict[Path, FileResult] = {}
+    pending: list[tuple[Path, Job]] = []
+    for path in paths:
+        data, result, notice = linter.read(path)
+        if notice:
+            out.notices.append(notice)
+        if data is not None:
+            result, job = linter.prepare(path, data)
+            if job is not None:
+                pending.append((path, job))
+        results[path] = result
+    workers = min(jobs or default_jobs(), len(pending))
+    if workers > 1 and parallel_worthwhile([job for _, job in pending]):
+        done = run_pool([job for _, job in pending], linter.settings, workers)
+    else:
+        done = [analyze_job(job, linter.settings) for _, job in pending]
+    for (path, job), result in zip(pending, done):
+        results[path] = linter.store(job, result)
+    return results
+
+
+PARALLEL_MIN_FILES = 4
+PARALLEL_MIN_BYTES = 200_000  # a few seconds of libcst on one core
+
+
+def parallel_worthwhile(jobs: list[Job]) -> bool:
+    return len(jobs) >= PARALLEL_MIN_FILES and sum(len(j.data) for j in jobs) >= PARALLEL_MIN_BYTES
+
+
+_worker_settings: Settings | None = None
+
+
+def _init_worker(settings: Settings) -> None:
+    global _worker_settings
+    _worker_settings = settings
+
+
+def _work(item: tuple[int, Job]) -> tuple[int, FileResult]:
+    index, job = item
+    try:
+        return index, analyze_job(job, _worker_settings)
+    except Exception:
+        import traceback
+
+        return index, FileResult(job.rel, errors=[f"{job.rel}: internal error:\n{traceback.format_exc()}"])
+
+
+def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResult]:
+    """Analyse ``jobs`` in ``workers`` processes; results in the order of ``jobs``.
+
+    Where ``fork`` is safe (Linux), libcst and the rule modules are imported
+    once here and inherited by the workers; elsewhere each worker imports them.
+    The biggest files are handed out first so that no worker is left with a
+    large file at the end."""
+    import multiprocessing
+
+    if sys.platform.startswith("linux"):
+        import libcst  # noqa: F401  (inherited by the forked workers)
+
+        for entry in {e for job in jobs for e in job.active}:
+            if entry.kind != "project":
+                entry.load()
+        context = multiprocessing.get_context("fork")
+    else:
+        context = multiprocessing.get_context("spawn")
+    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].data))
+    results: list[FileResult | None] = [None] * len(jobs)
+    with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
+        for index, result in pool.imap_unordered(_work, [(i, jobs[i]) for i in order], chunksize=1):
+            results[index] = result
+    return results  # type: ignore[return-value]
 
 
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,
-        diff: bool = False) -> RunResult:
+        diff: bool = False, jobs: int | None = None, cache: bool = False) -> RunResult:
     out = RunResult()
-    linter = Linter(settings)
+    linter = Linter(settings, Cache(cache_dir(settings.root), settings) if cache else None)
     found = discover(paths, settings)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
     out.files = len(found.python)
-    results: dict[Path, FileResult] = {}
-    for path in found.python:
-        result, notice = linter.lint_path(path)
-        results[path] = result
-        if notice:
-            out.notices.append(notice)
+    results = lint_files(found.python, linter, jobs, out)
     other = _read_other(found.other, linter)
     project_findings = _project(results, other, linter, out)
     if fix or diff:
@@ -106,11 +238,12 @@ def _read_other(paths: list[Path], linter: Linter) -> dict[str, str]:
 
 
 def _project(results: dict[Path, FileResult], other: dict[str, str], linter: Linter, out: RunResult) -> list[Finding]:
-    if not any(e.kind == "project" for e in linter.entries):
-        return []
+    facts = [fact for r in results.values() for fact in r.facts]
+    if not facts or not any(e.kind == "project" for e in linter.entries):
+        return []  # every project rule reasons over facts; none were recorded
     project = Project(
         settings=linter.settings,
-        facts=[fact for r in results.values() for fact in r.facts],
+        facts=facts,
         other_files=other,
         python_files=tuple(r.path for r in results.values()),
     )
@@ -162,6 +295,8 @@ def _applicable(finding: Finding, unsafe: bool) -> Fix | None:
 
 def _fix(results: dict[Path, FileResult], other: dict[str, str], project_findings: list[Finding],
          linter: Linter, out: RunResult, *, unsafe: bool, write: bool) -> list[Finding]:
+    import difflib
+
     by_rel = {r.path: p for p, r in results.items()}
     originals: dict[Path, tuple[bytes, SourceText]] = {}
     current: dict[Path, str] = {}

@@ -6,9 +6,15 @@ from __future__ import annotations
 import libcst as cst
 
 from ..context import FileContext
+from ..rule import Regex
 
 REDIS = "redis"
 CACHE = "cache"
+
+# Clients are recognised only through an import in the same file, and every
+# module they come from (redis, redis.asyncio, django_redis, aioredis) has a
+# lowercase "redis" in its name; "redistribute" in licence text does not count.
+REDIS_IMPORT_NEEDLE = Regex(rb"redis(?!tribut)")
 
 _REDIS_MODULES = ("redis", "redis.asyncio", "redis.client", "redis.asyncio.client", "redis.cluster", "aioredis")
 REDIS_FACTORIES = frozenset(

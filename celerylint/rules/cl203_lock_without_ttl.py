@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.calls import arg, code_of, given, has_star, with_keyword
-from ..analysis.clients import CACHE, LOCK_CLASSES, REDIS, client_kind, receiver
+from ..analysis.clients import CACHE, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, client_kind, receiver
 from ..analysis.locks import key_says_lock
 from ..analysis.values import NONE, evaluate
-from ..rule import EditBuilder, Invalid, PendingFix, Rule, Valid
+from ..rule import EditBuilder, Invalid, PendingFix, Regex, Rule, Valid
 
 
 @dataclass
@@ -112,10 +112,12 @@ class LockWithoutTtl(Rule):
     FIX = "unsafe"
     TAGS = ("locks", "redis")
     OPTIONS = ("lock-ttl",)
-    # Every finding needs a client made or imported in this file: redis-py,
-    # django-redis and aioredis names all contain "edis"; Django's cache
-    # comes from django.core.cache.
-    NEEDLES = (b"edis", b"core.cache")
+    # Every finding needs a client imported in this file (see clients.py), and
+    # a Django cache lock needs django.core.cache plus .lock(, .add( or nx.
+    NEEDLES = (
+        REDIS_IMPORT_NEEDLE,
+        Regex(rb"(?s)core\.cache.*?(?:\.lock\(|\.add\(|\bnx\b)|(?:\.lock\(|\.add\(|\bnx\b).*?core\.cache"),
+    )
 
     VALID = (
         Valid("""

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.calls import code_of, has_star
-from ..analysis.clients import CACHE, REDIS, client_kind, receiver
+from ..analysis.clients import CACHE, REDIS, REDIS_IMPORT_NEEDLE, client_kind, receiver
 from ..analysis.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take, says_lock, stable_texts
 from ..analysis.values import evaluate
 from ..context import dotted_name
-from ..rule import Invalid, PendingFix, Rule, Valid
+from ..rule import Invalid, PendingFix, Regex, Rule, Valid
 
 # KEYS[1] is deleted only while it still holds ARGV[1], the caller's token
 # (the script of redis-py's Lock.release and of the Redis documentation).
@@ -142,8 +142,9 @@ class UnsafeLockRelease(Rule):
     FIX = "sometimes"
     HINT = "delete the key only if it still holds this worker's token (a Lua compare-and-delete, or redis-py Lock.release())"
     TAGS = ("locks", "redis")
-    # Every finding needs a client made or imported in this file (see CL203).
-    NEEDLES = (b"edis", b"core.cache")
+    # Every finding needs a client imported in this file (see clients.py);
+    # a Django cache release needs django.core.cache and .delete(.
+    NEEDLES = (REDIS_IMPORT_NEEDLE, Regex(rb"(?s)core\.cache.*?\.delete\(|\.delete\(.*?core\.cache"))
 
     VALID = (
         Valid("""

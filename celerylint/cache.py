@@ -1,0 +1,157 @@
+"""The result cache: what linting a file produced, keyed by what it depends on.
+
+An entry holds one file's findings *and* facts, so an unchanged file is
+neither parsed for its own rules nor for the project phase.  Its key is a
+hash of the file's bytes, its path and module name (findings carry the path,
+relative imports depend on the module name), the checkers enabled for it,
+``Settings.fingerprint()``, the celerylint version and a stamp of the
+installed celerylint and libcst sources (so an edited checkout never serves
+stale results).  Only files that reached libcst are cached: for the others
+the byte prefilter is cheaper than a lookup.
+
+Location: ``.celerylint_cache/`` in the project root (``Settings.root``: the
+repository holding the working directory, else the working directory), or
+``$CELERYLINT_CACHE_DIR``.  Linting a path outside the working directory
+still uses that cache, never one next to the linted files (they may be
+read-only or belong to someone else); entries are content-addressed, so
+sharing one cache between checkouts is correct.
+
+Entries are written to a temporary file and renamed into place, so two runs
+sharing the cache see a whole entry or none; anything unreadable is a miss.
+A directory that cannot be written just means no cache.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .config import Settings
+from .model import FileResult, Finding
+
+DIRNAME = ".celerylint_cache"
+ENV = "CELERYLINT_CACHE_DIR"
+FORMAT = 1
+
+
+def cache_dir(root: Path) -> Path:
+    return Path(os.environ.get(ENV) or root / DIRNAME)
+
+
+def _source_stamp() -> str:
+    """Sizes and mtimes of celerylint's own files, and libcst's version."""
+    import importlib.util
+
+    parts = []
+    for dirpath, dirnames, filenames in os.walk(Path(__file__).parent):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, name))
+                parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    spec = importlib.util.find_spec("libcst")
+    if spec is not None and spec.origin:
+        try:
+            parts.append((Path(spec.origin).parent / "_version.py").read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            parts.append(spec.origin)
+    return "\n".join(parts)
+
+
+class Cache:
+    """The salt (settings fingerprint, source stamp) and the modules that
+    hash and serialise are computed and imported on the first file that
+    needs libcst: a pre-commit run on files without Celery content pays
+    nothing for the cache."""
+
+    def __init__(self, directory: Path, settings: Settings) -> None:
+        self.directory = directory
+        self.settings = settings
+        self._salt: bytes | None = None
+        self._ready = False
+        self.writable = True
+        self.hits = self.misses = 0
+
+    @property
+    def salt(self) -> bytes:
+        if self._salt is None:  # computed only when a file needs libcst
+            import hashlib
+
+            text = f"{FORMAT}\n{__version__}\n{self.settings.fingerprint()}\n{_source_stamp()}"
+            self._salt = hashlib.sha256(text.encode()).digest()
+        return self._salt
+
+    def key(self, data: bytes, path: str, module_name: str | None, checkers: Sequence[str]) -> str:
+        import hashlib
+
+        h = hashlib.sha256(self.salt)
+        h.update(f"\0{path}\0{module_name}\0{','.join(checkers)}\0".encode())
+        h.update(data)
+        return h.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / key[:2] / key[2:]
+
+    def get(self, key: str, path: str) -> FileResult | None:
+        import json
+
+        try:
+            with open(self._entry(key), "rb") as fh:
+                raw = json.loads(fh.read())
+            result = FileResult(
+                path=path,
+                findings=[Finding.from_dict(f) for f in raw["findings"]],
+                facts=raw["facts"],
+                parsed=raw["parsed"],
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return result
+
+    def put(self, key: str, result: FileResult) -> None:
+        """Store ``result`` unless it records an internal error (a rule that
+        raised must raise again next time, not be silently remembered)."""
+        if result.errors or not self.writable:
+            return
+        import json
+        import tempfile
+
+        payload = json.dumps({
+            "findings": [f.to_dict() for f in result.findings],
+            "facts": result.facts,
+            "parsed": result.parsed,
+        }, separators=(",", ":"), default=str).encode()
+        target = self._entry(key)
+        try:
+            if not self._ready:
+                self._prepare()
+            target.parent.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(payload)
+                os.replace(tmp, target)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            self.writable = False
+
+    def _prepare(self) -> None:
+        import tempfile
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        ignore = self.directory / ".gitignore"
+        if not ignore.exists():
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+            with os.fdopen(fd, "w") as fh:
+                fh.write("# Created by celerylint.\n*\n")
+            os.replace(tmp, ignore)
+        self._ready = True

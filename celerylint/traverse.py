@@ -1,0 +1,75 @@
+"""One batched traversal of a libcst tree, without rebuilding it.
+
+libcst's ``visit`` reconstructs every node through
+``_visit_and_replace_children`` (validating each new node) even for visitors
+that change nothing: about as slow as parsing.  This walk calls the same
+``visit_<Type>`` / ``leave_<Type>`` methods on the same original nodes in the
+same order, five times faster.  The order of each node type's children is
+read from the field names that libcst's own ``_visit_and_replace_children``
+passes to ``visit_required``/``visit_sequence``/..., in the order they occur
+in its code, so it follows the installed libcst exactly (a test compares both
+traversals node by node).
+
+The engine falls back to libcst's traversal when a checker needs metadata or
+has ``visit_<Type>_<attribute>`` methods, which this walk does not provide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+
+import libcst as cst
+
+_CSTNode = cst.CSTNode
+_order: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of ``cls`` that libcst visits, in visiting order."""
+    order = _order.get(cls)
+    if order is None:
+        names = {f.name for f in dataclasses.fields(cls)}
+        found: list[str] = []
+        for const in cls._visit_and_replace_children.__code__.co_consts:
+            if isinstance(const, str) and const in names and const not in found:
+                found.append(const)
+        order = _order[cls] = tuple(found)
+    return order
+
+
+def supported(methods: Iterable[str]) -> bool:
+    """False for attribute visitors (``visit_Call_func``), which only libcst's traversal calls."""
+    return all(name.count("_") == 1 for name in methods)
+
+
+def walk(module: cst.Module, visitors: Mapping[str, list[Callable]]) -> None:
+    """Call ``visitors["visit_<Type>"]`` before and ``visitors["leave_<Type>"]``
+    after the children of every node, like ``libcst.visit_batched``."""
+    visit: dict[type, list[Callable] | None] = {}
+    leave: dict[type, list[Callable] | None] = {}
+
+    def go(node: cst.CSTNode) -> None:
+        cls = type(node)
+        try:
+            before = visit[cls]
+            after = leave[cls]
+        except KeyError:
+            before = visit[cls] = visitors.get(f"visit_{cls.__name__}")
+            after = leave[cls] = visitors.get(f"leave_{cls.__name__}")
+        if before:
+            for fn in before:
+                fn(node)
+        for name in _order.get(cls) or child_fields(cls):
+            value = getattr(node, name)
+            if isinstance(value, _CSTNode):
+                go(value)
+            elif type(value) in (tuple, list):
+                for item in value:
+                    if isinstance(item, _CSTNode):
+                        go(item)
+        if after:
+            for fn in after:
+                fn(node)
+
+    go(module)

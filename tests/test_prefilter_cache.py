@@ -1,0 +1,180 @@
+"""Prefilters, the result cache and the process pool must never lose a finding.
+
+Every rule's INVALID cases go through the real CLI three times -- without the
+cache, filling it, and served from it (with libcst forbidden) -- and must be
+reported each time, identically.  All file-rule cases together then go
+through the process pool and must come back in the same order as serially.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from celerylint import runner
+from celerylint.cache import ENV as CACHE_ENV
+from celerylint.cli import main
+from celerylint.registry import discover_classes
+from celerylint.rule import ProjectRule
+from celerylint.testing import write_case
+
+RULES = [c for c in discover_classes() if getattr(c, "CODE", "")]
+CASES = [
+    pytest.param(rule, case, id=f"{rule.CODE}-invalid-{i}")
+    for rule in RULES
+    for i, case in enumerate(rule.INVALID)
+]
+
+
+def lint(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[int, list[dict]]:
+    env = {CACHE_ENV: str(cache_dir)} if cache_dir else {}
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(main, ["--format", "json", *args, "."], env=env, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def select(rule) -> list[str]:
+    return ["--select", "CL" if rule.CODE == "CL001" else rule.CODE]
+
+
+def mine(findings: list[dict], rule) -> list[dict]:
+    return [f for f in findings if f["code"] == rule.CODE]
+
+
+def forbid_libcst(monkeypatch) -> None:
+    def fail(*args, **kwargs):
+        raise AssertionError("a cached file was analysed again")
+
+    monkeypatch.setattr(runner, "analyze_job", fail)
+
+
+@pytest.mark.parametrize(("rule", "case"), CASES)
+def test_invalid_case_survives_prefilter_and_cache(rule, case, tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    root.mkdir()
+    write_case(case, root)
+    cache = tmp_path / "cache"
+    _, uncached = lint(root, "--no-cache", *select(rule))
+    found = mine(uncached, rule)
+    if case.count is not None:
+        assert len(found) == case.count, uncached
+    else:
+        assert found, f"{rule.CODE} lost an invalid case through the CLI:\n{case.source}"
+    _, filling = lint(root, *select(rule), cache_dir=cache)
+    assert filling == uncached
+    assert any(p.is_file() and p.name != ".gitignore" for p in cache.rglob("*"))
+    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
+    with monkeypatch.context() as m:
+        forbid_libcst(m)
+        _, warm = lint(root, *select(rule), cache_dir=cache)
+    assert warm == uncached
+
+
+def test_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    count = 0
+    for rule in RULES:
+        if issubclass(rule, ProjectRule):
+            continue
+        for i, case in enumerate(rule.INVALID):
+            if case.config:
+                continue
+            write_case(case, root / f"{rule.CODE.lower()}_{i}")
+            count += 1
+    monkeypatch.setattr(runner, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    _, serial = lint(root, "--no-cache", "--jobs", "1")
+    calls = []
+    real = runner.run_pool
+    monkeypatch.setattr(runner, "run_pool", lambda *a: calls.append(a) or real(*a))
+    _, parallel = lint(root, "--no-cache", "--jobs", "2")
+    assert calls, "the pool was not used"
+    assert parallel == serial
+    codes = {f["path"].split("/")[0] for f in serial}
+    assert len(codes) == count  # every case directory reported something
+
+
+def test_needle_in_licence_header_does_not_parse(tmp_path, monkeypatch):
+    header = "# This program is free software: you can redistribute it and/or modify\n# it (celery).\n\n"
+    (tmp_path / "plain.py").write_text(header + "def f(:\n    pass\n")
+    (tmp_path / "real.py").write_text(header + "import redis\nx = (\n")
+    _, findings = lint(tmp_path, "--no-cache")
+    assert [(f["path"], f["code"]) for f in findings] == [("real.py", "CL001")]
+
+
+def test_fix_with_a_warm_cache(tmp_path):
+    rule = next(r for r in RULES if r.CODE == "CL203")
+    case = next(c for c in rule.INVALID if isinstance(c.fixed, str))
+    write_case(case, tmp_path)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    lint(tmp_path, "--select", "CL203", cache_dir=cache)  # fill
+    runner_ = CliRunner()
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        fixed = runner_.invoke(main, ["--select", "CL203", "--fix", "--unsafe-fixes", "."], env={CACHE_ENV: str(cache)})
+    finally:
+        os.chdir(old)
+    assert fixed.exit_code in (0, 1), fixed.output
+    assert (tmp_path / case.path).read_text() == case.expected
+    _, after = lint(tmp_path, "--select", "CL203", cache_dir=cache)
+    _, uncached = lint(tmp_path, "--select", "CL203", "--no-cache")
+    assert after == uncached
+    assert not [f for f in after if f["fix"]]
+
+
+def test_broken_cache_entries_are_misses(tmp_path):
+    rule = next(r for r in RULES if r.CODE == "CL206")
+    write_case(rule.INVALID[0], tmp_path / "p")
+    cache = tmp_path / "cache"
+    _, first = lint(tmp_path / "p", cache_dir=cache)
+    for entry in cache.rglob("*"):
+        if entry.is_file() and entry.name != ".gitignore":
+            entry.write_bytes(b"{not json")
+    _, second = lint(tmp_path / "p", cache_dir=cache)
+    assert second == first and first
+
+
+def test_two_runs_share_one_cache(tmp_path):
+    for rule in RULES:
+        if not issubclass(rule, ProjectRule):
+            for i, case in enumerate(rule.INVALID):
+                if not case.config:
+                    write_case(case, tmp_path / "p" / f"{rule.CODE}_{i}")
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache")}
+    cmd = [sys.executable, "-m", "celerylint", "--format", "json", "."]
+    procs = [subprocess.Popen(cmd, cwd=tmp_path / "p", env=env, stdout=subprocess.PIPE) for _ in range(2)]
+    outputs = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
+    _, uncached = lint(tmp_path / "p", "--no-cache")
+    assert outputs[0] == outputs[1] == uncached
+    assert not list((tmp_path / "cache").rglob(".tmp-*"))
+    shutil.rmtree(tmp_path / "cache")
+
+
+PATTERNS = [rb"\beta\s*=", rb"redis(?!tribut)", rb"(?<=\.)delay\(", rb"x\w+eta", rb"a|bc", rb"(?i)Eta", rb"^\s*CELERY_[A-Z_]+\s*=",
+            rb"\.(?:apply_async|delay)\("]
+TEXTS = [b"", b"eta", b"meta=1", b"x.eta = 3", b"(eta =", b"beta=1; eta\n=", b"zeta=1\neta\t=", b"redistribute redis",
+         b"t.delay(1)", b"delay(", b"xyeta", b"  CELERY_BROKER_URL = 1", b"a\nCELERY_X=", b"ETA=", b"bc", b"eta" * 50 + b"=",
+         b"f.apply_async(", b".delay"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_regex_needle_shortcut_is_exact(pattern):
+    import re
+
+    from celerylint.registry import Regex, _search
+
+    for text in TEXTS:
+        assert _search(Regex(pattern), text) == bool(re.search(pattern, text))

@@ -1,0 +1,39 @@
+"""A pre-commit run on files without Celery content must stay cheap: neither
+libcst nor celery may be imported, nor the cache's hashing machinery."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+PROBE = """
+import sys
+from celerylint.cli import main
+sys.argv = ["celerylint", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("libcst", "celery", "hashlib", "difflib", "multiprocessing"))
+print("HEAVY", heavy, file=sys.stderr)
+"""
+
+
+def run_probe(tmp_path, *files):
+    proc = subprocess.run([sys.executable, "-c", PROBE, *files], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    line = [l for l in proc.stderr.splitlines() if l.startswith("HEAVY")][-1]
+    return proc, line
+
+
+def test_small_files_without_celery_import_nothing_heavy(tmp_path):
+    (tmp_path / "helpers.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "views.py").write_text("# you can redistribute it\nfrom django.http import HttpResponse\n")
+    proc, line = run_probe(tmp_path, "helpers.py", "views.py")
+    assert proc.stdout.startswith("No findings")
+    assert line == "HEAVY []", proc.stderr
+
+
+def test_a_file_a_rule_wants_imports_libcst_but_not_celery(tmp_path):
+    (tmp_path / "tasks.py").write_text("from proj.tasks import ping\nping.apply_async(countdown=10)\n")
+    _, line = run_probe(tmp_path, "tasks.py")
+    assert "'libcst'" in line and "'celery'" not in line

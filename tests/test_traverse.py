@@ -1,0 +1,108 @@
+"""The engine's own traversal must visit the same nodes in the same order as
+libcst's ``visit_batched``: rules and the scope tracking depend on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from celerylint.registry import discover_classes
+from celerylint.testing import split_files
+from celerylint.traverse import supported, walk
+
+SYNTAX = '''
+import a.b as c, d
+from .x import (y as z, w)
+from . import *
+@dec(1)
+@other
+async def f(a, /, b: int = 2, *args, c, d=3, **kw) -> "T":
+    global g
+    x: list[int] = [i async for i in aiter() if i]
+    y = {k: v for k, v in z.items()}; s = {q for q in r}
+    async with a as (b, c), d:
+        await e
+    try:
+        pass
+    except* (ValueError, TypeError) as exc:
+        raise X from exc
+    else:
+        del a[1:2, ::3], b.c
+    finally:
+        assert x, "m"
+    while (n := next(it)) is not None:
+        continue
+    for i, *rest in reversed(seq):
+        break
+    else:
+        yield from g
+    match cmd:
+        case {"k": [1, *others], **kw} if kw:
+            pass
+        case Point(x=0, y=_) | None:
+            pass
+        case [a, b, *_] as whole:
+            pass
+    return lambda q=1, *, r: (q if r else -q) ** 2 @ m
+class C(B, metaclass=M):
+    """doc"""
+    x = f"{a!r:>{w}} {b=}" "tail"
+    def m(self): nonlocal_ = ~self[...] or not (1 < 2 <= 3)
+print(*a, **k, sep="")
+'''
+
+
+def sources():
+    yield "syntax", SYNTAX
+    for path in sorted(Path(__file__).resolve().parent.parent.joinpath("celerylint").rglob("*.py")):
+        yield path.name, path.read_text(encoding="utf-8")
+    for rule in discover_classes():
+        for i, case in enumerate((*getattr(rule, "VALID", ()), *getattr(rule, "INVALID", ()))):
+            for rel, text in split_files(case.source, case.path).items():
+                yield f"{getattr(rule, 'CODE', rule.__name__)}-{i}-{rel}", text
+
+
+class Recorder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.events = []
+
+    def on_visit(self, node):
+        self.events.append(("visit", node))
+        return True
+
+    def on_leave(self, node):
+        self.events.append(("leave", node))
+
+
+class Everything(dict):
+    """Visitor methods for every node type, recording what they are called with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events = []
+
+    def get(self, name, default=None):
+        kind = name.split("_", 1)[0]
+        return [lambda node: self.events.append((kind, node))]
+
+
+@pytest.mark.parametrize(("name", "text"), list(sources()), ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "")
+def test_same_order_as_libcst(name, text):
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        pytest.skip("does not parse")
+    expected = Recorder()
+    module.visit(expected)
+    got = Everything()
+    walk(module, got)
+    assert len(got.events) == len(expected.events)
+    assert all(a[0] == b[0] and a[1] is b[1] for a, b in zip(got.events, expected.events))
+
+
+def test_attribute_visitors_fall_back_to_libcst():
+    assert supported(["visit_Call", "leave_FunctionDef"])
+    assert not supported(["visit_Call_func"])
