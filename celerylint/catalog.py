@@ -7,6 +7,10 @@ from .registry import Regex
 
 CHECKERS = [
     ('CL001', 'unparsable-file', 'file', 'error', 'none', 'A file that cannot be decoded or parsed, so nothing in it was checked', 'celerylint.rules.cl001_unparsable_file', 'UnparsableFile', (b'celery', b'Celery', b'redis')),
+    ('CL101', 'acks-late-disabled', 'project', 'warning', 'unsafe', '`task_acks_late` is not enabled: a worker killed mid-task loses the message', 'celerylint.rules.cl101_acks_late_disabled', 'AcksLateDisabled', ()),
     ('CL203', 'lock-without-ttl', 'file', 'error', 'unsafe', 'A Redis or cache lock without an expiry: a crashed worker holds it forever', 'celerylint.rules.cl203_lock_without_ttl', 'LockWithoutTtl', (b'edis', b'core.cache')),
     ('CL206', 'far-future-eta', 'file', 'warning', 'none', 'A countdown or eta far in the future: held in worker memory, lost on restart, redelivered on Redis', 'celerylint.rules.cl206_far_future_eta', 'FarFutureEta', (b'countdown', b'default_retry_delay', Regex(b'\\beta\\s*='))),
+    ('', '', 'collector', '', '', '', 'celerylint.rules.collect_config', 'ConfigCollector', (b'Celery', b'.conf', b'config_from_object', b'DJANGO_SETTINGS_MODULE', b'maxmemory', Regex(b'(?m)^[ \\t]*(?:CELERY|BROKER_|CACHES\\b|(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\\w*[ \\t]*[:=\\[])'), Regex(b'(?m)^[ \\t]*from[ \\t]+\\S+[ \\t]+import[ \\t]+\\*'))),
+    ('', '', 'collector', '', '', '', 'celerylint.rules.collect_tasks', 'DelayCollector', (b'countdown', Regex(b'\\beta\\s*='))),
+    ('', '', 'collector', '', '', '', 'celerylint.rules.collect_tasks', 'TaskCollector', (Regex(b'\\.task\\b|shared_task|\\bTask\\b|@task\\b'),)),
 ]
