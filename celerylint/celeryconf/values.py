@@ -16,19 +16,34 @@ from ..analysis.values import NONE, Env, FromNow, evaluate
 from ..context import FileContext
 
 
-def setting_value(node: cst.BaseExpression | None, ctx: FileContext) -> Any:
+def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> Any:
     """``evaluate``, plus string concatenation and f-strings over environment
     lookups (``REDIS_URL + "/1"``), which stay environment values."""
+    if depth > 8:
+        return None
+    depth += 1
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        left, right = setting_value(node.left, ctx), setting_value(node.right, ctx)
+        left, right = setting_value(node.left, ctx, depth), setting_value(node.right, ctx, depth)
         if isinstance(left, Env) or isinstance(right, Env):
             return _concat(left, right)
     if isinstance(node, cst.FormattedString):
-        return _fstring(node, ctx)
+        return _fstring(node, ctx, depth)
+    if isinstance(node, cst.Dict):
+        out = {}
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                return None
+            key = evaluate(element.key, ctx)
+            if not isinstance(key, (str, int)):
+                return None
+            out[key] = setting_value(element.value, ctx, depth)
+        return out
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [setting_value(e.value, ctx, depth) for e in node.elements if isinstance(e, cst.Element)]
     if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
         bound = ctx.lookup(node.value)
-        if bound is not None and (isinstance(bound, (cst.BinaryOperation, cst.FormattedString))):
-            return setting_value(bound, ctx)
+        if bound is not None and isinstance(bound, (cst.BinaryOperation, cst.FormattedString, cst.Dict, cst.List, cst.Tuple)):
+            return setting_value(bound, ctx, depth)
     return evaluate(node, ctx)
 
 
@@ -46,13 +61,13 @@ def _concat(left: Any, right: Any) -> Any:
     return Env(lname or rname, default)
 
 
-def _fstring(node: cst.FormattedString, ctx: FileContext) -> Any:
+def _fstring(node: cst.FormattedString, ctx: FileContext, depth: int) -> Any:
     out: list[Any] = []
     for part in node.parts:
         if isinstance(part, cst.FormattedStringText):
             out.append(part.value)
         elif isinstance(part, cst.FormattedStringExpression) and part.format_spec is None and part.conversion is None:
-            out.append(setting_value(part.expression, ctx))
+            out.append(setting_value(part.expression, ctx, depth))
         else:
             return None
     value: Any = ""

@@ -23,7 +23,9 @@ import re
 
 import libcst as cst
 
+from ..analysis.clients import REDIS, client_kind
 from ..analysis.tasks import APP_FACTORIES, APP_OBJECTS
+from ..celeryconf.redis_conf import parse_redis_url
 from ..celeryconf.values import encode, setting_value
 from ..context import FileContext, dotted_name
 from ..rule import Checker, Regex
@@ -297,7 +299,27 @@ class ConfigCollector(Checker):
             else:
                 return
         if len(values) >= 2 and (values[0] or "").lower() == "maxmemory-policy" and values[1]:
-            self.ctx.fact("config_set", args[1].value, policy=values[1])
+            self.ctx.fact("config_set", args[1].value, policy=values[1], host=self._client_host(node.func.value))
+
+    def _client_host(self, node: cst.BaseExpression) -> str | None:
+        """The host of a Redis client made here: ``Redis(host=...)``,
+        ``Redis()`` (localhost) or ``from_url("redis://...")``."""
+        if isinstance(node, cst.Name):
+            node = self.ctx.lookup(node.value)
+        if not isinstance(node, cst.Call) or client_kind(node, self.ctx) != REDIS:
+            return None
+        name = self.ctx.imported_name(node.func) or ""
+        if name.endswith("from_url"):
+            url = _string(node.args[0].value, self.ctx) if node.args else None
+            address = parse_redis_url(url) if url else None
+            return address.host if address else None
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == "host":
+                host = _string(a.value, self.ctx)
+                return host.lower().replace("127.0.0.1", "localhost") if host else None
+            if a.keyword is None or a.star:
+                return None
+        return "localhost"
 
     # -- module structure -----------------------------------------------------
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
