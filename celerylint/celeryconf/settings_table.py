@@ -60,6 +60,14 @@ class Table:
     def known(self, name: str) -> bool:
         return name in self.new or name in self.old or name in _READ_ELSEWHERE
 
+    def suggestion(self, name: str, namespace: str | None) -> str | None:
+        """The one close name, when it is clearly closer than any other."""
+        found = self.suggestions(name, namespace)
+        if not found:
+            return None
+        scores = [difflib.SequenceMatcher(None, name.lower(), s.lower()).ratio() for s in found]
+        return found[0] if len(found) == 1 or scores[0] - scores[1] >= 0.05 else None
+
     def suggestions(self, name: str, namespace: str | None) -> list[str]:
         """Real names close to an unknown ``name``, in the spelling the source uses."""
         if namespace and namespace.isupper():
