@@ -264,6 +264,8 @@ class Model:
         files: list[str] = []
         problems: list[str] = []
         self._flatten(module, assignments, files, problems, set())
+        if django and not any(a.name.startswith(("CELERY", "BROKER")) for a in assignments):
+            problems.append("no Celery setting is visible at module level of the Django settings")
         return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files)
 
     def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
@@ -410,6 +412,14 @@ class Model:
 
     def relevant_apps(self) -> list[App]:
         return sorted(self.apps.values(), key=lambda a: (a.path, a.pos))
+
+    def configured_apps(self) -> list[App]:
+        """The apps a missing setting is reported for: when some app loads a
+        configuration source, the apps without one are clients of the same
+        project (``Celery(broker=settings.X)`` to send tasks) and are skipped."""
+        apps = self.relevant_apps()
+        with_source = [a for a in apps if a.config is not None]
+        return with_source or apps
 
 
 def model(project) -> Model:

@@ -250,7 +250,7 @@ class AcksLateDisabled(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.relevant_apps():
+        for app in m.configured_apps():
             acks = app.get("task_acks_late")
             if acks.state == "unknown" or acks.truthy:
                 continue

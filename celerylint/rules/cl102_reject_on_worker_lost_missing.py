@@ -184,7 +184,7 @@ class RejectOnWorkerLostMissing(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.relevant_apps():
+        for app in m.configured_apps():
             if not app.get("task_acks_late").truthy:
                 continue
             reject = app.get("task_reject_on_worker_lost")

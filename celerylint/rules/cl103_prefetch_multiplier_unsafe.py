@@ -209,7 +209,7 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.relevant_apps():
+        for app in m.configured_apps():
             prefetch = app.get("worker_prefetch_multiplier")
             if prefetch.state == "unknown" or app.get("worker_disable_prefetch").truthy or prefetch_set_elsewhere(m):
                 continue

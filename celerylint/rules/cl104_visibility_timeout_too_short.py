@@ -249,7 +249,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.relevant_apps():
+        for app in m.configured_apps():
             broker = app.get("broker_url")
             kind = transport(broker.value) if isinstance(broker.value, str) else None
             if kind not in DEFAULT_VISIBILITY:

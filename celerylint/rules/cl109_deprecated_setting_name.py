@@ -24,9 +24,14 @@ def _referenced_elsewhere(m: Model, names: set[str], assignments: list[Assignmen
     return False
 
 
+def duplicate(source: Source, name: str, t: Table) -> bool:
+    """The new spelling of old ``name`` is also set in the source."""
+    return t.renamed(name, source.namespace) in source.by_name
+
+
 def source_fix(m: Model, source: Source, t: Table) -> Fix | None:
     """Rename every old name of the source at once, so no mix results."""
-    olds = [a for a in source.assignments if t.is_old(a.name, source.namespace)]
+    olds = [a for a in source.assignments if t.is_old(a.name, source.namespace) and not duplicate(source, a.name, t)]
     if not olds or len({a.path for a in olds}) != 1:
         return None
     renames = {a.name: t.renamed(a.name, source.namespace) for a in olds}
@@ -221,5 +226,9 @@ class DeprecatedSettingName(ConfigRule):
                                   "Django settings with `namespace=\"CELERY\"` and call it "
                                   f"`CELERY_{t.to_new[a.name].upper()}`", a.path, a.pos)
                     continue
-                yield self.at(f"`{a.name}` is the old name of `{t.renamed(a.name, source.namespace)}`, deprecated and "
-                              "removed in Celery 6", a.path, a.pos, fix)
+                new = t.renamed(a.name, source.namespace)
+                if duplicate(source, a.name, t):
+                    yield self.at(f"`{a.name}` is the old name of `{new}`, which is also set: the old name is deprecated "
+                                  "and removed in Celery 6, delete it", a.path, a.pos)
+                    continue
+                yield self.at(f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6", a.path, a.pos, fix)

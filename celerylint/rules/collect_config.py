@@ -76,19 +76,20 @@ class ConfigCollector(Checker):
     def _leave(self, node) -> None:
         self.depth -= 1
 
-    visit_If = visit_With = visit_For = visit_While = _enter
-    leave_If = leave_With = leave_For = leave_While = _leave
+    visit_If = visit_For = visit_While = _enter
+    leave_If = leave_For = leave_While = _leave
 
-    def visit_Try(self, node: cst.Try) -> None:
+    def _enter_guard(self, node) -> None:
+        """``try:`` and ``with suppress(ImportError):`` make imports optional."""
         self.depth += 1
         self.guarded += 1
 
-    def leave_Try(self, original_node: cst.Try) -> None:
+    def _leave_guard(self, node) -> None:
         self.depth -= 1
         self.guarded -= 1
 
-    def visit_Module(self, node: cst.Module) -> None:
-        pass
+    visit_Try = visit_With = _enter_guard
+    leave_Try = leave_With = _leave_guard
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.recorded_module or self.settings_like:
