@@ -55,8 +55,9 @@ def _string(node: cst.BaseExpression, ctx: FileContext) -> str | None:
 
 class ConfigCollector(Checker):
     NEEDLES = (
-        b"Celery", b".conf", b"config_from_object", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
-        Regex(rb"(?m)^[ \t]*(?:CELERY|BROKER_|CACHES\b|(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[])"),
+        Regex(rb"(?m)\bCelery\s*[(,)\n#;\\]|\bCelery\s+as\b|\bCelery$"), Regex(rb"\.conf\s*[.\[]"),
+        b"config_from_object", b"config_from_envvar", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
+        Regex(rb"(?m)^[ \t]*(?:CELERY|BROKER_|CACHES\b)|^(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[]"),
         Regex(rb"(?m)^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\*"),
     )
 
