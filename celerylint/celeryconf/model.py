@@ -240,6 +240,15 @@ class Model:
             if f["source"].startswith("module:"):
                 self.module_paths.setdefault(f["source"][7:], f["path"])
         self.module_info = {f["module"]: f for f in self.by_kind["module_info"]}
+        # module names differ with the linted root; module sources are matched by file
+        self.by_path_assignments: dict[str, list[Assignment]] = defaultdict(list)
+        for source, assigned in self.assignments.items():
+            if source.startswith("module:"):
+                for a in assigned:
+                    self.by_path_assignments[a.path].append(a)
+        self.by_path_stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for f in self.by_kind["star_import"]:
+            self.by_path_stars[f["path"]].append(f)
         self.apps = self._apps()
 
     # -- modules ----------------------------------------------------------
@@ -249,11 +258,14 @@ class Model:
         if module.startswith("."):
             return None
         suffixes = (module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py")
-        for rel in self.project.python_files:
-            if rel.endswith(suffixes) and (rel in suffixes or rel.endswith(tuple("/" + s for s in suffixes))):
-                if not is_test_path(rel):
-                    self.module_paths[module] = rel
-                    return rel
+        tails = tuple("/" + s for s in suffixes)
+        matches = [rel for rel in self.project.python_files if rel in suffixes or rel.endswith(tails)]
+        if not matches:  # the linted root is inside the package: the module's path ends with the file's
+            matches = [rel for rel in self.project.python_files if "/" in rel and any(s.endswith("/" + rel) for s in suffixes)]
+        for rel in matches:
+            if not is_test_path(rel):
+                self.module_paths[module] = rel
+                return rel
         return None
 
     def source(self, module: str, django: bool, namespace: str | None) -> Source | None:
@@ -276,8 +288,8 @@ class Model:
         if path is None:
             return
         files.append(path)
-        own = [(a.line, 1, a) for a in self.assignments.get(f"module:{module}", ())]
-        stars = [(s["line"], 0, s) for s in self.stars.get(module, ())]
+        own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
+        stars = [(s["line"], 0, s) for s in self.by_path_stars.get(path, ())]
         for _, kind, item in sorted(own + stars, key=lambda x: (x[0], x[1])):
             if kind == 1:
                 out.append(item)
