@@ -77,6 +77,8 @@ class PolicySource:
 
 _CONF_LINE = re.compile(r"^[ \t]*maxmemory-policy[ \t]+(\S+)", re.IGNORECASE)
 _CLI_FLAG = re.compile(r"--maxmemory-policy[\"']?[ \t=,]*[\"']?([\w-]+)")
+_BARE_FLAG = re.compile(r"^\s*-\s*[\"']?--maxmemory-policy[\"']?\s*$")
+_LIST_VALUE = re.compile(r"^\s*-\s*[\"']?([\w-]+)[\"']?\s*$")
 _SERVICE = re.compile(r"^(?P<indent>[ ]{1,4})(?P<name>[\w.-]+):[ \t]*(?:#.*)?$")
 
 
@@ -88,6 +90,7 @@ def policies(path: str, text: str) -> list[PolicySource]:
     in_services = False
     service: str | None = None
     service_indent = None
+    pending_flag = False  # "- --maxmemory-policy" with the value on the next list item
     for number, line in enumerate(text.splitlines(), start=1):
         if is_conf:
             m = _CONF_LINE.match(line)
@@ -106,7 +109,16 @@ def policies(path: str, text: str) -> list[PolicySource]:
             service_indent = len(m.group("indent"))
             service = m.group("name")
             continue
+        if pending_flag and service:
+            pending_flag = False
+            m = _LIST_VALUE.match(line)
+            if m:
+                out.append(PolicySource(path, number, m.start(1), m.group(1).lower(), service.lower()))
+                continue
         flag = _CLI_FLAG.search(line)
+        if not flag and _BARE_FLAG.match(line):
+            pending_flag = True
+            continue
         if flag and service:
             out.append(PolicySource(path, number, flag.start(1), flag.group(1).lower(), service.lower()))
     return out

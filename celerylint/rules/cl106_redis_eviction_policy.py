@@ -195,6 +195,22 @@ class RedisEvictionPolicy(ConfigRule):
             """
             # file: proj.py
             from celery import Celery
+            app = Celery("proj", broker="redis://queue:6379/0")
+            # file: docker-compose.prod.yml
+            services:
+              queue:
+                image: redis
+                command:
+                  - redis-server
+                  - --maxmemory-policy
+                  - volatile-ttl
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
             from redis import StrictRedis as SR
             app = Celery("proj", broker="redis://localhost:6379/0")
             def tune():

@@ -131,6 +131,19 @@ class DeprecatedSettingName(ConfigRule):
     INVALID = (
         Invalid(
             """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_SEND_SENT_EVENT = True
+            CELERY_SEND_TASK_SENT_EVENT = True
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
             # file: celeryconfig.py
             CELERYD_PREFETCH_MULTIPLIER = 1
             CELERY_ACKS_LATE = True
