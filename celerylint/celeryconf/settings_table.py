@@ -66,6 +66,8 @@ class Table:
         if not found:
             return None
         scores = [difflib.SequenceMatcher(None, name.lower(), s.lower()).ratio() for s in found]
+        if scores[0] < 0.9:
+            return None  # close enough to ask, not to rename
         return found[0] if len(found) == 1 or scores[0] - scores[1] >= 0.05 else None
 
     def suggestions(self, name: str, namespace: str | None) -> list[str]:
