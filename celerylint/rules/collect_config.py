@@ -54,11 +54,16 @@ def _string(node: cst.BaseExpression, ctx: FileContext) -> str | None:
 
 
 class ConfigCollector(Checker):
+    # Literal-first patterns: the prefilter runs on every file of the tree.
+    # Settings are looked for at the start of a line (indented ones only
+    # inside ``if``/``try`` blocks of a file that also has one at column 0).
     NEEDLES = (
-        Regex(rb"(?m)\bCelery\s*[(,)\n#;\\]|\bCelery\s+as\b|\bCelery$"), Regex(rb"\.conf\s*[.\[]"),
+        Regex(rb"(?m)Celery(?:\s*[(,)\n#;\\]|\s+as\b|$)"), Regex(rb"\.conf\s*[.\[]"),
         b"config_from_object", b"config_from_envvar", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
-        Regex(rb"(?m)^[ \t]*(?:CELERY|BROKER_|CACHES\b)|^(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[]"),
-        Regex(rb"(?m)^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\*"),
+        Regex(rb"\n(?:CELERY|BROKER_|CACHES)"), Regex(rb"\A(?:CELERY|BROKER_|CACHES)"),
+        Regex(rb"\n(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[]"),
+        Regex(rb"\A(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[]"),
+        Regex(rb"import[ \t]+\*"),
     )
 
     def __init__(self, ctx: FileContext) -> None:

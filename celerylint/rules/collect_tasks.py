@@ -16,7 +16,7 @@ TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_l
 
 
 class TaskCollector(Checker):
-    NEEDLES = (Regex(rb"\.task\b|shared_task|\bTask\b|@task\b"),)
+    NEEDLES = (Regex(rb"\.task\b"), Regex(rb"@task\b"), Regex(rb"Task\b"), b"shared_task")
 
     def _options(self, options: dict[str, cst.BaseExpression]) -> dict:
         return {k: encode(setting_value(options[k], self.ctx)) for k in TASK_OPTIONS if k in options}
