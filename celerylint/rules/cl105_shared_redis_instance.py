@@ -229,7 +229,8 @@ class SharedRedisInstance(ConfigRule):
         origin = f" (from {resolved.env})" if resolved.env else ""
         head = f"{what} and the broker{origin} use the same Redis instance {broker.host}:{broker.port}"
         if other.db == broker.db:
-            return (f"{head} and the same database {broker.db}: a cache clear or FLUSHDB wipes the queued tasks, "
+            wipe = "a cache clear (FLUSHDB)" if "cache" in what else "a FLUSHDB"
+            return (f"{head} and the same database {broker.db}: {wipe} wipes the queued tasks too, "
                     "and eviction and memory limits hit both")
         return (f"{head} (databases {broker.db} and {other.db}): eviction policy and memory limits are per instance, "
                 "so pressure from one evicts or blocks the other")
