@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 from ..celeryconf.fixes import add_setting, replace_value
+from ..config import DEFAULT_EXCLUDE
 from ..celeryconf.model import App, Model
 from ..celeryconf.rulebase import ConfigRule, where
 from ..celeryconf.values import plain
@@ -28,9 +33,36 @@ def longest_time_limit(m: Model, app: App) -> float | None:
     return max(limits, default=None)
 
 
+_LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json))$")
+_MAX_BYTES = 1 << 20
+
+
 def prefetch_set_elsewhere(m: Model) -> bool:
-    """``--prefetch-multiplier`` on a worker command line in a compose file."""
-    return any("prefetch-multiplier" in text for text in m.project.other_files.values())
+    """``--prefetch-multiplier`` on a worker command line: in a compose
+    file, or in the files that start workers (Procfile, shell scripts,
+    Dockerfiles, systemd units, supervisor configs).  Read lazily, only
+    when CL103 is about to report a missing setting."""
+    if any("prefetch-multiplier" in text for text in m.project.other_files.values()):
+        return True
+    cached = getattr(m, "_prefetch_cli", None)
+    if cached is None:
+        cached = m._prefetch_cli = _scan_launch_files(Path(m.root))
+    return cached
+
+
+def _scan_launch_files(root: Path) -> bool:
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
+        for name in filenames:
+            if not _LAUNCH_FILES.match(name):
+                continue
+            path = Path(directory) / name
+            try:
+                if path.stat().st_size <= _MAX_BYTES and b"prefetch-multiplier" in path.read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
 
 
 class PrefetchMultiplierUnsafe(ConfigRule):
@@ -39,7 +71,9 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     Checks `worker_prefetch_multiplier`: it is reported when it is not set
     (Celery's default is 4), or when it is above 1 (or 0, unlimited) while
     `task_acks_late` is on or tasks declare long time limits (5 minutes or
-    more, globally or per task).
+    more, globally or per task). A worker started with
+    `--prefetch-multiplier` (in a compose file, Procfile, shell script,
+    Dockerfile or service unit of the project) is not reported.
 
     ## Why is this bad?
     Each worker process reserves `concurrency x multiplier` messages ahead.
@@ -127,6 +161,13 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             # file: proj/settings.py
             CELERY_WORKER_PREFETCH_MULTIPLIER = 1
         """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            # file: docker/worker.sh
+            exec celery -A proj worker --prefetch-multiplier=1 --concurrency=4
+        """),
     )
     INVALID = (
         Invalid(
@@ -211,16 +252,18 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     def check_model(self, m: Model):
         for app in m.configured_apps():
             prefetch = app.get("worker_prefetch_multiplier")
-            if prefetch.state == "unknown" or app.get("worker_disable_prefetch").truthy or prefetch_set_elsewhere(m):
+            if prefetch.state == "unknown" or app.get("worker_disable_prefetch").truthy:
                 continue
             if prefetch.state == "default":
+                if prefetch_set_elsewhere(m):
+                    continue
                 yield self.at_app(app, f"`worker_prefetch_multiplier` is not set in {where(app)}, so each worker process "
                                        "reserves 4 messages ahead: long tasks wait behind busy workers while others idle; "
                                        "set it to 1 for long or variable tasks",
                                   add_setting(m, app, "worker_prefetch_multiplier", "1"))
                 continue
             value = number(prefetch.value)
-            if value is None or value == 1:
+            if value is None or value == 1 or prefetch_set_elsewhere(m):
                 continue
             reasons = []
             if app.get("task_acks_late").truthy:
