@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..celeryconf.model import Assignment, Model, Source
+from ..celeryconf.model import Assignment, Model
 from ..celeryconf.rulebase import ConfigRule, sources
 from ..celeryconf.settings_table import Table, table
 from ..model import Edit, Fix
