@@ -21,7 +21,7 @@ def test_doc_sections_exact_and_in_order(rule):
     parts = sections(doc)
     assert all(parts[h] for h in SECTIONS), "every section has text"
     assert "Use instead:" in parts["Example"]
-    assert parts["Example"].count("```python") >= 2
+    assert parts["Example"].count("```") >= 4, "a bad and a good example, each fenced"
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.CODE)

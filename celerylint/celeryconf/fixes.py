@@ -1,0 +1,103 @@
+"""Fixes for configuration findings: add a setting where the app's
+configuration lives, or change a value in place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..model import Edit, Fix
+from ..source import DecodeError, LineIndex, decode
+from .model import App, Assignment, Model, Pos
+from .settings_table import table
+
+
+def read(model: Model, path: str) -> str | None:
+    try:
+        return decode((Path(model.root) / path).read_bytes()).text
+    except (OSError, DecodeError):
+        return None
+
+
+def spelled(app: App, name: str) -> str | None:
+    """How new-style setting ``name`` is written in the app's source."""
+    source = app.source
+    t = table()
+    if source is None:
+        return name
+    ns = source.namespace
+    if ns:
+        if not ns.isupper():
+            return None if source.django else f"{ns.rstrip('_')}_{name}"
+        return f"{ns.rstrip('_')}_{name.upper()}"
+    if source.django or source.old_style(t):
+        return t.to_old.get(name)
+    return name
+
+
+def _after_line(text: str, line: int, content: str) -> Edit:
+    """Insert ``content`` (one or more full lines) after line ``line``."""
+    index = LineIndex(text)
+    if line >= len(index.starts) and text and not text.endswith(("\n", "\r")):
+        return Edit(line, len(index.line_text(line)), line, len(index.line_text(line)), "\n" + content.rstrip("\n"))
+    return Edit(line + 1, 0, line + 1, 0, content)
+
+
+def _last_line(a: Assignment) -> int:
+    return (a.value_pos or a.pos)[2]
+
+
+def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
+    """Add ``name = value`` (new-style name, Python source of the value)."""
+    t = table()
+    written = spelled(app, name)
+    if written is None:
+        return None
+    if app.source is not None:
+        source = app.source
+        keys = source.celery_keys(t)
+        counts = {path: sum(1 for a in keys if a.path == path and not a.cond) for path in source.files}
+        path = max(source.files, key=lambda p: (counts[p], p == source.path))
+        text = read(model, path)
+        if text is None:
+            return None
+        mine = [a for a in source.assignments if a.path == path and not a.cond and t.canonical(a.name, source.namespace)]
+        anchor = max((_last_line(a) for a in mine), default=None)
+        line = f"{written} = {value}\n"
+        if anchor is None:
+            anchor = len(LineIndex(text).starts)
+            if text.endswith(("\n", "\r")):
+                anchor -= 1
+            line = ("\n" if text.strip() else "") + line
+        return Fix(f"add `{written} = {value}` to {path}", (_after_line(text, anchor, line),), False, path)
+    if app.update_call is not None:
+        f = app.update_call
+        text = read(model, f["path"])
+        if text is None:
+            return None
+        if f["trailing_comma"] and f["line"] > app.pos[0]:
+            index = LineIndex(text)
+            indent = index.line_text(f["line"])[: f["col"]]
+            edit = _after_line(text, f["end_line"], f"{indent}{name}={value},\n")
+        else:
+            edit = Edit(f["end_line"], f["end_col"], f["end_line"], f["end_col"], f", {name}={value}")
+        return Fix(f"add `{name}={value}` to `{app.var}.conf.update(...)`", (edit,), False, f["path"])
+    text = read(model, app.path)
+    if text is None or app.stmt is None:
+        return None
+    anchors = [s["end_line"] for s in app.conf_stmts if s["path"] == app.path and s["col"] == app.stmt[1]]
+    anchor = max([app.stmt[2], *anchors])
+    indent = LineIndex(text).line_text(app.stmt[0])[: app.stmt[1]]
+    content = f"{indent}{app.var}.conf.{name} = {value}\n"
+    return Fix(f"add `{app.var}.conf.{name} = {value}` after the app is created", (_after_line(text, anchor, content),), False, app.path)
+
+
+def replace_value(a: Assignment, value: str, description: str, safe: bool = False) -> Fix | None:
+    if a.value_pos is None:
+        return None
+    line, col, end_line, end_col = a.value_pos
+    return Fix(description, (Edit(line, col, end_line, end_col, value),), safe, a.path)
+
+
+def replace_at(path: str, pos: Pos, value: str, description: str, safe: bool = False) -> Fix:
+    line, col, end_line, end_col = pos
+    return Fix(description, (Edit(line, col, end_line, end_col, value),), safe, path)

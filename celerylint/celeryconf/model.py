@@ -1,0 +1,446 @@
+"""Facts -> Celery apps with their effective configuration and its sources.
+
+Precedence as in Celery (celery-facts.md 2.2): constructor keywords,
+``app.conf.update``/``app.conf.X``/``app.conf["X"]`` (the "preconf") win over
+the ``config_from_object`` source, which wins over Celery's defaults.  A
+source is a module of the linted project, followed through ``from x import
+*`` chains; Django's ``django.conf:settings`` is the module named by
+``DJANGO_SETTINGS_MODULE``.  Whatever celerylint cannot read makes a value
+*unknown*, and rules never report an unknown value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .settings_table import Table, table
+from .values import NULL, plain
+
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$")
+DJANGO_TARGETS = frozenset({"django.conf:settings", "django.conf.settings"})
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+Pos = tuple[int, int, int, int]  # line, col, end_line, end_col
+
+
+def _pos(fact: dict[str, Any] | None) -> Pos | None:
+    if fact is None or "line" not in fact:
+        return None
+    return fact["line"], fact["col"], fact["end_line"], fact["end_col"]
+
+
+@dataclass
+class Assignment:
+    """One place that sets a setting: ``name`` as written."""
+
+    name: str
+    value: Any  # encoded (see values.py)
+    path: str
+    pos: Pos  # of the name
+    value_pos: Pos | None
+    cond: bool
+    via: str
+    items: dict[str, tuple[Any, Pos | None, bool]] = field(default_factory=dict)  # key -> (value, pos, literal)
+
+    @property
+    def line(self) -> int:
+        return self.pos[0]
+
+
+@dataclass
+class Resolved:
+    """A setting's effective value: ``state`` is set | default | unknown."""
+
+    state: str
+    value: Any = None  # plain Python value (NULL for a literal None)
+    env: str | None = None
+    at: Assignment | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.state != "unknown" and self.value is not None
+
+    @property
+    def truthy(self) -> bool | None:
+        if not self.known:
+            return None
+        return bool(self.value) and self.value is not NULL
+
+    def shown(self) -> str:
+        value = "None" if self.value is NULL else repr(self.value)
+        if self.env:
+            return f"{value} (default of the environment variable {self.env})"
+        return value
+
+
+@dataclass
+class Source:
+    """A module (with its star-import chain) that an app loads settings from."""
+
+    module: str
+    path: str
+    django: bool
+    namespace: str | None
+    assignments: list[Assignment]  # in effect order
+    open: str | None  # why settings may come from elsewhere
+    files: list[str]  # the chain's files, the target first
+
+    @cached_property
+    def by_name(self) -> dict[str, list[Assignment]]:
+        out: dict[str, list[Assignment]] = defaultdict(list)
+        for a in self.assignments:
+            out[a.name].append(a)
+        return out
+
+    def celery_keys(self, t: Table) -> list[Assignment]:
+        """Assignments Celery reads from this source (last of each name)."""
+        out = []
+        for name, assigned in self.by_name.items():
+            if self.django and not name.isupper():
+                continue
+            if t.canonical(name, self.namespace):
+                out.append(assigned[-1])
+        return sorted(out, key=lambda a: (a.path, a.line))
+
+    def old_style(self, t: Table) -> bool:
+        """Celery's majority vote between old and new names (no namespace)."""
+        if self.namespace:
+            return False
+        names = set(self.by_name)
+        return len(names & t.old) > len(names & t.new)
+
+
+@dataclass
+class App:
+    key: str
+    path: str
+    var: str
+    pos: Pos  # the Celery(...) call
+    stmt: Pos | None
+    preconf: dict[str, list[Assignment]] = field(default_factory=lambda: defaultdict(list))
+    open: list[str] = field(default_factory=list)
+    config: dict[str, Any] | None = None  # the config_source fact
+    config_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # last_arg / namespace facts
+    source: Source | None = None
+    source_problem: str | None = None  # the config source exists but could not be read
+    update_call: dict[str, Any] | None = None
+    conf_stmts: list[dict[str, Any]] = field(default_factory=list)
+    task_cls: str | None = None
+
+    @property
+    def namespace(self) -> str | None:
+        return self.config.get("namespace") if self.config else None
+
+    def get(self, name: str) -> Resolved:
+        """The effective value of new-style setting ``name``."""
+        t = table()
+        old = t.to_old.get(name)
+        for key in (name, old):
+            assigned = self.preconf.get(key) if key else None
+            if assigned:
+                return _resolved(assigned[-1])
+        if self.open:
+            return Resolved("unknown")
+        if self.config is not None:
+            if self.source is None:
+                return Resolved("unknown")
+            found = find(self.source, name, t)
+            if found is not None:
+                return _resolved(found)
+            if self.source.open:
+                return Resolved("unknown")
+        default = t.defaults.get(name)
+        return Resolved("default", NULL if default is None else default)
+
+    def items_of(self, name: str) -> dict[str, tuple[Any, Pos | None, bool, str]] | None:
+        """Keys set on a dict setting (``broker_transport_options``): literal
+        keys of its value plus later ``X["key"] = v`` assignments."""
+        resolved = self.get(name)
+        if resolved.at is None:
+            return {} if resolved.state == "default" else None
+        return {k: (*v, resolved.at.path) for k, v in resolved.at.items.items()}
+
+    def where_configured(self) -> str:
+        if self.source is not None:
+            return self.source.path
+        return self.path
+
+
+def _resolved(a: Assignment) -> Resolved:
+    if a.cond:
+        return Resolved("unknown", at=a)
+    value, env = plain(a.value)
+    if isinstance(value, dict) and a.items:
+        value = {**value, **{k: plain(v[0])[0] for k, v in a.items.items()}}
+    if value is None:
+        return Resolved("unknown", at=a)
+    return Resolved("set", value, env, a)
+
+
+def find(source: Source, name: str, t: Table) -> Assignment | None:
+    """The assignment of the source that Celery reads for ``name``:
+    the namespaced name first, then the plain name, then the old name."""
+    keys = []
+    ns = source.namespace
+    if ns:
+        prefix = ns.rstrip("_") + "_"
+        keys.append((prefix + name).upper() if prefix.isupper() else prefix + name)
+    keys += [name, t.to_old.get(name)]
+    for key in keys:
+        if not key or (source.django and not key.isupper()):
+            continue
+        assigned = source.by_name.get(key)
+        if assigned:
+            return assigned[-1]
+    return None
+
+
+class Model:
+    """Every app of the project and the sources they load."""
+
+    def __init__(self, project) -> None:
+        self.project = project
+        self.root = Path(project.settings.root)
+        facts = [f for f in project.facts if not is_test_path(f["path"])]
+        self.by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for f in facts:
+            self.by_kind[f["kind"]].append(f)
+        values = {(f["path"], f["id"]): f for f in self.by_kind["setting_value"]}
+        self.assignments: dict[str, list[Assignment]] = defaultdict(list)  # source -> in file order
+        by_id: dict[tuple[str, int], Assignment] = {}
+        for f in self.by_kind["setting"]:
+            a = Assignment(f["name"], f["value"], f["path"], _pos(f), _pos(values.get((f["path"], f["id"]))),
+                           f["cond"], f["via"])
+            by_id[(f["path"], f["id"])] = a
+            self.assignments[f["source"]].append(a)
+        for f in self.by_kind["setting_item"]:
+            target = by_id.get((f["path"], f["id"])) if "id" in f else None
+            if target is None:
+                candidates = [a for a in self.assignments.get(f["source"], ()) if a.name == f["name"]]
+                target = candidates[-1] if candidates else None
+            if target is not None:
+                target.items[f["key"]] = (None if f.get("cond") else f["value"], _pos(f), f["literal"])
+        self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for f in self.by_kind["star_import"]:
+            self.stars[f["module"]].append(f)
+        self.module_paths: dict[str, str] = {}
+        for kind in ("module_info", "star_import"):
+            for f in self.by_kind[kind]:
+                self.module_paths.setdefault(f["module"], f["path"])
+        for f in self.by_kind["setting"]:
+            if f["source"].startswith("module:"):
+                self.module_paths.setdefault(f["source"][7:], f["path"])
+        self.module_info = {f["module"]: f for f in self.by_kind["module_info"]}
+        # module names differ with the linted root; module sources are matched by file
+        self.by_path_assignments: dict[str, list[Assignment]] = defaultdict(list)
+        for source, assigned in self.assignments.items():
+            if source.startswith("module:"):
+                for a in assigned:
+                    self.by_path_assignments[a.path].append(a)
+        self.by_path_stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for f in self.by_kind["star_import"]:
+            self.by_path_stars[f["path"]].append(f)
+        self.apps = self._apps()
+
+    # -- modules ----------------------------------------------------------
+    def path_of(self, module: str) -> str | None:
+        if module in self.module_paths:
+            return self.module_paths[module]
+        if module.startswith("."):
+            return None
+        suffixes = (module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py")
+        tails = tuple("/" + s for s in suffixes)
+        matches = [rel for rel in self.project.python_files if rel in suffixes or rel.endswith(tails)]
+        if not matches:  # the linted root is inside the package: the module's path ends with the file's
+            matches = [rel for rel in self.project.python_files if "/" in rel and any(s.endswith("/" + rel) for s in suffixes)]
+        for rel in matches:
+            if not is_test_path(rel):
+                self.module_paths[module] = rel
+                return rel
+        return None
+
+    def source(self, module: str, django: bool, namespace: str | None) -> Source | None:
+        path = self.path_of(module)
+        if path is None:
+            return None
+        assignments: list[Assignment] = []
+        files: list[str] = []
+        problems: list[str] = []
+        self._flatten(module, assignments, files, problems, set())
+        if django and not any(a.name.startswith(("CELERY", "BROKER")) for a in assignments):
+            problems.append("no Celery setting is visible at module level of the Django settings")
+        return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files)
+
+    def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
+        if module in seen:
+            return
+        seen.add(module)
+        path = self.path_of(module)
+        if path is None:
+            return
+        files.append(path)
+        own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
+        stars = [(s["line"], 0, s) for s in self.by_path_stars.get(path, ())]
+        for _, kind, item in sorted(own + stars, key=lambda x: (x[0], x[1])):
+            if kind == 1:
+                out.append(item)
+                continue
+            target = item["target"]
+            if self.path_of(target) is not None:
+                self._flatten(target, out, files, problems, seen)
+            elif not item["guarded"]:
+                problems.append(f"`from {target} import *` is not in the linted files")
+
+    def django_settings(self, app_module: str) -> str | None:
+        chosen = [f["value"] for f in self.by_kind["django_settings_module"] if f["module"] == app_module]
+        chosen += [f["value"] for f in self.by_kind["django_settings_module"] if f["value"] not in chosen]
+        for module in chosen:
+            if self.path_of(module):
+                return module
+        if chosen:
+            return None
+        candidates = [p for p in self.project.python_files
+                      if (p.endswith("/settings.py") or p == "settings.py" or p.endswith("/settings/__init__.py")) and not is_test_path(p)]
+        if len(candidates) == 1:
+            rel = candidates[0]
+            stem = rel[: -len("/__init__.py")] if rel.endswith("/__init__.py") else rel[:-3]
+            for module, path in self.module_paths.items():
+                if path == rel:
+                    return module
+            return stem.replace("/", ".")
+        return None
+
+    # -- apps -------------------------------------------------------------
+    def _apps(self) -> dict[str, App]:
+        stmts = {f["app"]: f for f in self.by_kind["app_stmt"]}
+        apps: dict[str, App] = {}
+        for f in self.by_kind["celery_app"]:
+            key = f["app"]
+            apps[key] = App(key, f["path"], key.rsplit(":", 1)[1], _pos(f), _pos(stmts.get(key)))
+
+        def targets(key: str) -> list[App]:
+            if key == "*":
+                return list(apps.values()) if len(apps) == 1 else []
+            return [apps[key]] if key in apps else []
+
+        for source, assigned in self.assignments.items():
+            if source.startswith("app:"):
+                for app in targets(source[4:]):
+                    for a in assigned:
+                        app.preconf[a.name].append(a)
+        for f in self.by_kind["app_open"]:
+            for app in targets(f["app"]):
+                app.open.append(f["why"])
+        for kind in ("config_source_last_arg", "config_source_namespace"):
+            for f in self.by_kind[kind]:
+                for app in targets(f["app"]):
+                    app.config_args[kind] = f
+        for f in self.by_kind["config_source"]:
+            for app in targets(f["app"]):
+                app.config = f
+        for f in self.by_kind["update_call"]:
+            for app in targets(f["app"]):
+                app.update_call = f
+        for f in self.by_kind["conf_stmt"]:
+            for app in targets(f["app"]):
+                app.conf_stmts.append(f)
+        for f in self.by_kind["task_cls"]:
+            for app in targets(f["app"]):
+                app.task_cls = f["value"] or "?"
+        for app in apps.values():
+            self._attach_source(app)
+            if "task_cls" in app.preconf:
+                app.task_cls = "?"
+        return apps
+
+    def _attach_source(self, app: App) -> None:
+        config = app.config
+        if config is None:
+            return
+        target, namespace = config["target"], config["namespace"]
+        if target is None or namespace == "?":
+            app.source_problem = "its configuration source cannot be read statically"
+            return
+        django = target in DJANGO_TARGETS
+        if django:
+            module = self.django_settings(app.key.rsplit(":", 1)[0])
+            if module is None:
+                app.source_problem = "the Django settings module is not in the linted files"
+                return
+        else:
+            module = target.split(":", 1)[0]
+            if ":" in target:
+                app.source_problem = f"`{target}` names an object celerylint does not read"
+                return
+        app.source = self.source(module, django, namespace)
+        if app.source is None:
+            app.source_problem = f"`{module}` is not in the linted files"
+
+    # -- tasks --------------------------------------------------------------
+    @cached_property
+    def tasks(self) -> list[dict[str, Any]]:
+        return self.by_kind["task"]
+
+    @cached_property
+    def task_classes(self) -> dict[str, dict[str, Any]]:
+        return {f["cls"]: f for f in self.by_kind["task_class"]}
+
+    def task_option(self, task: dict[str, Any], option: str) -> tuple[Any, str]:
+        """``(value, state)`` of a task's own option, following ``base=`` to a
+        task class of the project; state is set | unset | unknown."""
+        if option in task["options"]:
+            value, _ = plain(task["options"][option])
+            return value, "set" if value is not None else "unknown"
+        base = task.get("base")
+        if base:
+            cls = self.task_classes.get(base)
+            if cls is None:
+                return None, "unknown"
+            if option in cls["options"]:
+                value, _ = plain(cls["options"][option])
+                return value, "set" if value is not None else "unknown"
+        return None, "unset"
+
+    def task_cls_option(self, app: App, option: str) -> tuple[Any, str]:
+        """The app's custom task class (``task_cls=``), if any."""
+        if not app.task_cls:
+            return None, "unset"
+        cls = self.task_classes.get(app.task_cls.replace(":", "."))
+        if cls is None:
+            return None, "unknown"
+        if option in cls["options"]:
+            value, _ = plain(cls["options"][option])
+            return value, "set" if value is not None else "unknown"
+        return None, "unset"
+
+    def relevant_apps(self) -> list[App]:
+        return sorted(self.apps.values(), key=lambda a: (a.path, a.pos))
+
+    def configured_apps(self) -> list[App]:
+        """The apps a missing setting is reported for: when some app loads a
+        configuration source, the apps without one are clients of the same
+        project (``Celery(broker=settings.X)`` to send tasks) and are skipped."""
+        apps = self.relevant_apps()
+        with_source = [a for a in apps if a.config is not None]
+        return with_source or apps
+
+
+def model(project) -> Model:
+    """One model per project, shared by the CL1xx rules of a run."""
+    cached = getattr(project, "_celery_model", None)
+    if cached is None:
+        cached = Model(project)
+        try:
+            project._celery_model = cached
+        except AttributeError:
+            pass
+    return cached

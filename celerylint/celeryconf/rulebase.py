@@ -1,0 +1,60 @@
+"""What the CL1xx rules share: the model of the run, where a finding about
+an app goes, and the sources whose setting names are checked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..model import Finding, Fix
+from ..rule import ProjectRule
+from .model import App, Assignment, Model, Pos, Source, model
+
+
+class ConfigRule(ProjectRule):
+    def check(self, project) -> Iterable[Finding]:
+        m = model(project)
+        if not m.apps and not m.by_kind["setting"]:
+            return []
+        return list(self.check_model(m))
+
+    def check_model(self, m: Model) -> Iterable[Finding]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def at(self, message: str, path: str, pos: Pos, fix: Fix | None = None) -> Finding:
+        line, col, end_line, end_col = pos
+        return self.finding(message, path, line, col, end_line, end_col, fix)
+
+    def at_app(self, app: App, message: str, fix: Fix | None = None) -> Finding:
+        """A missing setting: reported where the app loads its configuration
+        (``config_from_object``), else where it is created."""
+        if app.config is not None:
+            c = app.config
+            return self.at(message, c["path"], (c["line"], c["col"], c["end_line"], c["end_col"]), fix)
+        return self.at(message, app.path, app.pos, fix)
+
+    def at_assignment(self, a: Assignment, message: str, fix: Fix | None = None) -> Finding:
+        return self.at(message, a.path, a.value_pos or a.pos, fix)
+
+
+def where(app: App) -> str:
+    """Words for where the app's configuration lives."""
+    if app.source is not None:
+        return f"{'Django settings' if app.source.django else 'configuration module'} `{app.source.module}`"
+    return f"the configuration of `{app.var}`"
+
+
+def sources(m: Model) -> list[Source]:
+    """Every settings source of the run: the apps' sources and
+    ``celeryconfig`` modules no app is known to load."""
+    seen: dict[tuple[str, str | None], Source] = {}
+    for app in m.relevant_apps():
+        if app.source is not None:
+            seen.setdefault((app.source.module, app.source.namespace), app.source)
+    loaded = {module for module, _ in seen}
+    for module, path in sorted(m.module_paths.items()):
+        stem = module.rsplit(".", 1)[-1]
+        if module not in loaded and (stem == "celeryconfig" or module in m.project.settings.settings_modules):
+            source = m.source(module, False, None)
+            if source is not None:
+                seen[(module, None)] = source
+    return list(seen.values())

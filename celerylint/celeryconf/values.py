@@ -1,0 +1,133 @@
+"""Setting values as plain JSON-able data (facts survive the cache).
+
+An encoded value is ``None`` (unknown), ``{"const": x}`` (a literal; a
+timedelta becomes seconds), ``{"env": NAME, "default": <encoded>}`` (read
+from the environment) or ``{"dict": {key: <encoded>}}``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import libcst as cst
+
+from ..analysis.values import NONE, Env, FromNow, evaluate
+from ..context import FileContext
+
+
+def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> Any:
+    """``evaluate``, plus string concatenation and f-strings over environment
+    lookups (``REDIS_URL + "/1"``), which stay environment values."""
+    if depth > 8:
+        return None
+    depth += 1
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left, right = setting_value(node.left, ctx, depth), setting_value(node.right, ctx, depth)
+        if isinstance(left, Env) or isinstance(right, Env):
+            return _concat(left, right)
+    if isinstance(node, cst.FormattedString):
+        return _fstring(node, ctx, depth)
+    if isinstance(node, cst.Dict):
+        out = {}
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                return None
+            key = evaluate(element.key, ctx)
+            if not isinstance(key, (str, int)):
+                return None
+            out[key] = setting_value(element.value, ctx, depth)
+        return out
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [setting_value(e.value, ctx, depth) for e in node.elements if isinstance(e, cst.Element)]
+    if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
+        bound = ctx.lookup(node.value)
+        if bound is not None and isinstance(bound, (cst.BinaryOperation, cst.FormattedString, cst.Dict, cst.List, cst.Tuple)):
+            return setting_value(bound, ctx, depth)
+    return evaluate(node, ctx)
+
+
+def _concat(left: Any, right: Any) -> Any:
+    def parts(v):
+        if isinstance(v, Env):
+            return v.name, v.default
+        return None, v
+
+    lname, ldef = parts(left)
+    rname, rdef = parts(right)
+    if lname and rname and lname != rname:
+        return None
+    default = ldef + rdef if isinstance(ldef, str) and isinstance(rdef, str) else None
+    return Env(lname or rname, default)
+
+
+def _fstring(node: cst.FormattedString, ctx: FileContext, depth: int) -> Any:
+    out: list[Any] = []
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringText):
+            out.append(part.value)
+        elif isinstance(part, cst.FormattedStringExpression) and part.format_spec is None and part.conversion is None:
+            out.append(setting_value(part.expression, ctx, depth))
+        else:
+            return None
+    value: Any = ""
+    for item in out:
+        if item is None or not isinstance(item, (str, int, Env)) or isinstance(item, bool):
+            return None
+        item = str(item) if isinstance(item, int) else item
+        value = _concat(value, item) if isinstance(value, Env) or isinstance(item, Env) else value + item
+        if value is None:
+            return None
+    return value
+
+
+def encode(value: Any) -> Any:
+    if value is None or isinstance(value, FromNow):
+        return None
+    if value is NONE:
+        return {"const": None}
+    if isinstance(value, (bool, int, float, str)):
+        return {"const": value}
+    if isinstance(value, timedelta):
+        return {"const": value.total_seconds()}
+    if isinstance(value, Env):
+        return {"env": value.name, "default": encode(value.default)}
+    if isinstance(value, dict):
+        return {"dict": {str(k): encode(v) for k, v in value.items()}}
+    if isinstance(value, list):
+        items = [encode(v) for v in value]
+        if all(i is not None and "const" in i for i in items):
+            return {"const": [i["const"] for i in items]}
+    return None
+
+
+def plain(encoded: Any) -> tuple[Any, str | None]:
+    """``(value, env)``: the Python value (an environment value gives its
+    default, ``env`` names the variable); ``(None, None)`` when unknown.  A
+    literal ``None`` is returned as the string-free sentinel ``NULL``."""
+    if not isinstance(encoded, dict):
+        return None, None
+    if "const" in encoded:
+        return (NULL if encoded["const"] is None else encoded["const"]), None
+    if "env" in encoded:
+        value, _ = plain(encoded.get("default"))
+        return value, encoded["env"]
+    if "dict" in encoded:
+        return {k: v for k, v in encoded["dict"].items()}, None
+    return None, None
+
+
+class _Null:
+    def __repr__(self) -> str:
+        return "None"
+
+
+NULL = _Null()
+
+
+def describe(encoded: Any) -> str:
+    value, env = plain(encoded)
+    shown = "None" if value is NULL else repr(value)
+    if env:
+        return f"{shown} (from the environment variable {env}, default)" if value is not None else f"the environment variable {env}"
+    return shown

@@ -1,0 +1,268 @@
+from __future__ import annotations
+
+from ..celeryconf.fixes import add_setting, replace_value
+from ..celeryconf.model import App, Model
+from ..celeryconf.rulebase import ConfigRule, where
+from ..rule import Invalid, Valid
+
+
+def tasks_opt_in(m: Model, option: str) -> bool:
+    """Every task of the project sets ``option`` (or may, through a base
+    class celerylint cannot read); False when there are no tasks."""
+    if not m.tasks:
+        return False
+    for task in m.tasks:
+        value, state = m.task_option(task, option)
+        if state == "unset" or (state == "set" and value is not True):
+            return False
+    return True
+
+
+def app_task_class_sets(m: Model, app: App, option: str) -> bool:
+    """The app's ``task_cls`` sets ``option`` to True, or might."""
+    value, state = m.task_cls_option(app, option)
+    return state == "unknown" or (state == "set" and value is True)
+
+
+class AcksLateDisabled(ConfigRule):
+    """
+    ## What it does
+    Checks that every Celery app enables `task_acks_late`, unless every task
+    of the project opts in with `acks_late=True`. The app's configuration is
+    read from everywhere Celery reads it: `Celery(...)` keywords,
+    `app.conf.update(...)`, `app.conf.X = ...`, and the module or Django
+    settings given to `config_from_object`.
+
+    ## Why is this bad?
+    With `task_acks_late` off (Celery's default), the message is acknowledged
+    when the task *starts*. A worker that is killed mid-task (deploy, OOM,
+    autoscaling) loses the task silently: the broker has already forgotten
+    it. With late acknowledgement the message is acknowledged only after the
+    task returns, so an interrupted task is delivered again; the tasks must
+    then be safe to run twice.
+
+    ## Example
+    ```python
+    # celeryconfig.py
+    broker_url = "redis://localhost:6379/0"
+    ```
+
+    Use instead:
+    ```python
+    # celeryconfig.py
+    broker_url = "redis://localhost:6379/0"
+    task_acks_late = True
+    ```
+
+    ## Fix safety
+    The fix adds `task_acks_late = True` where the app's configuration lives
+    (the configuration module, the Django settings as `CELERY_TASK_ACKS_LATE`,
+    a new keyword of `app.conf.update(...)`, or `app.conf.task_acks_late =
+    True` after the app is created), or turns an explicit `False` into
+    `True`. It is unsafe: it changes delivery semantics, and tasks that are
+    not idempotent then run twice after a crash.
+
+    ## Options
+    None.
+
+    ## References
+    - [Celery: task_acks_late](https://docs.celeryq.dev/en/stable/userguide/configuration.html#task-acks-late)
+    - [Celery FAQ: should I use retry or acks_late?](https://docs.celeryq.dev/en/stable/faq.html#faq-acks-late-vs-retry)
+    """
+
+    CODE = "CL101"
+    NAME = "acks-late-disabled"
+    SEVERITY = "warning"
+    SUMMARY = "`task_acks_late` is not enabled: a worker killed mid-task loses the message"
+    FIX = "unsafe"
+    TAGS = ("configuration", "delivery")
+
+    VALID = (
+        Valid("""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj", broker="redis://", task_acks_late=True)
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("settings_not_in_this_tree")
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(**load_settings())
+        """),
+        Valid("""
+            # file: proj.py
+            import os
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.task_acks_late = os.environ.get("ACKS_LATE", "1") == "1"
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            @app.task(acks_late=True)
+            def a(): ...
+            @app.task(acks_late=True)
+            def b(): ...
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.production")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings/__init__.py
+            # file: proj/settings/base.py
+            DEBUG = False
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_TASK_SERIALIZER = "json"
+            # file: proj/settings/production.py
+            from .base import *
+            DEBUG = False
+            """,
+            fixed="""
+            # file: proj/settings/base.py
+            DEBUG = False
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_TASK_SERIALIZER = "json"
+            CELERY_TASK_ACKS_LATE = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery as make_app
+            app = make_app("proj", broker="redis://localhost")
+            app.conf.update(
+                task_serializer="json",
+                result_expires=3600,
+            )
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery as make_app
+            app = make_app("proj", broker="redis://localhost")
+            app.conf.update(
+                task_serializer="json",
+                result_expires=3600,
+                task_acks_late=True,
+            )
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            import celery
+            app = celery.Celery("proj")
+            app.conf.task_acks_late = False
+            """,
+            fixed="""
+            # file: proj.py
+            import celery
+            app = celery.Celery("proj")
+            app.conf.task_acks_late = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_connection_retry_on_startup = True
+            @app.task(acks_late=True)
+            def a(): ...
+            @app.task
+            def b(): ...
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_connection_retry_on_startup = True
+            app.conf.task_acks_late = True
+            @app.task(acks_late=True)
+            def a(): ...
+            @app.task
+            def b(): ...
+            """,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            BROKER_URL = "redis://localhost:6379/0"
+            CELERY_ACKS_LATE = False
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", config_source="celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            BROKER_URL = "redis://localhost:6379/0"
+            CELERY_ACKS_LATE = True
+            """,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.configured_apps():
+            acks = app.get("task_acks_late")
+            if acks.state == "unknown" or acks.truthy:
+                continue
+            if app.get("task_annotations").state != "default" or app_task_class_sets(m, app, "acks_late"):
+                continue
+            if tasks_opt_in(m, "acks_late"):
+                continue
+            why = ("a worker killed mid-task (deploy, OOM, scale-down) loses the message, because it was "
+                   "acknowledged when the task started")
+            if acks.state == "set":
+                fix = None if acks.env else replace_value(acks.at, "True", "set `task_acks_late` to True")
+                yield self.at_assignment(acks.at, f"`task_acks_late` is {acks.shown()}: {why}", fix)
+            else:
+                yield self.at_app(app, f"`task_acks_late` is not enabled in {where(app)} (Celery's default is False): {why}",
+                                  add_setting(m, app, "task_acks_late", "True"))

@@ -1,0 +1,204 @@
+from __future__ import annotations
+
+from ..celeryconf.fixes import add_setting, replace_value
+from ..celeryconf.model import Model
+from ..celeryconf.rulebase import ConfigRule, where
+from ..rule import Invalid, Valid
+from .cl101_acks_late_disabled import app_task_class_sets, tasks_opt_in
+
+
+class RejectOnWorkerLostMissing(ConfigRule):
+    """
+    ## What it does
+    Checks that an app with `task_acks_late` enabled also enables
+    `task_reject_on_worker_lost`.
+
+    ## Why is this bad?
+    With late acknowledgement alone, a task whose worker *process* dies (OOM
+    killer, segfault, `SIGKILL`) fails with `WorkerLostError` and the
+    message is still acknowledged (`task_acks_on_failure_or_timeout`
+    defaults to True): the task is lost exactly in the case acks_late was
+    meant to cover. `task_reject_on_worker_lost = True` rejects and requeues
+    the message instead, so another worker runs it again.
+
+    ## Example
+    ```python
+    # celeryconfig.py
+    task_acks_late = True
+    ```
+
+    Use instead:
+    ```python
+    # celeryconfig.py
+    task_acks_late = True
+    task_reject_on_worker_lost = True
+    ```
+
+    ## Fix safety
+    The fix adds `task_reject_on_worker_lost = True` where the app's
+    configuration lives (or turns an explicit `False` into `True`). It is
+    unsafe: a task that reliably kills its worker is then redelivered again
+    and again, so it must be made safe first.
+
+    ## Options
+    None.
+
+    ## References
+    - [Celery: task_reject_on_worker_lost](https://docs.celeryq.dev/en/stable/userguide/configuration.html#task-reject-on-worker-lost)
+    - [Celery: acks_late](https://docs.celeryq.dev/en/stable/userguide/tasks.html#Task.acks_late)
+    """
+
+    CODE = "CL102"
+    NAME = "reject-on-worker-lost-missing"
+    SEVERITY = "warning"
+    SUMMARY = "`acks_late` without `task_reject_on_worker_lost`: a task whose worker process dies is acknowledged anyway"
+    FIX = "unsafe"
+    TAGS = ("configuration", "delivery")
+
+    VALID = (
+        Valid("""
+            # file: celeryconfig.py
+            task_acks_late = True
+            task_reject_on_worker_lost = True
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery as App
+            app = App("proj", task_acks_late=True, task_reject_on_worker_lost=True)
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            CELERY_TASK_REJECT_ON_WORKER_LOST = True
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.task_acks_late = True
+            app.conf.update(REJECT_SETTINGS)
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.task_acks_late = True
+            @app.task(reject_on_worker_lost=True)
+            def a(): ...
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            # file: celeryconfig.py
+            task_acks_late = True
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            task_acks_late = True
+            task_reject_on_worker_lost = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj", task_acks_late=True)
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj", task_acks_late=True)
+            app.conf.task_reject_on_worker_lost = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            """,
+            fixed="""
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            CELERY_TASK_REJECT_ON_WORKER_LOST = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(task_acks_late=True, task_reject_on_worker_lost=False)
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(task_acks_late=True, task_reject_on_worker_lost=True)
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            import os
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.task_acks_late = os.environ.get("ACKS_LATE", True)
+            """,
+            fixed="""
+            # file: proj.py
+            import os
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.task_acks_late = os.environ.get("ACKS_LATE", True)
+            app.conf.task_reject_on_worker_lost = True
+            """,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.configured_apps():
+            if not app.get("task_acks_late").truthy:
+                continue
+            reject = app.get("task_reject_on_worker_lost")
+            if reject.state == "unknown" or reject.truthy:
+                continue
+            if app_task_class_sets(m, app, "reject_on_worker_lost") or tasks_opt_in(m, "reject_on_worker_lost"):
+                continue
+            if app.get("task_annotations").state != "default":
+                continue
+            why = ("with acks_late, a task whose worker process dies (OOM, SIGKILL) is still acknowledged "
+                   "and lost; `task_reject_on_worker_lost = True` requeues it")
+            if reject.state == "set":
+                fix = None if reject.env else replace_value(reject.at, "True", "set `task_reject_on_worker_lost` to True")
+                yield self.at_assignment(reject.at, f"`task_reject_on_worker_lost` is {reject.shown()}: {why}", fix)
+            else:
+                yield self.at_app(app, f"`task_reject_on_worker_lost` is not set in {where(app)}: {why}",
+                                  add_setting(m, app, "task_reject_on_worker_lost", "True"))

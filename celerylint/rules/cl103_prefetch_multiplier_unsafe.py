@@ -1,0 +1,279 @@
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ..celeryconf.fixes import add_setting, replace_value
+from ..config import DEFAULT_EXCLUDE
+from ..celeryconf.model import App, Model
+from ..celeryconf.rulebase import ConfigRule, where
+from ..celeryconf.values import plain
+from ..rule import Invalid, Valid
+
+LONG_TASK = 300  # seconds: a time limit at least this long declares a long task
+
+
+def number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def longest_time_limit(m: Model, app: App) -> float | None:
+    """The longest time limit declared globally or by a task, in seconds."""
+    limits = []
+    for option in ("task_time_limit", "task_soft_time_limit"):
+        value = number(app.get(option).value)
+        if value:
+            limits.append(value)
+    for task in m.tasks:
+        for option in ("time_limit", "soft_time_limit"):
+            value = number(plain(task["options"].get(option))[0])
+            if value:
+                limits.append(value)
+    return max(limits, default=None)
+
+
+_LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json))$")
+_MAX_BYTES = 1 << 20
+
+
+def prefetch_set_elsewhere(m: Model) -> bool:
+    """``--prefetch-multiplier`` on a worker command line: in a compose
+    file, or in the files that start workers (Procfile, shell scripts,
+    Dockerfiles, systemd units, supervisor configs).  Read lazily, only
+    when CL103 is about to report a missing setting."""
+    if any("prefetch-multiplier" in text for text in m.project.other_files.values()):
+        return True
+    cached = getattr(m, "_prefetch_cli", None)
+    if cached is None:
+        cached = m._prefetch_cli = _scan_launch_files(Path(m.root))
+    return cached
+
+
+def _scan_launch_files(root: Path) -> bool:
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
+        for name in filenames:
+            if not _LAUNCH_FILES.match(name):
+                continue
+            path = Path(directory) / name
+            try:
+                if path.stat().st_size <= _MAX_BYTES and b"prefetch-multiplier" in path.read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+class PrefetchMultiplierUnsafe(ConfigRule):
+    """
+    ## What it does
+    Checks `worker_prefetch_multiplier`: it is reported when it is not set
+    (Celery's default is 4), or when it is above 1 (or 0, unlimited) while
+    `task_acks_late` is on or tasks declare long time limits (5 minutes or
+    more, globally or per task). A worker started with
+    `--prefetch-multiplier` (in a compose file, Procfile, shell script,
+    Dockerfile or service unit of the project) is not reported.
+
+    ## Why is this bad?
+    Each worker process reserves `concurrency x multiplier` messages ahead.
+    With tasks of mixed duration, long tasks wait in the buffer of one busy
+    worker while other workers idle, which looks like tasks vanishing. With
+    late acknowledgement the reserved messages are also unacknowledged all
+    that time, so on Redis they count against the visibility timeout.
+
+    ## Example
+    ```python
+    # celeryconfig.py
+    task_acks_late = True
+    worker_prefetch_multiplier = 4
+    ```
+
+    Use instead:
+    ```python
+    # celeryconfig.py
+    task_acks_late = True
+    worker_prefetch_multiplier = 1
+    ```
+
+    ## Fix safety
+    The fix sets `worker_prefetch_multiplier = 1` where the app's
+    configuration lives. It is unsafe: throughput of many tiny tasks can
+    drop, because workers ask the broker more often.
+
+    ## Options
+    None.
+
+    ## References
+    - [Celery: worker_prefetch_multiplier](https://docs.celeryq.dev/en/stable/userguide/configuration.html#worker-prefetch-multiplier)
+    - [Celery: prefetch limits](https://docs.celeryq.dev/en/stable/userguide/optimizing.html#prefetch-limits)
+    """
+
+    CODE = "CL103"
+    NAME = "prefetch-multiplier-unsafe"
+    SEVERITY = "warning"
+    SUMMARY = "`worker_prefetch_multiplier` unset (4) or above 1 with acks_late or long tasks: workers hoard long tasks"
+    FIX = "unsafe"
+    TAGS = ("configuration", "prefetch")
+
+    VALID = (
+        Valid("""
+            # file: celeryconfig.py
+            task_acks_late = True
+            worker_prefetch_multiplier = 1
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj", worker_prefetch_multiplier=8)
+        """),
+        Valid("""
+            # file: proj.py
+            import os
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.worker_prefetch_multiplier = int(os.environ["PREFETCH"])
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.worker_prefetch_multiplier = 16
+            @app.task(time_limit=30)
+            def quick(): ...
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object(CONFIG)
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            # file: docker/worker.sh
+            exec celery -A proj worker --prefetch-multiplier=1 --concurrency=4
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            worker_prefetch_multiplier = 1
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_acks_late=True, worker_prefetch_multiplier=4)
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_acks_late=True, worker_prefetch_multiplier=1)
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery as Make
+            from datetime import timedelta
+            app = Make("proj")
+            app.conf.worker_prefetch_multiplier = 0
+            @app.task(soft_time_limit=timedelta(hours=1))
+            def export(): ...
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery as Make
+            from datetime import timedelta
+            app = Make("proj")
+            app.conf.worker_prefetch_multiplier = 1
+            @app.task(soft_time_limit=timedelta(hours=1))
+            def export(): ...
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            CELERYD_PREFETCH_MULTIPLIER = 4
+            """,
+            fixed="""
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            CELERYD_PREFETCH_MULTIPLIER = 1
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            import os
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.task_acks_late = True
+            app.conf.worker_prefetch_multiplier = int(os.environ.get("PREFETCH", 4))
+            """,
+            fixed=None,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.configured_apps():
+            prefetch = app.get("worker_prefetch_multiplier")
+            if prefetch.state == "unknown" or app.get("worker_disable_prefetch").truthy:
+                continue
+            if prefetch.state == "default":
+                if prefetch_set_elsewhere(m):
+                    continue
+                yield self.at_app(app, f"`worker_prefetch_multiplier` is not set in {where(app)}, so each worker process "
+                                       "reserves 4 messages ahead: long tasks wait behind busy workers while others idle; "
+                                       "set it to 1 for long or variable tasks",
+                                  add_setting(m, app, "worker_prefetch_multiplier", "1"))
+                continue
+            value = number(prefetch.value)
+            if value is None or value == 1 or prefetch_set_elsewhere(m):
+                continue
+            reasons = []
+            if app.get("task_acks_late").truthy:
+                reasons.append("`task_acks_late` is on")
+            longest = longest_time_limit(m, app)
+            if longest is not None and longest >= LONG_TASK:
+                reasons.append(f"tasks declare time limits up to {longest:g} s")
+            if not reasons:
+                continue
+            shown = "0 (unlimited)" if value == 0 else prefetch.shown()
+            fix = None if prefetch.env else replace_value(prefetch.at, "1", "set `worker_prefetch_multiplier` to 1")
+            yield self.at_assignment(prefetch.at, f"`worker_prefetch_multiplier` is {shown} while {' and '.join(reasons)}: "
+                                                  "workers reserve long tasks ahead and hold them unacknowledged", fix)

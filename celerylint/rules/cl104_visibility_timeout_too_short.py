@@ -1,0 +1,302 @@
+from __future__ import annotations
+
+from ..celeryconf.fixes import add_setting, read, replace_at
+from ..celeryconf.model import App, Model
+from ..celeryconf.redis_conf import transport
+from ..celeryconf.rulebase import ConfigRule
+from ..celeryconf.values import plain
+from ..model import Edit, Fix
+from ..rule import Invalid, Valid
+from ..source import LineIndex
+from .cl103_prefetch_multiplier_unsafe import number
+from .cl206_far_future_eta import human
+
+DEFAULT_VISIBILITY = {"redis": 3600, "sqs": 1800}
+
+
+def longest_duration(m: Model, app: App) -> tuple[float, str] | None:
+    """The longest time a message may stay unacknowledged: a literal
+    countdown/eta anywhere, or (with acks_late) a task's time limit."""
+    seen: list[tuple[float, str]] = []
+    for f in m.by_kind["delay"]:
+        seen.append((f["seconds"], f"a `{f['delay_kind']}` of {human(f['seconds'])} at {f['path']}:{f['line']}"))
+    global_late = app.get("task_acks_late").truthy
+    if global_late:
+        for option in ("task_time_limit", "task_soft_time_limit"):
+            r = app.get(option)
+            value = number(r.value)
+            if value and r.at is not None:
+                seen.append((value, f"`{option}` of {human(value)} with acks_late on"))
+    for task in m.tasks:
+        late = plain(task["options"].get("acks_late"))[0]
+        if not (late is True or (global_late and late is None)):
+            continue
+        for option in ("time_limit", "soft_time_limit"):
+            value = number(plain(task["options"].get(option))[0])
+            if value:
+                seen.append((value, f"task `{task['name']}` with acks_late and `{option}` of {human(value)} "
+                                    f"({task['path']}:{task['line']})"))
+    return max(seen, default=None)
+
+
+def above(seconds: float) -> int:
+    """The next whole hour strictly above ``seconds``."""
+    return int(seconds // 3600 + 1) * 3600
+
+
+class VisibilityTimeoutTooShort(ConfigRule):
+    """
+    ## What it does
+    For a Redis or SQS broker, compares the effective `visibility_timeout`
+    (from `broker_transport_options`, or the transport's default: one hour
+    on Redis, 30 minutes on SQS) with the longest time a message can stay
+    unacknowledged: literal `countdown`/`eta` values found in the code, and,
+    when late acknowledgement is on, the tasks' `time_limit` and
+    `soft_time_limit` (global or per task).
+
+    ## Why is this bad?
+    Redis has no real acknowledgements: a delivered message waits in an
+    "unacked" set, and after `visibility_timeout` seconds Celery assumes the
+    worker died and delivers it again, whether the worker is dead or just
+    slow. A countdown or eta longer than the timeout, or a late-acknowledged
+    task running longer than it, is therefore executed twice (and again
+    every timeout).
+
+    ## Example
+    ```python
+    # celeryconfig.py
+    broker_url = "redis://localhost:6379/0"
+    task_acks_late = True
+    task_time_limit = 2 * 60 * 60
+    ```
+
+    Use instead:
+    ```python
+    # celeryconfig.py
+    broker_url = "redis://localhost:6379/0"
+    task_acks_late = True
+    task_time_limit = 2 * 60 * 60
+    broker_transport_options = {"visibility_timeout": 3 * 60 * 60}
+    ```
+
+    ## Fix safety
+    The fix raises the timeout to the next whole hour above the longest
+    duration seen (replacing the value, adding the key to a literal
+    `broker_transport_options` dict, or adding the setting). It is unsafe: a
+    longer timeout also delays the redelivery of tasks whose worker really
+    died.
+
+    ## Options
+    None.
+
+    ## References
+    - [Celery: Redis visibility timeout](https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#visibility-timeout)
+    - [Celery: ETA and countdown](https://docs.celeryq.dev/en/stable/userguide/calling.html#eta-and-countdown)
+    """
+
+    CODE = "CL104"
+    NAME = "visibility-timeout-too-short"
+    SEVERITY = "error"
+    SUMMARY = "Redis/SQS visibility timeout shorter than a task's time limit or a countdown: the message is redelivered while it runs"
+    FIX = "unsafe"
+    TAGS = ("configuration", "redis", "delivery")
+
+    VALID = (
+        Valid("""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
+            task_time_limit = 2 * 60 * 60
+            broker_transport_options = {"visibility_timeout": 3 * 60 * 60}
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="amqp://guest@localhost//", task_acks_late=True, task_time_limit=7200)
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost", task_time_limit=7200)
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker=BROKER, task_acks_late=True, task_time_limit=7200)
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_transport_options = TRANSPORT_OPTIONS
+            def later(task):
+                task.apply_async(countdown=86400)
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            def soon(task):
+                task.apply_async(countdown=600)
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
+            task_time_limit = 2 * 60 * 60
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
+            task_time_limit = 2 * 60 * 60
+            broker_transport_options = {"visibility_timeout": 10800}
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_transport_options = {"visibility_timeout": 3600, "max_connections": 20}
+            def later(task):
+                task.apply_async(countdown=4 * 3600)
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_transport_options = {"visibility_timeout": 18000, "max_connections": 20}
+            def later(task):
+                task.apply_async(countdown=4 * 3600)
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_transport_options = {"max_connections": 20}
+            @app.task(acks_late=True, time_limit=5400)
+            def export(): ...
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_transport_options = {"visibility_timeout": 7200, "max_connections": 20}
+            @app.task(acks_late=True, time_limit=5400)
+            def export(): ...
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            import os
+            CELERY_BROKER_URL = os.environ.get("REDIS_URL", "redis://redis:6379/0")
+            CELERY_TASK_ACKS_LATE = True
+            CELERY_TASK_SOFT_TIME_LIMIT = 3 * 3600
+            # file: proj/tasks.py
+            from datetime import timedelta
+            from django.utils import timezone
+            def later(task):
+                task.apply_async(eta=timezone.now() + timedelta(hours=2))
+            """,
+            fixed="""
+            # file: proj/settings.py
+            import os
+            CELERY_BROKER_URL = os.environ.get("REDIS_URL", "redis://redis:6379/0")
+            CELERY_TASK_ACKS_LATE = True
+            CELERY_TASK_SOFT_TIME_LIMIT = 3 * 3600
+            CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 14400}
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj", broker="sqs://")
+            app.conf.task_acks_late = True
+            app.conf.task_time_limit = 3000
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj", broker="sqs://")
+            app.conf.task_acks_late = True
+            app.conf.task_time_limit = 3000
+            app.conf.broker_transport_options = {"visibility_timeout": 3600}
+            """,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.configured_apps():
+            broker = app.get("broker_url")
+            kind = transport(broker.value) if isinstance(broker.value, str) else None
+            if kind not in DEFAULT_VISIBILITY:
+                continue
+            options = app.get("broker_transport_options")
+            if options.state == "unknown" or not isinstance(options.value, dict):
+                continue
+            raw = options.value.get("visibility_timeout", DEFAULT_VISIBILITY[kind])
+            timeout = number(raw)
+            if timeout is None:
+                continue
+            longest = longest_duration(m, app)
+            if longest is None or longest[0] <= timeout:
+                continue
+            seconds, what = longest
+            new = above(seconds)
+            explicit = "visibility_timeout" in options.value
+            message = (f"the {kind} broker's visibility timeout is {human(timeout)}"
+                       f"{'' if explicit else ' (the default)'} but {what}: the message is delivered again "
+                       "while the first run is still pending or running")
+            item = options.at.items.get("visibility_timeout") if options.at is not None else None
+            if item is not None and item[1] is not None:
+                path = _item_path(m, options.at, item)
+                fix = None if plain(item[0])[1] else replace_at(path, item[1], str(new), f"raise `visibility_timeout` to {new}")
+                yield self.at(message, path, item[1], fix)
+            elif options.at is not None:
+                yield self.at_assignment(options.at, message, _insert_key(m, options.at, new))
+            else:
+                yield self.at_app(app, message, add_setting(m, app, "broker_transport_options", f'{{"visibility_timeout": {new}}}'))
+
+
+def _item_path(m: Model, assignment, item) -> str:
+    """Items set with ``X["visibility_timeout"] = v`` may live in another file."""
+    for f in m.by_kind["setting_item"]:
+        if f["key"] == "visibility_timeout" and (f["line"], f["col"], f["end_line"], f["end_col"]) == item[1]:
+            return f["path"]
+    return assignment.path
+
+
+def _insert_key(m: Model, assignment, new: int) -> Fix | None:
+    if assignment.value_pos is None:
+        return None
+    text = read(m, assignment.path)
+    if text is None:
+        return None
+    line, col = assignment.value_pos[:2]
+    if LineIndex(text).line_text(line)[col:col + 1] != "{":
+        return None
+    return Fix(f"add `visibility_timeout: {new}` to `broker_transport_options`",
+               (Edit(line, col + 1, line, col + 1, f'"visibility_timeout": {new}, '),), False, assignment.path)

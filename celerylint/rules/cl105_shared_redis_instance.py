@@ -1,0 +1,236 @@
+from __future__ import annotations
+
+from ..celeryconf.model import App, Assignment, Model, Resolved
+from ..celeryconf.redis_conf import RedisAddress, parse_redis_url
+from ..celeryconf.rulebase import ConfigRule
+from ..celeryconf.values import plain
+from ..rule import Invalid, Valid
+
+
+def redis_urls(value) -> list[str]:
+    if isinstance(value, str):
+        return [u for u in value.replace(",", ";").split(";") if u.strip()]
+    if isinstance(value, list):
+        return [u for u in value if isinstance(u, str)]
+    return []
+
+
+def comparable(a_env: str | None, b_env: str | None) -> bool:
+    """Two values say the same about production only when both are literal
+    or both come from the same environment variable."""
+    return a_env == b_env
+
+
+def cache_locations(app: App) -> list[tuple[str, object, str | None, Assignment]]:
+    """``(alias, LOCATION value, env, assignment)`` of the Django CACHES."""
+    source = app.source
+    if source is None or not source.django or not source.by_name.get("CACHES"):
+        return []
+    caches = source.by_name["CACHES"][-1]
+    if caches.cond:
+        return []
+    value, _ = plain(caches.value)
+    out = []
+    if not isinstance(value, dict):
+        return out
+    for alias, encoded in value.items():
+        config, _ = plain(encoded)
+        if not isinstance(config, dict) or "LOCATION" not in config:
+            continue
+        backend, _ = plain(config.get("BACKEND"))
+        if not isinstance(backend, str) or "redis" not in backend.lower():
+            continue
+        location, env = plain(config["LOCATION"])
+        out.append((alias, location, env, caches))
+    return out
+
+
+def instance_of(value, env) -> RedisAddress | None:
+    urls = redis_urls(value)
+    return parse_redis_url(urls[0]) if urls else None
+
+
+class SharedRedisInstance(ConfigRule):
+    """
+    ## What it does
+    Compares the Redis instances (host and port) of the broker, the result
+    backend and the Django `CACHES` of each Celery app. URLs are compared
+    only when both are literals or both come from the same environment
+    variable (its default is used), so a development default never stands
+    for production.
+
+    ## Why is this bad?
+    Eviction policy and memory limits belong to a Redis *instance*, not to
+    a database number: a cache tuned with `allkeys-lru` evicts queued task
+    messages like stale cache entries, and a full result backend makes the
+    broker refuse writes. On the *same database* it is worse: Django's
+    `cache.clear()` is `FLUSHDB` and wipes the queues and unacked messages.
+
+    ## Example
+    ```python
+    # settings.py
+    CELERY_BROKER_URL = "redis://redis:6379/0"
+    CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
+                          "LOCATION": "redis://redis:6379/0"}}
+    ```
+
+    Use instead:
+    ```python
+    # settings.py
+    CELERY_BROKER_URL = "redis://redis-broker:6379/0"  # noeviction
+    CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
+                          "LOCATION": "redis://redis-cache:6379/0"}}  # allkeys-lru
+    ```
+
+    ## Fix safety
+    No automatic fix: a second Redis instance is a deployment change.
+
+    ## Options
+    None.
+
+    ## References
+    - [Celery: Redis caveats (key eviction)](https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#key-eviction)
+    - [Redis: key eviction](https://redis.io/docs/latest/develop/reference/eviction/)
+    """
+
+    CODE = "CL105"
+    NAME = "shared-redis-instance"
+    SEVERITY = "warning"
+    SUMMARY = "The broker shares a Redis instance with the result backend or a cache: eviction and memory are per instance"
+    HINT = "give the broker its own Redis instance with maxmemory-policy noeviction"
+    TAGS = ("configuration", "redis")
+
+    VALID = (
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://broker:6379/0", backend="redis://results:6379/0")
+        """),
+        Valid("""
+            # file: proj.py
+            import os
+            from celery import Celery
+            app = Celery("proj", broker=os.environ.get("BROKER_URL", "redis://localhost:6379/0"),
+                         backend=os.environ.get("RESULT_URL", "redis://localhost:6379/1"))
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="amqp://localhost", backend="redis://localhost:6379/1")
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0", backend="django-db")
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://broker:6379/0"
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": "redis://cache:6379/0"}}
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker=BROKER, backend="redis://localhost:6379/1")
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0", backend="redis://localhost:6379/1")
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery as C
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = C("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            import os
+            REDIS_URL = os.environ.get("REDIS_URL", "redis://redis:6379")
+            CELERY_BROKER_URL = REDIS_URL + "/0"
+            CACHES = {
+                "default": {
+                    "BACKEND": "django_redis.cache.RedisCache",
+                    "LOCATION": f"{REDIS_URL}/1",
+                }
+            }
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://127.0.0.1:6379/0"
+            CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://localhost:6379"}}
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://cache.internal:6379/1"
+            result_backend = "redis://cache.internal:6379/2"
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.result_backend = "redis://localhost:6379/0"
+            """,
+            fixed=None,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.relevant_apps():
+            broker = app.get("broker_url")
+            if not broker.known:
+                continue
+            address = instance_of(broker.value, broker.env)
+            if address is None:
+                continue
+            backend = app.get("result_backend")
+            if backend.known and backend.at is not None and comparable(broker.env, backend.env):
+                other = instance_of(backend.value, backend.env)
+                if other is not None and other.instance() == address.instance():
+                    yield self.at_assignment(backend.at, self._message("the result backend", address, other, broker))
+            for alias, location, env, caches in cache_locations(app):
+                other = instance_of(location, env)
+                if other is not None and comparable(broker.env, env) and other.instance() == address.instance():
+                    yield self.at_assignment(caches, self._message(f"the Django cache `{alias}`", address, other, broker))
+
+    @staticmethod
+    def _message(what: str, broker: RedisAddress, other: RedisAddress, resolved: Resolved) -> str:
+        origin = f" (from {resolved.env})" if resolved.env else ""
+        head = f"{what} and the broker{origin} use the same Redis instance {broker.host}:{broker.port}"
+        if other.db == broker.db:
+            wipe = "a cache clear (FLUSHDB)" if "cache" in what else "a FLUSHDB"
+            return (f"{head} and the same database {broker.db}: {wipe} wipes the queued tasks too, "
+                    "and eviction and memory limits hit both")
+        return (f"{head} (databases {broker.db} and {other.db}): eviction policy and memory limits are per instance, "
+                "so pressure from one evicts or blocks the other")

@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..celeryconf.model import Assignment, Model
+from ..celeryconf.rulebase import ConfigRule, sources
+from ..celeryconf.settings_table import Table, table
+from ..model import Edit, Fix
+from ..rule import Invalid, Valid
+
+_QUOTED_VIA = ("conf_item", "update_dict")
+
+
+def checked(m: Model) -> Iterator[tuple[Assignment, str | None, bool]]:
+    """``(assignment, namespace, django)`` for every name written in a
+    Celery settings source: the apps' preconfiguration and their sources."""
+    for app in m.relevant_apps():
+        for assigned in app.preconf.values():
+            for a in assigned:
+                yield a, None, False
+    for source in sources(m):
+        for a in source.assignments:
+            yield a, source.namespace, source.django
+
+
+def settings_name(name: str, namespace: str | None, django: bool, t: Table) -> bool:
+    """Is ``name`` meant as a Celery setting in this source?"""
+    if django:
+        return name.isupper() and name.startswith(("CELERY", "BROKER_"))
+    return not name.startswith("_")
+
+
+def rename_fix(a: Assignment, new: str, safe: bool = False) -> Fix:
+    line, col, end_line, end_col = a.pos
+    text = f'"{new}"' if a.via in _QUOTED_VIA else new
+    return Fix(f"rename `{a.name}` to `{new}`", (Edit(line, col, end_line, end_col, text),), safe, a.path)
+
+
+class UnknownSetting(ConfigRule):
+    """
+    ## What it does
+    Finds setting names that Celery does not know, in a Celery settings
+    source (`Celery(...)` keywords, `app.conf`, a configuration module, the
+    `CELERY_` names of Django settings), when they are close to a real name:
+    `task_ack_late` for `task_acks_late`. The real names come from the
+    installed Celery (`celery.app.defaults`), new and old spellings, with the
+    namespace of the source.
+
+    ## Why is this bad?
+    Celery ignores unknown names without a word. A misspelt
+    `task_ack_late = True` leaves acks_late off: the configuration reads as
+    safe and is not.
+
+    ## Example
+    ```python
+    # celeryconfig.py
+    task_ack_late = True
+    ```
+
+    Use instead:
+    ```python
+    # celeryconfig.py
+    task_acks_late = True
+    ```
+
+    ## Fix safety
+    When exactly one real name is close, the fix renames the setting to it.
+    It is unsafe: the setting then takes effect, which changes behaviour,
+    and other code reading the misspelt name is not changed.
+
+    ## Options
+    None.
+
+    ## References
+    - [Celery: configuration and defaults](https://docs.celeryq.dev/en/stable/userguide/configuration.html)
+    """
+
+    CODE = "CL107"
+    NAME = "unknown-setting"
+    SEVERITY = "warning"
+    SUMMARY = "A setting name Celery does not know, close to a real one: Celery ignores it silently"
+    FIX = "sometimes"
+    HINT = "check the name against Celery's configuration reference"
+    TAGS = ("configuration",)
+
+    VALID = (
+        Valid("""
+            # file: celeryconfig.py
+            task_acks_late = True
+            REDIS_HOST = "localhost"
+            broker_url = f"redis://{REDIS_HOST}:6379/0"
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://", backend="redis://", include=["proj.tasks"])
+            app.conf.update(task_acks_late=True, worker_prefetch_multiplier=1)
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            CELERY_ACKS_LATE = True
+            CELERY_RESTRICT_WRITER_METHOD = "proj.db.log"
+            CELERYD_PREFETCH_MULTIPLIER = 1
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.beat_schedule = {}
+            app.conf["task_routes"] = {"a": "b"}
+        """),
+        Valid("""
+            # file: other_settings.py
+            task_ack_late = True
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            # file: celeryconfig.py
+            task_ack_late = True
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            task_acks_late = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj")
+            app.conf.update(worker_prefetch_multipler=1)
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj")
+            app.conf.update(worker_prefetch_multiplier=1)
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_ACK_LATE = True
+            """,
+            fixed="""
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf["task_reject_on_worker_lose"] = True
+            app.conf.broker_transport_option = {"visibility_timeout": 7200}
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf["task_reject_on_worker_lost"] = True
+            app.conf.broker_transport_options = {"visibility_timeout": 7200}
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            CELERYD_PREFETCH_MULTIPLER = 1
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            CELERYD_PREFETCH_MULTIPLIER = 1
+            """,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        t = table()
+        seen = set()
+        for a, namespace, django in checked(m):
+            key = (a.path, a.pos)
+            if key in seen or not settings_name(a.name, namespace, django, t):
+                continue
+            seen.add(key)
+            if t.known(a.name) or t.canonical(a.name, namespace):
+                continue
+            if django and not namespace and t.canonical(a.name, "CELERY"):
+                continue  # a namespaced name without the namespace: CL110
+            suggestions = t.suggestions(a.name, namespace if django or namespace else None)
+            if not suggestions:
+                continue
+            ns = namespace if django or namespace else None
+            best = t.suggestion(a.name, ns)
+            shown = f"`{best}`" if best else " or ".join(f"`{s}`" for s in suggestions)
+            fix = rename_fix(a, best) if best else None
+            yield self.at(f"`{a.name}` is not a Celery setting, so Celery ignores it: did you mean {shown}?",
+                          a.path, a.pos, fix)

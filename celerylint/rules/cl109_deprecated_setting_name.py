@@ -1,0 +1,247 @@
+from __future__ import annotations
+
+import re
+
+from ..celeryconf.fixes import read
+from ..celeryconf.model import Assignment, Model, Source
+from ..celeryconf.rulebase import ConfigRule, sources
+from ..celeryconf.settings_table import Table, table
+from ..model import Edit, Fix
+from ..rule import Invalid, Valid
+
+
+def _referenced_elsewhere(m: Model, names: set[str], assignments: list[Assignment]) -> bool:
+    """Does any linted file use one of ``names`` besides the assignments?"""
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    own = {a.path for a in assignments}
+    for path in m.project.python_files:
+        text = read(m, path)
+        if text is None:
+            continue
+        count = len(pattern.findall(text))
+        if count > (sum(1 for a in assignments if a.path == path) if path in own else 0):
+            return True
+    return False
+
+
+def duplicate(source: Source, name: str, t: Table) -> bool:
+    """The new spelling of old ``name`` is also set in the source."""
+    return t.renamed(name, source.namespace) in source.by_name
+
+
+def source_fix(m: Model, source: Source, t: Table) -> Fix | None:
+    """Rename every old name of the source at once, so no mix results."""
+    olds = [a for a in source.assignments if t.is_old(a.name, source.namespace) and not duplicate(source, a.name, t)]
+    if not olds or len({a.path for a in olds}) != 1:
+        return None
+    renames = {a.name: t.renamed(a.name, source.namespace) for a in olds}
+    edits = tuple(sorted(Edit(*a.pos, renames[a.name]) for a in olds))
+    safe = not _referenced_elsewhere(m, set(renames), olds)
+    shown = ", ".join(f"`{o}` -> `{n}`" for o, n in sorted(renames.items()))
+    return Fix(f"rename {shown}", edits, safe, olds[0].path)
+
+
+class DeprecatedSettingName(ConfigRule):
+    """
+    ## What it does
+    Finds old upper-case setting names (`CELERYD_PREFETCH_MULTIPLIER`,
+    `CELERY_ACKS_LATE`, `BROKER_URL`) in a Celery settings source, using the
+    old-to-new mapping of the installed Celery (`celery.app.defaults`). Under
+    `namespace="CELERY"`, the new spelling is `CELERY_` plus the upper-case
+    new name (`CELERY_WORKER_PREFETCH_MULTIPLIER`).
+
+    ## Why is this bad?
+    The old names are deprecated and scheduled for removal in Celery 6.0:
+    they will stop working without an error, like a misspelt setting. A
+    source that gains one new name besides old ones makes Celery refuse to
+    start (CL108).
+
+    ## Example
+    ```python
+    # celeryconfig.py
+    CELERYD_PREFETCH_MULTIPLIER = 1
+    CELERY_ACKS_LATE = True
+    ```
+
+    Use instead:
+    ```python
+    # celeryconfig.py
+    worker_prefetch_multiplier = 1
+    task_acks_late = True
+    ```
+
+    ## Fix safety
+    The fix renames every old name of the source at once, so no mix
+    results. It is safe when no other code refers to the old names (for
+    example `settings.CELERY_ACKS_LATE`), and unsafe otherwise. Django
+    settings loaded without a namespace get no fix: lower-case names are
+    invisible to Django, so the namespace must be added first (CL110).
+
+    ## Options
+    None.
+
+    ## References
+    - [Celery: new lowercase settings](https://docs.celeryq.dev/en/stable/userguide/configuration.html#new-lowercase-settings)
+    - [Celery: `celery upgrade settings`](https://docs.celeryq.dev/en/stable/history/whatsnew-4.0.html#lowercase-setting-names)
+    """
+
+    CODE = "CL109"
+    NAME = "deprecated-setting-name"
+    SEVERITY = "warning"
+    SUMMARY = "An old upper-case setting name, deprecated and removed in Celery 6"
+    FIX = "sometimes"
+    HINT = "load Django settings with namespace=\"CELERY\" and use CELERY_<NEW_NAME>"
+    TAGS = ("configuration",)
+
+    VALID = (
+        Valid("""
+            # file: celeryconfig.py
+            worker_prefetch_multiplier = 1
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+            CELERY_RESULT_BACKEND = "redis://"
+            CELERY_TIMEZONE = "UTC"
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(worker_prefetch_multiplier=1)
+        """),
+        Valid("""
+            # file: settings.py
+            CELERYD_PREFETCH_MULTIPLIER = 1
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object(get_config())
+            # file: celeryconf_helpers.py
+            CELERYD_PREFETCH_MULTIPLIER = 1
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_SEND_SENT_EVENT = True
+            CELERY_SEND_TASK_SENT_EVENT = True
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            CELERYD_PREFETCH_MULTIPLIER = 1
+            CELERY_ACKS_LATE = True
+            BROKER_URL = "redis://localhost"
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            worker_prefetch_multiplier = 1
+            task_acks_late = True
+            broker_url = "redis://localhost"
+            """,
+            count=3,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            CELERYD_PREFETCH_MULTIPLIER = 1
+            """,
+            fixed="""
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj")
+            app.conf.CELERYD_PREFETCH_MULTIPLIER = 1
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery as C
+            app = C("proj")
+            app.conf.worker_prefetch_multiplier = 1
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings.py
+            CELERY_ALWAYS_EAGER = False
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            CELERYD_PREFETCH_MULTIPLIER = 1
+            # file: proj/__init__.py
+            # file: proj/tasks.py
+            from celeryconfig import CELERYD_PREFETCH_MULTIPLIER
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            worker_prefetch_multiplier = 1
+            """,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        t = table()
+        for app in m.relevant_apps():
+            for assigned in app.preconf.values():
+                for a in assigned:
+                    if t.is_old(a.name, None):
+                        new = t.to_new[a.name]
+                        quoted = a.via in ("conf_item", "update_dict")
+                        fix = Fix(f"rename `{a.name}` to `{new}`", (Edit(*a.pos, f'"{new}"' if quoted else new),),
+                                  True, a.path)
+                        yield self.at(f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6",
+                                      a.path, a.pos, fix)
+        for source in sources(m):
+            if source.namespace and not source.namespace.isupper():
+                continue
+            fix = None if source.django and not source.namespace else source_fix(m, source, t)
+            for a in source.assignments:
+                if (source.django and not a.name.isupper()) or not t.is_old(a.name, source.namespace):
+                    continue
+                if source.django and not source.namespace:
+                    yield self.at(f"`{a.name}` is an old setting name, deprecated and removed in Celery 6: load the "
+                                  "Django settings with `namespace=\"CELERY\"` and call it "
+                                  f"`CELERY_{t.to_new[a.name].upper()}`", a.path, a.pos)
+                    continue
+                new = t.renamed(a.name, source.namespace)
+                if duplicate(source, a.name, t):
+                    yield self.at(f"`{a.name}` is the old name of `{new}`, which is also set: the old name is deprecated "
+                                  "and removed in Celery 6, delete it", a.path, a.pos)
+                    continue
+                yield self.at(f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6", a.path, a.pos, fix)

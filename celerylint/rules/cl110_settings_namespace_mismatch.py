@@ -1,0 +1,238 @@
+from __future__ import annotations
+
+from ..celeryconf.model import Model
+from ..celeryconf.rulebase import ConfigRule
+from ..celeryconf.settings_table import table
+from ..model import Edit, Fix
+from ..rule import Invalid, Valid
+
+
+class SettingsNamespaceMismatch(ConfigRule):
+    """
+    ## What it does
+    Finds Django settings that hold `CELERY_`-prefixed new-style names
+    (`CELERY_BROKER_URL`, `CELERY_TASK_ACKS_LATE`) while the app loads them
+    with `config_from_object("django.conf:settings")` without
+    `namespace="CELERY"`, or with a lower-case namespace. Names that are
+    also valid old names (`CELERY_RESULT_BACKEND`, `CELERY_TIMEZONE`) work
+    either way and are not counted.
+
+    ## Why is this bad?
+    Without the namespace Celery looks for `broker_url`/`BROKER_URL`, not
+    `CELERY_BROKER_URL`: every such setting is silently ignored. The broker
+    falls back to `amqp://guest@localhost//`, acks_late stays off, time
+    limits vanish, and nothing says so.
+
+    ## Example
+    ```python
+    # proj/celery.py
+    app.config_from_object("django.conf:settings")
+
+    # proj/settings.py
+    CELERY_BROKER_URL = "redis://localhost:6379/0"
+    CELERY_TASK_ACKS_LATE = True
+    ```
+
+    Use instead:
+    ```python
+    # proj/celery.py
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    ```
+
+    ## Fix safety
+    The fix adds `namespace="CELERY"` (or upper-cases a lower-case one). It
+    is unsafe: settings that were ignored until now take effect.
+
+    ## Options
+    None.
+
+    ## References
+    - [Celery: First steps with Django](https://docs.celeryq.dev/en/stable/django/first-steps-with-django.html)
+    - [Celery: configuration namespaces](https://docs.celeryq.dev/en/stable/userguide/configuration.html#new-lowercase-settings)
+    """
+
+    CODE = "CL110"
+    NAME = "settings-namespace-mismatch"
+    SEVERITY = "error"
+    SUMMARY = "`CELERY_`-prefixed Django settings loaded without `namespace=\"CELERY\"`: Celery silently ignores them"
+    FIX = "unsafe"
+    TAGS = ("configuration", "django")
+
+    VALID = (
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://"
+            CELERY_TASK_ACKS_LATE = True
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings.py
+            BROKER_URL = "redis://"
+            CELERY_ACKS_LATE = True
+            CELERY_RESULT_BACKEND = "redis://"
+            CELERY_TIMEZONE = "UTC"
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="celery")
+            # file: proj/settings.py
+            celery_broker_url = "redis://"
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("proj.celeryconfig")
+            # file: proj/celeryconfig.py
+            broker_url = "redis://"
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://"
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings.py
+            CELERY_TASK_ACKS_LATE = True
+            """,
+            fixed="""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery as C
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = C("proj")
+            app.config_from_object("django.conf:settings", namespace="celery")
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            """,
+            fixed="""
+            # file: proj/celery.py
+            import os
+            from celery import Celery as C
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = C("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object(
+                "django.conf:settings",
+            )
+            # file: proj/settings.py
+            CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+            """,
+            fixed="""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object(
+                "django.conf:settings", namespace="CELERY",
+            )
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/worker.py
+            from celery import Celery
+            from django.conf import settings
+            app = Celery("proj")
+            app.config_from_object(settings)
+            # file: proj/settings.py
+            CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 7200}
+            """,
+            fixed="""
+            # file: proj/worker.py
+            from celery import Celery
+            from django.conf import settings
+            app = Celery("proj")
+            app.config_from_object(settings, namespace="CELERY")
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings/__init__.py
+            from .base import *
+            # file: proj/settings/base.py
+            CELERY_BROKER_URL = "redis://"
+            CELERY_ACKS_LATE = True
+            """,
+            fixed="""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            """,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        t = table()
+        for app in m.relevant_apps():
+            source, config = app.source, app.config
+            if source is None or not source.django or (source.namespace and source.namespace.isupper()):
+                continue
+            ignored = sorted({a.name for a in source.assignments
+                              if a.name.isupper() and a.name not in t.old and t.canonical(a.name, "CELERY")})
+            if not ignored:
+                continue
+            shown = ", ".join(f"`{n}`" for n in ignored[:4]) + (f" and {len(ignored) - 4} more" if len(ignored) > 4 else "")
+            fix = None
+            ns = app.config_args.get("config_source_namespace")
+            last = app.config_args.get("config_source_last_arg")
+            if source.namespace:
+                pos = (ns["line"], ns["col"], ns["end_line"], ns["end_col"]) if ns else None
+                if pos:
+                    fix = Fix('use namespace="CELERY"', (Edit(*pos, '"CELERY"'),), False, ns["path"])
+                how = f"with the lower-case namespace {source.namespace!r}"
+            else:
+                if last is not None:
+                    at = (last["end_line"], last["end_col"])
+                    fix = Fix('add namespace="CELERY"', (Edit(*at, *at, ', namespace="CELERY"'),), False, last["path"])
+                how = "without `namespace=\"CELERY\"`"
+            yield self.at(f"the Django settings are loaded {how}, so Celery silently ignores {shown}",
+                          config["path"], (config["line"], config["col"], config["end_line"], config["end_col"]), fix)

@@ -1,0 +1,336 @@
+"""Fact collectors for the configuration rules (CL1xx): Celery apps and
+everything that configures them, read during the single traversal.
+
+Facts (plain data, see ``celerylint.celeryconf.model`` for their use):
+
+- ``celery_app`` (at the ``Celery(...)`` call) and ``app_stmt`` (its
+  statement): ``app`` key ``module:variable``;
+- ``setting`` (at the name) and ``setting_value`` (at the value), joined by
+  ``id``: ``source`` is ``app:<key>`` (constructor, ``app.conf.update``,
+  ``app.conf.X = ...``, ``app.conf["X"] = ...``) or ``module:<name>``
+  (module-level assignments of settings-like files); ``setting_item`` for
+  ``X["key"] = v`` and literal keys of ``*transport_options`` dicts;
+- ``config_source`` (``config_from_object``/``config_source=``; target,
+  namespace), ``app_open`` (configuration we cannot read), ``update_call``
+  and ``conf_stmt`` (where a new keyword or ``app.conf.X`` line goes);
+- ``star_import``, ``django_settings_module``, ``module_info``;
+- ``config_set`` (``CONFIG SET maxmemory-policy`` in code).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ..analysis.clients import REDIS, client_kind
+from ..analysis.tasks import APP_FACTORIES, APP_OBJECTS
+from ..celeryconf.redis_conf import parse_redis_url
+from ..celeryconf.values import encode, setting_value
+from ..context import FileContext, dotted_name
+from ..rule import Checker, Regex
+
+# Upper-case module-level names worth recording in any file; lower-case and
+# other names only in files that look like settings modules.
+_UPPER_SETTING = re.compile(r"^(?:CELERY|BROKER|CACHES$)")
+_SETTINGS_PATH = re.compile(r"(?:^|/)(?:[^/]*(?:settings|config|conf)[^/]*\.py|(?:settings|config|conf)/[^/]+\.py)$")
+_CTOR_SETTINGS = {"broker": "broker_url", "backend": "result_backend", "include": "include"}
+_CTOR_IGNORED = frozenset({
+    "main", "loader", "amqp", "events", "log", "control", "set_as_current", "tasks", "fixups",
+    "autofinalize", "strict_typing", "config_source_silent", "task_cls",
+})
+_OPENING_METHODS = frozenset({"config_from_envvar", "add_defaults"})
+
+
+def _settings_like(ctx: FileContext) -> bool:
+    if _SETTINGS_PATH.search(ctx.path):
+        return True
+    return bool(ctx.module_name) and ctx.module_name in ctx.settings.settings_modules
+
+
+def _string(node: cst.BaseExpression, ctx: FileContext) -> str | None:
+    value = setting_value(node, ctx)
+    return value if isinstance(value, str) else None
+
+
+class ConfigCollector(Checker):
+    # Literal-first patterns: the prefilter runs on every file of the tree.
+    # Settings are looked for at the start of a line (indented ones only
+    # inside ``if``/``try`` blocks of a file that also has one at column 0).
+    NEEDLES = (
+        Regex(rb"(?m)Celery(?:\s*[(,)\n#;\\]|\s+as\b|$)"), Regex(rb"\.conf\s*[.\[]"),
+        b"config_from_object", b"config_from_envvar", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
+        Regex(rb"\n(?:CELERY|BROKER_|CACHES)"), Regex(rb"\A(?:CELERY|BROKER_|CACHES)"),
+        Regex(rb"\n(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[]"),
+        Regex(rb"\A(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[]"),
+        Regex(rb"import[ \t]+\*"),
+    )
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.module = ctx.module_name or ctx.path
+        self.settings_like = _settings_like(ctx)
+        self.counter = 0
+        self.depth = 0  # compound statements around the current one at module level
+        self.guarded = 0  # try blocks around the current statement
+        self.recorded_module = False
+
+    # -- structure ----------------------------------------------------------
+    def _enter(self, node) -> None:
+        self.depth += 1
+
+    def _leave(self, node) -> None:
+        self.depth -= 1
+
+    visit_If = visit_For = visit_While = _enter
+    leave_If = leave_For = leave_While = _leave
+
+    def _enter_guard(self, node) -> None:
+        """``try:`` and ``with suppress(ImportError):`` make imports optional."""
+        self.depth += 1
+        self.guarded += 1
+
+    def _leave_guard(self, node) -> None:
+        self.depth -= 1
+        self.guarded -= 1
+
+    visit_Try = visit_With = _enter_guard
+    leave_Try = leave_With = _leave_guard
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self.recorded_module or self.settings_like:
+            text = self.ctx.text
+            self.ctx.fact("module_info", None, module=self.module, lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
+                          newline_at_end=text.endswith(("\n", "\r")) or not text, settings_like=self.settings_like)
+
+    # -- helpers ------------------------------------------------------------
+    def _id(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def _setting(self, source: str, name: str, name_node: cst.CSTNode, value_node: cst.BaseExpression | None,
+                 via: str, cond: bool = False) -> None:
+        sid = self._id()
+        value = encode(setting_value(value_node, self.ctx)) if value_node is not None else None
+        self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond)
+        if value_node is not None:
+            self.ctx.fact("setting_value", value_node, id=sid)
+            if isinstance(value_node, cst.Dict) and name.lower().endswith("transport_options"):
+                for element in value_node.elements:
+                    if isinstance(element, cst.DictElement):
+                        key = _string(element.key, self.ctx)
+                        if key:
+                            self.ctx.fact("setting_item", element.value, id=sid, source=source, name=name, key=key,
+                                          value=encode(setting_value(element.value, self.ctx)), literal=True)
+
+    def app_key(self, node: cst.BaseExpression) -> str | None:
+        """The app a receiver stands for: ``module:var`` or ``*`` (current_app)."""
+        if isinstance(node, cst.Name):
+            if node.value in self.ctx.imports:
+                target = self.ctx.imports[node.value]
+                if target in APP_OBJECTS:
+                    return "*"
+                module, _, var = target.rpartition(".")
+                return f"{module}:{var}" if module and not target.startswith(("celery.", "django.")) else None
+            bound = self.ctx.lookup(node.value)
+            if isinstance(bound, cst.Call) and self.ctx.imported_name(bound.func) in APP_FACTORIES:
+                return f"{self.module}:{node.value}"
+            return None
+        if self.ctx.imported_name(node) in APP_OBJECTS:
+            return "*"
+        return None
+
+    def _conf_receiver(self, node: cst.BaseExpression) -> str | None:
+        """``<app>.conf`` -> the app key."""
+        if isinstance(node, cst.Attribute) and node.attr.value == "conf":
+            return self.app_key(node.value)
+        return None
+
+    # -- apps and their configuration ----------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        for small in node.body:
+            if isinstance(small, cst.Assign):
+                self._statement_assign(node, small)
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                func = small.value.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "update":
+                    key = self._conf_receiver(func.value)
+                    if key:
+                        self.ctx.fact("conf_stmt", node, app=key)
+
+    def _statement_assign(self, stmt: cst.SimpleStatementLine, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and self.ctx.imported_name(value.func) in APP_FACTORIES:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    key = f"{self.module}:{target.target.value}"
+                    self.ctx.fact("app_stmt", stmt, app=key)
+                    self._app(key, value)
+                    return
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute):
+                key = self._conf_receiver(t.value)
+                if key:
+                    self._setting(f"app:{key}", t.attr.value, t.attr, value, "conf_attr")
+                    self.ctx.fact("conf_stmt", stmt, app=key)
+            elif isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
+                index = _string(t.slice[0].slice.value, self.ctx)
+                base = t.value
+                key = self._conf_receiver(base)
+                if key and index:
+                    self._setting(f"app:{key}", index, t.slice[0].slice.value, value, "conf_item")
+                    self.ctx.fact("conf_stmt", stmt, app=key)
+                elif index and isinstance(base, cst.Attribute):
+                    key = self._conf_receiver(base.value)
+                    if key:
+                        self.ctx.fact("setting_item", value, source=f"app:{key}", name=base.attr.value, key=index,
+                                      value=encode(setting_value(value, self.ctx)), literal=False)
+                        self.ctx.fact("conf_stmt", stmt, app=key)
+                elif index and isinstance(base, cst.Name) and self.ctx.at_module_level and _UPPER_SETTING.match(base.value):
+                    self.ctx.fact("setting_item", value, source=f"module:{self.module}", name=base.value, key=index,
+                                  value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
+            elif isinstance(t, cst.Name) and self.ctx.at_module_level:
+                self._module_setting(t, value)
+
+    def _module_setting(self, target: cst.Name, value: cst.BaseExpression) -> None:
+        name = target.value
+        if not (_UPPER_SETTING.match(name) or (self.settings_like and not name.startswith("_"))):
+            return
+        self.recorded_module = True
+        self._setting(f"module:{self.module}", name, target, value, "assign", cond=self.depth > 0)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and isinstance(node.target, cst.Name) and self.ctx.at_module_level:
+            self._module_setting(node.target, node.value)
+
+    def _app(self, key: str, call: cst.Call) -> None:
+        self.ctx.fact("celery_app", call, app=key, module=self.module)
+        source = f"app:{key}"
+        for a in call.args:
+            if a.star:
+                self.ctx.fact("app_open", call, app=key, why="keyword arguments unpacked into Celery(...)")
+                continue
+            if a.keyword is None:
+                continue
+            name = a.keyword.value
+            if name == "config_source":
+                self._config_source(key, call, a.value, None)
+            elif name == "changes":
+                self.ctx.fact("app_open", call, app=key, why="`changes=` given to Celery(...)")
+            elif name == "task_cls":
+                self.ctx.fact("task_cls", a.value, app=key, value=_string(a.value, self.ctx) or self.ctx.qualify(a.value))
+            elif name == "namespace":
+                pass
+            elif name not in _CTOR_IGNORED:
+                self._setting(source, _CTOR_SETTINGS.get(name, name), a.keyword, a.value, "ctor")
+        namespace = next((a.value for a in call.args if a.keyword and a.keyword.value == "namespace"), None)
+        if namespace is not None:
+            self.ctx.fact("app_namespace", namespace, app=key, value=_string(namespace, self.ctx))
+
+    def _config_source(self, key: str, call: cst.Call, target: cst.BaseExpression, namespace: cst.Arg | None) -> None:
+        value = _string(target, self.ctx)
+        if value is None:
+            qualified = self.ctx.imported_name(target)  # config_from_object(settings_module)
+            value = qualified if qualified and "." in qualified else None
+        ns = None
+        if namespace is not None:
+            ns = _string(namespace.value, self.ctx)
+            if ns is None:
+                ns = "?"  # given but unknown
+        self.ctx.fact("config_source", call, app=key, target=value, namespace=ns)
+        last = call.args[-1] if call.args else None
+        if last is not None:
+            self.ctx.fact("config_source_last_arg", last, app=key, trailing_comma=isinstance(last.comma, cst.Comma))
+        if namespace is not None:
+            self.ctx.fact("config_source_namespace", namespace.value, app=key)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            self._django_settings_module(node)
+            return
+        method = func.attr.value
+        if method == "config_from_object":
+            key = self.app_key(func.value)
+            if key and node.args and not node.args[0].star and node.args[0].keyword is None:
+                namespace = next((a for a in node.args if a.keyword and a.keyword.value == "namespace"), None)
+                self._config_source(key, node, node.args[0].value, namespace)
+        elif method in _OPENING_METHODS:
+            key = self.app_key(func.value) or self._conf_receiver(func.value)
+            if key:
+                self.ctx.fact("app_open", node, app=key, why=f"`{method}(...)`")
+        elif method == "update":
+            key = self._conf_receiver(func.value)
+            if key:
+                self._update(key, node)
+        elif method == "setdefault":
+            self._django_settings_module(node)
+        elif method in ("config_set", "execute_command"):
+            self._config_set(node, method)
+
+    def _update(self, key: str, call: cst.Call) -> None:
+        source = f"app:{key}"
+        for a in call.args:
+            if a.star or (a.keyword is None and not isinstance(a.value, cst.Dict)):
+                self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read")
+                continue
+            if a.keyword is not None:
+                self._setting(source, a.keyword.value, a.keyword, a.value, "update")
+            else:
+                for element in a.value.elements:
+                    name = _string(element.key, self.ctx) if isinstance(element, cst.DictElement) else None
+                    if name is None:
+                        self.ctx.fact("app_open", call, app=key, why="`app.conf.update({...})` with keys celerylint cannot read")
+                        continue
+                    self._setting(source, name, element.key, element.value, "update_dict")
+        if call.args and all(a.keyword is not None and not a.star for a in call.args):
+            last = call.args[-1]
+            self.ctx.fact("update_call", last, app=key, trailing_comma=isinstance(last.comma, cst.Comma))
+
+    def _django_settings_module(self, node: cst.Call) -> None:
+        name = self.ctx.imported_name(node.func)
+        if name not in ("os.environ.setdefault", "os.putenv") or len(node.args) < 2:
+            return
+        if _string(node.args[0].value, self.ctx) == "DJANGO_SETTINGS_MODULE":
+            target = _string(node.args[1].value, self.ctx)
+            if target:
+                self.ctx.fact("django_settings_module", None, value=target, module=self.module)
+
+    def _config_set(self, node: cst.Call, method: str) -> None:
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        values = [_string(a.value, self.ctx) for a in args]
+        if method == "execute_command":
+            if len(values) >= 4 and (values[0] or "").upper() == "CONFIG" and (values[1] or "").upper() == "SET":
+                args, values = args[2:], values[2:]
+            else:
+                return
+        if len(values) >= 2 and (values[0] or "").lower() == "maxmemory-policy" and values[1]:
+            self.ctx.fact("config_set", args[1].value, policy=values[1], host=self._client_host(node.func.value))
+
+    def _client_host(self, node: cst.BaseExpression) -> str | None:
+        """The host of a Redis client made here: ``Redis(host=...)``,
+        ``Redis()`` (localhost) or ``from_url("redis://...")``."""
+        if isinstance(node, cst.Name):
+            node = self.ctx.lookup(node.value)
+        if not isinstance(node, cst.Call) or client_kind(node, self.ctx) != REDIS:
+            return None
+        name = self.ctx.imported_name(node.func) or ""
+        if name.endswith("from_url"):
+            url = _string(node.args[0].value, self.ctx) if node.args else None
+            address = parse_redis_url(url) if url else None
+            return address.host if address else None
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == "host":
+                host = _string(a.value, self.ctx)
+                return host.lower().replace("127.0.0.1", "localhost") if host else None
+            if a.keyword is None or a.star:
+                return None
+        return "localhost"
+
+    # -- module structure -----------------------------------------------------
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar) and self.ctx.at_module_level:
+            module = self.ctx.resolve_relative(len(node.relative), dotted_name(node.module) if node.module else "")
+            self.recorded_module = True
+            self.ctx.fact("star_import", node, module=self.module, target=module, guarded=self.guarded > 0)

@@ -1,0 +1,77 @@
+"""The configuration rules (CL1xx) on the seed article's configuration:
+the good configuration is silent; without any one of its settings, the
+matching rule fires where the app loads its configuration, with a fix that
+restores the setting."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from celerylint.config import load_settings
+from celerylint.registry import known_codes
+from celerylint.runner import run
+
+GOOD = {
+    "task_acks_late": ("task_acks_late = True", "CL101"),
+    "task_reject_on_worker_lost": ("task_reject_on_worker_lost = True", "CL102"),
+    "worker_prefetch_multiplier": ("worker_prefetch_multiplier = 1", "CL103"),
+    "broker_transport_options": ('broker_transport_options = {"visibility_timeout": 10800}', "CL104"),
+}
+APP = 'from celery import Celery\n\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'
+TASKS = ("from proj import app\n\n\n@app.task(time_limit=2 * 60 * 60)\ndef export():\n    ...\n")
+
+
+def lint(root, fix=False):
+    settings = replace(load_settings(None, root, known_codes()), root=root, config_dir=root, select=("CL1",))
+    return run([root], settings, fix=fix, unsafe=fix)
+
+
+def write(root, lines):
+    (root / "celeryconfig.py").write_text('broker_url = "redis://localhost:6379/1"\n' + "".join(l + "\n" for l in lines))
+    (root / "proj.py").write_text(APP)
+    (root / "tasks.py").write_text(TASKS)
+
+
+def test_good_configuration_is_silent(tmp_path):
+    write(tmp_path, [line for line, _ in GOOD.values()])
+    result = lint(tmp_path)
+    assert not result.errors, result.errors
+    assert not result.findings, result.findings
+
+
+@pytest.mark.parametrize("missing", list(GOOD))
+def test_each_missing_setting_fires_and_the_fix_restores_it(tmp_path, missing):
+    write(tmp_path, [line for name, (line, _) in GOOD.items() if name != missing])
+    code = GOOD[missing][1]
+    findings = [f for f in lint(tmp_path).findings if f.code == code]
+    assert len(findings) == 1, findings
+    assert (findings[0].path, findings[0].line) == ("proj.py", 4)  # the config_from_object line
+    assert findings[0].fix is not None and findings[0].fix.path == "celeryconfig.py"
+    lint(tmp_path, fix=True)
+    assert not [f for f in lint(tmp_path).findings if f.code == code]
+    text = (tmp_path / "celeryconfig.py").read_text()
+    name = "visibility_timeout" if missing == "broker_transport_options" else missing
+    assert name in text
+
+
+def test_unknown_values_stay_silent(tmp_path):
+    (tmp_path / "celeryconfig.py").write_text("from deployment.celery_defaults import *\nbroker_url = BROKER\n")
+    (tmp_path / "proj.py").write_text(APP)
+    (tmp_path / "tasks.py").write_text(TASKS)
+    result = lint(tmp_path)
+    assert not result.errors, result.errors
+    assert not result.findings, result.findings
+
+
+def test_mixed_names_fire_cl108_and_cl109_renames_the_whole_source(tmp_path):
+    (tmp_path / "celeryconfig.py").write_text("CELERYD_PREFETCH_MULTIPLIER = 1\nCELERY_ACKS_LATE = True\ntask_reject_on_worker_lost = True\n")
+    (tmp_path / "proj.py").write_text(APP)
+    codes = sorted(f.code for f in lint(tmp_path).findings if f.code in ("CL108", "CL109"))
+    assert codes == ["CL108", "CL109", "CL109"]
+    lint(tmp_path, fix=True)
+    assert (tmp_path / "celeryconfig.py").read_text() == (
+        "worker_prefetch_multiplier = 1\ntask_acks_late = True\ntask_reject_on_worker_lost = True\n"
+    )
+    assert not [f for f in lint(tmp_path).findings if f.code in ("CL108", "CL109")]
