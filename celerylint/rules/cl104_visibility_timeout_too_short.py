@@ -19,7 +19,7 @@ def longest_duration(m: Model, app: App) -> tuple[float, str] | None:
     countdown/eta anywhere, or (with acks_late) a task's time limit."""
     seen: list[tuple[float, str]] = []
     for f in m.by_kind["delay"]:
-        seen.append((f["seconds"], f"a `{f['delay_kind']}` of {human(f['seconds'])} at {f['path']}:{f['line']}"))
+        seen.append((f["seconds"], f"{'an' if f['delay_kind'] == 'eta' else 'a'} `{f['delay_kind']}` of {human(f['seconds'])} at {f['path']}:{f['line']}"))
     global_late = app.get("task_acks_late").truthy
     if global_late:
         for option in ("task_time_limit", "task_soft_time_limit"):
