@@ -61,14 +61,26 @@ def parse(text: str):
     """Parse with libcst; return (module, None) or (None, (reason, line, col))."""
     import libcst as cst
 
+    from .guard import jinja_template, refuse
+
+    problem = refuse(text)  # would crash or stall libcst
+    if problem is not None:
+        return None, problem
     try:
         return cst.parse_module(text), None
     except cst.ParserSyntaxError as exc:
-        return None, (f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
+        template = jinja_template(text)
+        if template is not None:
+            return None, template
+        return None, (f"syntax error: {_first_line(exc.message)}", exc.raw_line, exc.raw_column)
     except RecursionError:
-        return None, ("too deeply nested to parse", 1, 0)
+        return None, ("nested too deeply to analyse", 1, 0)
     except Exception as exc:  # libcst raises a few other errors on odd input
-        return None, (f"cannot parse: {type(exc).__name__}: {exc}", 1, 0)
+        return None, (f"cannot parse: {type(exc).__name__}: {_first_line(str(exc))}", 1, 0)
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
 
 
 def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
@@ -98,7 +110,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         wrapper.visit_batched([ContextOpener(ctx), *guarded, ContextCloser(ctx)])
     except RecursionError:
         if report_unparsable:
-            result.findings.append(unparsable(path, "too deeply nested to analyze"))
+            result.findings.append(unparsable(path, "nested too deeply to analyse"))
         return result
     except Exception:
         result.errors.append(f"{path}: internal error while analysing:\n{traceback.format_exc()}")
