@@ -91,7 +91,7 @@ def _settings(config, select, ignore, force_exclude):
     known = known_codes()
     try:
         if config is not None and not config.is_file():
-            raise ConfigError(f"{config}: no such file")
+            raise ConfigError(f"{config}: {'not a file' if config.exists() else 'no such file'}")
         settings = load_settings(config, Path.cwd(), known)
         if select:
             settings = replace(settings, select=tuple(check_codes(_split(select), "--select", known)))
