@@ -19,7 +19,7 @@ from .config import Settings
 from .model import FileResult, Finding, Fix
 from .noqa import is_suppressed
 from .registry import Entry
-from .source import DecodeError, LineIndex, decode
+from .source import DecodeError, LineIndex, decode, digest
 
 SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*celerylint:[ \t]*skip-file[ \t]*$", re.MULTILINE)
 UNPARSABLE = ("CL001", "unparsable-file")
@@ -41,7 +41,7 @@ def lint_source(
     path: str, data: bytes, settings: Settings, entries: Sequence[Entry], module_name: str | None = None,
 ) -> FileResult:
     """Lint the bytes of one file; ``entries`` are the checkers enabled for it."""
-    result = FileResult(path=path)
+    result = FileResult(path=path, digest=digest(data))
     if b"celerylint" in data and SKIP_FILE.search(data):
         return result
     report_unparsable = any(e.code == UNPARSABLE[0] for e in entries)

@@ -14,7 +14,7 @@ from .engine import lint_source, module_name_for, parse, unparsable
 from .model import FileResult, Finding, Fix
 from .project import Project, run_project
 from .registry import Entry, entries as all_entries
-from .source import DecodeError, NotAFile, SourceText, apply_edits, decode, overlaps, read_source
+from .source import DecodeError, NotAFile, SourceText, apply_edits, decode, digest, overlaps, read_source
 
 MAX_FIX_ROUNDS = 5
 
@@ -172,8 +172,8 @@ def _fix(results: dict[Path, FileResult], other: dict[str, str], project_finding
     for round_ in range(MAX_FIX_ROUNDS):
         pending = _pending(results, project_findings, by_rel, unsafe)
         if round_ == 0:
-            # Fixes apply to the bytes read now; lint those bytes again, so a
-            # file edited since the lint pass is fixed as it is, not as it was.
+            # Fixes apply to the bytes read now: a file edited since the lint
+            # pass is linted again and fixed as it is, not as it was.
             stale = False
             for path in list(pending):
                 try:
@@ -184,9 +184,8 @@ def _fix(results: dict[Path, FileResult], other: dict[str, str], project_finding
                     del pending[path]
                     continue
                 current[path] = originals[path][1].text
-                again = linter.lint_bytes(path, data)
-                if again.findings != results[path].findings or again.facts != results[path].facts:
-                    results[path], stale = again, True
+                if digest(data) != results[path].digest:
+                    results[path], stale = linter.lint_bytes(path, data), True
             if stale:
                 project_findings = _project(results, other, linter, RunResult())
                 pending = {p: f for p, f in _pending(results, project_findings, by_rel, unsafe).items() if p in originals}

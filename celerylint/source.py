@@ -9,6 +9,7 @@ encoding and BOM, so a fix changes nothing but the edited characters.
 from __future__ import annotations
 
 import codecs
+import hashlib
 import io
 import os
 import re
@@ -41,6 +42,10 @@ def read_source(path: os.PathLike | str) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 class DecodeError(Exception):
