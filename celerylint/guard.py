@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 MAX_PARSE_CHARS = 1_000_000  # the largest corpus file is under 500 kB; libcst needs ~6 s and 300 MB per MB
 MAX_DEPTH = 200  # syntax-tree depth; libcst visitors hit Python's recursion limit near 300
@@ -35,7 +36,7 @@ def refuse(text: str) -> tuple[str, int, int] | None:
         return (f"too large to analyse: {len(text):,} characters (the limit is {MAX_PARSE_CHARS:,}); "
                 "exclude generated files", 1, 0)
     try:
-        tree = compile(text, "<celerylint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = compile_quietly(text)
     except (RecursionError, MemoryError):
         return ("nested too deeply to analyse", 1, 0)
     except SyntaxError as exc:
@@ -48,6 +49,14 @@ def refuse(text: str) -> tuple[str, int, int] | None:
     except ValueError:  # NUL bytes: decode() rejects them earlier
         return None
     return _tree_depth(tree)
+
+
+def compile_quietly(text: str) -> ast.Module:
+    """CPython's syntax tree of ``text``, without the SyntaxWarnings
+    (invalid escapes, ``is`` with a literal) it would print about the user's code."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(text, "<celerylint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
 
 
 def jinja_template(text: str) -> tuple[str, int, int] | None:

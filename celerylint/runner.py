@@ -148,8 +148,10 @@ def parses(text: str) -> bool:
     module, _ = parse(text)
     if module is None:
         return False
+    from .guard import compile_quietly
+
     try:
-        compile(text, "<fixed>", "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+        compile_quietly(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -56,6 +56,7 @@ BAD: dict[str, tuple[bytes, str | None]] = {
     "trailing_backslash.py": (b"import celery\nx = 1 \\", "syntax error"),
     "lone_surrogate_escape.py": (b"import celery\nx = '\\ud800'\n", None),
     "form_feed.py": (b"import celery\n\x0c\ndef f():\n    pass\n", None),
+    "invalid_escape.py": (b"import celery\nx = '\\d' is 1\n", None),  # CPython would warn twice
     "tabs.py": (b"import celery\nif x:\n\tif y:\n\t\tpass\n", None),
 }
 
@@ -83,6 +84,7 @@ def test_bad_inputs_through_the_cli(cli, tmp_path):
     _tree(tmp_path)
     proc = cli("--format", "json", "--no-cache", ".")
     assert "Traceback" not in proc.stderr, proc.stderr
+    assert "Warning" not in proc.stderr, proc.stderr
     assert proc.returncode == 1, proc.stderr
     findings = json.loads(proc.stdout)
     by_path: dict[str, list[dict]] = {}
