@@ -44,9 +44,11 @@ BAD: dict[str, tuple[bytes, str | None]] = {
     "only_bom.py": (codecs.BOM_UTF8, None),
     "parens.py": (b"import celery\nx = " + b"(" * 5000 + b"1" + b")" * 5000 + b"\n", "nested too deeply"),
     "brackets_after_error.py": (b"import celery\ndef f(:\nx = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
-    "deep_if.py": (deep_if(300), "nested too deeply"),
+    "deep_if.py": (deep_if(300), "too many indentation levels"),
     "deep_if_2000.py": (deep_if(2000), "too large to analyse"),  # 2 MB of indentation
     "elif_chain.py": (b"import celery\nif x:\n    pass\n" + b"elif x:\n    pass\n" * 2000, "nested too deeply"),
+    "elif_chain_10000.py": (b"import celery\nif x:\n    pass\n" + b"elif x:\n    pass\n" * 10000, "nested too deeply"),
+    "statement_too_long_after_error.py": (b"import celery\ndef f(:\nx = 1" + b" + 1" * 20000 + b"\n", "syntax error"),
     "unary.py": (b"import celery\nx = " + b"-" * 20000 + b"1\n", "nested too deeply"),
     "lambdas.py": (b"import celery\nx = " + b"lambda: " * 6000 + b"1\n", "nested too deeply"),
     "long_sum.py": (b"import celery\nx = 1" + b" + 1" * 20000 + b"\n", "nested too deeply"),
