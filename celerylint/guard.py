@@ -35,6 +35,7 @@ _SCAN = re.compile(r"[][(){}]|\\\r?\n|\r\n?|\n")
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
 _NESTING_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
+_JINJA_EXPRESSION = re.compile(r"\{\{-?[ \t]*[A-Za-z_][\w.]*(?:[ \t]*\|[^{}\n]*)?[ \t]*-?\}\}")
 _JINJA_TAG = re.compile(r"^[ \t]*\{%-?[ \t]*(\w+)", re.MULTILINE)
 
 
@@ -95,13 +96,19 @@ def compile_quietly(text: str) -> ast.Module:
 
 
 def jinja_template(text: str) -> tuple[str, int, int] | None:
-    """The first Jinja block tag (``{% if ... %}`` at the start of a line) of
-    a file that does not parse: project templates are not Python until rendered."""
+    """The first Jinja tag of a file that does not parse: a block tag
+    (``{% if ... %}`` at the start of a line) or an expression
+    (``{{ cookiecutter.name }}``).  Project templates are not Python until rendered."""
     match = _JINJA_TAG.search(text)
-    if match is None or "%}" not in text[match.end():match.end() + 500]:
-        return None
+    if match is not None and "%}" in text[match.end():match.end() + 500]:
+        shown = f"{{% {match.group(1)} %}}"
+    else:
+        match = _JINJA_EXPRESSION.search(text)
+        if match is None:
+            return None
+        shown = match.group()
     line = text.count("\n", 0, match.start()) + 1
-    return (f"looks like a Jinja template, not Python ('{{% {match.group(1)} %}}'); exclude templates",
+    return (f"looks like a Jinja template, not Python ('{shown}'); exclude templates",
             line, match.start() - (text.rfind("\n", 0, match.start()) + 1))
 
 

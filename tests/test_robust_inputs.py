@@ -54,6 +54,7 @@ BAD: dict[str, tuple[bytes, str | None]] = {
     "long_sum.py": (b"import celery\nx = 1" + b" + 1" * 20000 + b"\n", "nested too deeply"),
     "attr_chain.py": (b"import celery\nx = a" + b".b" * 20000 + b"\n", "nested too deeply"),
     "jinja_block.py": (b"{% if cookiecutter.use_celery == 'y' %}\nfrom celery import Celery\n{% endif %}\n", "Jinja template"),
+    "jinja_import.py": (b"import celery\nfrom {{ cookiecutter.project_slug }}.users import tasks\n", "Jinja template, not Python ('{{ cookiecutter.project_slug }}')"),
     "jinja_expr.py": (b"from celery import Celery\napp = Celery('{{ cookiecutter.project_slug }}')\nx = {{ cookiecutter.n }}\n", None),
     "trailing_backslash.py": (b"import celery\nx = 1 \\", "syntax error"),
     "lone_surrogate_escape.py": (b"import celery\nx = '\\ud800'\n", None),
