@@ -111,6 +111,10 @@ def test_bad_inputs_through_the_cli(cli, tmp_path):
         assert len(got) == 1 and got[0]["code"] == "CL001" and "cannot read" in got[0]["message"], (name, got)
     assert "bad/fifo.py: skipped: is not a regular file" in proc.stderr
     assert "bad/devzero.py: skipped: is not a regular file" in proc.stderr
+    # SARIF reads the reported files again (columns, line hashes): as quick and quiet
+    sarif = cli("--format", "sarif", "--no-cache", ".")
+    assert sarif.returncode == 1 and "Traceback" not in sarif.stderr, sarif.stderr
+    assert len(json.loads(sarif.stdout)["runs"][0]["results"]) == len(findings)
 
 
 def test_positions_of_decode_errors(cli, tmp_path):
