@@ -54,7 +54,13 @@ def lint_source(
     active = wanted(entries, data)
     if not active:
         return result
-    return _analyze(result, source.text, data, settings, active, module_name, report_unparsable)
+    try:
+        return _analyze(result, source.text, data, settings, active, module_name, report_unparsable)
+    except RecursionError:  # a deep tree outlived the traversal but not the position or fix pass
+        result = FileResult(path=path, digest=result.digest)
+        if report_unparsable:
+            result.findings.append(unparsable(path, "nested too deeply to analyse"))
+        return result
 
 
 def parse(text: str):
@@ -130,6 +136,8 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         if pending is not None:
             try:
                 fix = Fix(pending.description, tuple(sorted(pending.build(builder))), pending.safe)
+            except RecursionError:
+                raise
             except Exception:
                 result.errors.append(f"{path}: building the fix of {rule.CODE} failed:\n{traceback.format_exc()}")
         result.findings.append(Finding(

@@ -188,3 +188,30 @@ def test_unreadable_file_for_real(cli, tmp_path):  # pragma: no cover - not root
     proc = cli("--format", "json", "--no-cache", ".")
     assert "Traceback" not in proc.stderr and proc.returncode == 1
     assert "Permission denied" in proc.stdout
+
+
+def test_recursion_limit_anywhere_in_the_engine_is_a_finding():
+    """Whatever part of the engine runs out of Python stack (parse, traversal,
+    positions, building a fix), the file gets CL001 and nothing escapes."""
+    import sys
+
+    from celerylint.engine import lint_source
+    from celerylint.runner import enabled_entries
+
+    settings = Settings(root=Path("/nonexistent"))
+    entries = enabled_entries(settings)
+    data = b"import redis\nr = redis.Redis()\nr.set('lock:x', " + b"[" * 40 + b"1" + b"]" * 40 + b", nx=True)\n"
+    lint_source("warm.py", data, settings, entries)  # import everything first
+    depth = len(__import__("inspect").stack(0))
+    seen = set()
+    old = sys.getrecursionlimit()
+    try:
+        for headroom in range(20, 400, 7):
+            sys.setrecursionlimit(depth + headroom)
+            result = lint_source("x.py", data, settings, entries)
+            sys.setrecursionlimit(old)
+            assert result.errors == []
+            seen.add(tuple(f.code for f in result.findings))
+    finally:
+        sys.setrecursionlimit(old)
+    assert ("CL001",) in seen and ("CL203",) in seen
