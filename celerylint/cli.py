@@ -69,6 +69,9 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
     else:
         report = _render(fmt, result, settings, fix_applied=fix, unsafe=unsafe_fixes)
         status = 1 if result.findings else 0
+    # File names that are not UTF-8 reach here as lone surrogates: print them
+    # as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
+    report = report.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if output is not None:
         try:
             output.write_text(report, encoding="utf-8")

@@ -235,3 +235,13 @@ def test_sigkill_during_fix_leaves_every_file_old_or_new(tmp_path):
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(old)
     # the kills did land in the middle of writing at least once (timing permitting)
     print("files fixed when killed:", sorted(states_seen))
+
+
+def test_fix_files_whose_names_are_not_utf8(cli, tmp_path):
+    latin = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9.py"))
+    latin.write_text(BEFORE)
+    (tmp_path / "café.py").write_text(BEFORE.replace("key", "name"))
+    proc = cli(*FIX, ".")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert latin.read_text() == AFTER
+    assert (tmp_path / "café.py").read_text() == AFTER.replace("key", "name")

@@ -215,3 +215,23 @@ def test_recursion_limit_anywhere_in_the_engine_is_a_finding():
     finally:
         sys.setrecursionlimit(old)
     assert ("CL001",) in seen and ("CL203",) in seen
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_file_names_that_are_not_utf8(cli, tmp_path, fmt):
+    import subprocess
+    import sys
+
+    Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9.py")).write_text(GOOD)
+    (tmp_path / "caf\xe9.py").write_text(GOOD)  # the same name in UTF-8: a different file
+    (tmp_path / "new\nline.py").write_text(GOOD)
+    proc = subprocess.run([sys.executable, "-m", "celerylint", "--format", fmt, "--no-cache", "."],
+                          cwd=tmp_path, capture_output=True, timeout=120)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr, proc.stderr
+    out = proc.stdout.decode("utf-8")  # valid UTF-8 whatever the names
+    if fmt == "json":
+        assert sorted(f["path"] for f in json.loads(out)) == sorted(["caf\ufffd.py", "café.py", "new\nline.py"])
+    if fmt == "sarif":
+        uris = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                      for r in json.loads(out)["runs"][0]["results"])
+        assert uris == sorted(["caf%C3%A9.py", "caf%E9.py", "new%0Aline.py"])

@@ -67,7 +67,7 @@ class _Files:
 def _uri(rel: str) -> dict:
     if rel.startswith("/"):
         return {"uri": Path(rel).as_uri()}
-    return {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(rel, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}  # undecodable names: %XX
 
 
 def _region(files: _Files, rel: str, line: int, col: int, end_line: int, end_col: int) -> dict:
