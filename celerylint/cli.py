@@ -73,6 +73,9 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
     else:
         report = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None)
         status = 1 if result.findings else 0
+    # File names that are not UTF-8 reach here as lone surrogates: print them
+    # as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
+    report = report.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if output is not None:
         try:
             output.write_text(report, encoding="utf-8")
@@ -95,7 +98,7 @@ def _settings(config, select, ignore, force_exclude):
     known = known_codes()
     try:
         if config is not None and not config.is_file():
-            raise ConfigError(f"{config}: no such file")
+            raise ConfigError(f"{config}: {'not a file' if config.exists() else 'no such file'}")
         settings = load_settings(config, Path.cwd(), known)
         if select:
             settings = replace(settings, select=tuple(check_codes(_split(select), "--select", known)))

@@ -7,6 +7,7 @@ CLI turns it into exit status 2.
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import sys
 from dataclasses import asdict, dataclass, field, replace
@@ -90,6 +91,18 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+
+
+def _tool_table(data: dict[str, Any], path: Path) -> Any:
+    """``[tool.celerylint]`` of a pyproject.toml, or None when absent."""
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: tool: expected a table")
+    return tool.get("celerylint")
 
 
 def find_config(start: Path) -> Path | None:
@@ -101,7 +114,7 @@ def find_config(start: Path) -> Path | None:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                if "celerylint" in _load_toml(candidate).get("tool", {}):
+                if _tool_table(_load_toml(candidate), candidate) is not None:
                     return candidate
             except ConfigError:
                 return candidate  # report the broken file rather than skip it
@@ -135,7 +148,7 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
 
 
 def _number(value: Any, where: str, integer: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
         raise ConfigError(f"{where}: expected a positive {'integer' if integer else 'number'} of seconds")
     if integer and not isinstance(value, int):
         raise ConfigError(f"{where}: expected a positive integer number of seconds")
@@ -190,7 +203,9 @@ def load_settings(config: Path | None, cwd: Path, known: frozenset[str]) -> Sett
     if not isinstance(data, dict):  # pragma: no cover - tomllib always gives a dict
         raise ConfigError(f"{path}: not a TOML table")
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("celerylint", {})
+        table = _tool_table(data, path)
+        if table is None:
+            table = {}
     else:
         table = data
     settings = settings_from_table(table, str(path), root, known)

@@ -22,7 +22,7 @@ from .config import Settings
 from .model import FileResult, Finding, Fix
 from .noqa import is_suppressed
 from .registry import Entry
-from .source import DecodeError, LineIndex, decode
+from .source import DecodeError, LineIndex, decode, digest
 
 SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*celerylint:[ \t]*skip-file[ \t]*$", re.MULTILINE)
 UNPARSABLE = ("CL001", "unparsable-file")
@@ -82,7 +82,13 @@ def analyze(path: str, text: str, data: bytes, settings: Settings, entries: Sequ
     report_unparsable = any(e.code == UNPARSABLE[0] for e in entries)
     if report_unparsable and all(e.code == UNPARSABLE[0] for e in active) and _compiles(text):
         return FileResult(path=path)
-    return _analyze(FileResult(path=path), text, data, settings, active, module_name, report_unparsable)
+    try:
+        return _analyze(FileResult(path=path), text, data, settings, active, module_name, report_unparsable)
+    except RecursionError:  # a deep tree outlived the traversal but not the position or fix pass
+        result = FileResult(path=path)
+        if report_unparsable:
+            result.findings.append(unparsable(path, "nested too deeply to analyse"))
+        return result
 
 
 def lint_source(
@@ -99,14 +105,26 @@ def parse(text: str):
     """Parse with libcst; return (module, None) or (None, (reason, line, col))."""
     import libcst as cst
 
+    from .guard import jinja_template, refuse
+
+    problem = refuse(text)  # would crash or stall libcst
+    if problem is not None:
+        return None, problem
     try:
         return cst.parse_module(text), None
     except cst.ParserSyntaxError as exc:
-        return None, (f"syntax error: {exc.message}", exc.raw_line, exc.raw_column)
+        template = jinja_template(text)
+        if template is not None:
+            return None, template
+        return None, (f"syntax error: {_first_line(exc.message)}", exc.raw_line, exc.raw_column)
     except RecursionError:
-        return None, ("too deeply nested to parse", 1, 0)
+        return None, ("nested too deeply to analyse", 1, 0)
     except Exception as exc:  # libcst raises a few other errors on odd input
-        return None, (f"cannot parse: {type(exc).__name__}: {exc}", 1, 0)
+        return None, (f"cannot parse: {type(exc).__name__}: {_first_line(str(exc))}", 1, 0)
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
 
 
 def _compiles(text: str) -> bool:
@@ -157,7 +175,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
             wrapper.visit_batched(batch)
     except RecursionError:
         if report_unparsable:
-            result.findings.append(unparsable(path, "too deeply nested to analyze"))
+            result.findings.append(unparsable(path, "nested too deeply to analyse"))
         return result
     except Exception:
         import traceback
@@ -179,6 +197,8 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         if pending is not None:
             try:
                 fix = Fix(pending.description, tuple(sorted(pending.build(builder))), pending.safe)
+            except RecursionError:
+                raise
             except Exception:
                 import traceback
 

@@ -77,3 +77,4 @@ class FileResult:
     facts: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     parsed: bool = False
+    digest: str | None = None  # of the bytes linted: fixes apply only to those bytes

@@ -15,7 +15,7 @@ from .engine import analyze, module_name_for, parse, triage, unparsable
 from .model import FileResult, Finding, Fix
 from .project import Project, run_project
 from .registry import Entry, entries as all_entries
-from .source import DecodeError, SourceText, apply_edits, decode, overlaps
+from .source import DecodeError, NotAFile, SourceText, apply_edits, decode, digest, overlaps, read_source
 
 MAX_FIX_ROUNDS = 5
 
@@ -57,6 +57,7 @@ class Linter:
         self.settings = settings
         self.entries = enabled_entries(settings)
         self.cache = cache
+        self.keep_digests = False  # fixing: remember what each file held when linted
 
     def rel(self, path: Path) -> str:
         return relative_path(path, self.settings.root)
@@ -91,18 +92,20 @@ class Linter:
 
     def lint_bytes(self, path: Path, data: bytes) -> FileResult:
         result, job = self.prepare(path, data)
-        if job is None:
-            return result
-        return self.store(job, analyze_job(job, self.settings))
+        if job is not None:
+            result = self.store(job, analyze_job(job, self.settings))
+        result.digest = digest(data)
+        return result
 
     def read(self, path: Path) -> tuple[bytes | None, FileResult | None, str | None]:
         """The bytes of a file, or the result and notice when it cannot be read."""
         try:
-            return path.read_bytes(), None, None
+            return read_source(path), None, None
         except FileNotFoundError:
-            return None, FileResult(self.rel(path)), f"{self.rel(path)}: skipped: the file disappeared"
-        except IsADirectoryError:
-            return None, FileResult(self.rel(path)), f"{self.rel(path)}: skipped: is a directory"
+            why = "a broken symbolic link" if path.is_symlink() else "the file disappeared"
+            return None, FileResult(self.rel(path)), f"{self.rel(path)}: skipped: {why}"
+        except (IsADirectoryError, NotAFile) as exc:
+            return None, FileResult(self.rel(path)), f"{self.rel(path)}: skipped: {exc.strerror or exc}"
         except OSError as exc:
             result = FileResult(self.rel(path))
             if any(e.code == "CL001" for e in self.entries_for(path)):
@@ -136,11 +139,14 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
     order of ``paths`` whatever order the workers finish in."""
     results: dict[Path, FileResult] = {}
     pending: list[tuple[Path, Job]] = []
+    digests: dict[Path, str] = {}
     for path in paths:
         data, result, notice = linter.read(path)
         if notice:
             out.notices.append(notice)
         if data is not None:
+            if linter.keep_digests:
+                digests[path] = digest(data)
             result, job = linter.prepare(path, data)
             if job is not None:
                 pending.append((path, job))
@@ -152,6 +158,8 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
         done = [analyze_job(job, linter.settings) for _, job in pending]
     for (path, job), result in zip(pending, done):
         results[path] = linter.store(job, result)
+    for path, value in digests.items():
+        results[path].digest = value
     return results
 
 
@@ -211,6 +219,7 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
         diff: bool = False, jobs: int | None = None, cache: bool = False) -> RunResult:
     out = RunResult()
     linter = Linter(settings, Cache(cache_dir(settings.root), settings) if cache else None)
+    linter.keep_digests = fix or diff
     found = discover(paths, settings)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
     out.files = len(found.python)
@@ -279,8 +288,10 @@ def parses(text: str) -> bool:
     module, _ = parse(text)
     if module is None:
         return False
+    from .guard import compile_quietly
+
     try:
-        compile(text, "<fixed>", "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+        compile_quietly(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -301,29 +312,45 @@ def _fix(results: dict[Path, FileResult], other: dict[str, str], project_finding
     originals: dict[Path, tuple[bytes, SourceText]] = {}
     current: dict[Path, str] = {}
     fixed: dict[Path, int] = defaultdict(int)
-    for _ in range(MAX_FIX_ROUNDS):
-        pending: dict[Path, list[Fix]] = defaultdict(list)
-        for finding in [f for r in results.values() for f in r.findings] + project_findings:
-            fix = _applicable(finding, unsafe)
-            path = by_rel.get(fix.path or finding.path) if fix else None
-            if fix and path is not None:
-                pending[path].append(fix)
-        changed = []
-        for path, fixes in pending.items():
-            if path not in originals:
+    dropped: set[Path] = set()
+    for round_ in range(MAX_FIX_ROUNDS):
+        pending = _pending(results, project_findings, by_rel, unsafe)
+        if round_ == 0:
+            # Fixes apply to the bytes read now: a file edited since the lint
+            # pass is linted again and fixed as it is, not as it was.
+            stale = False
+            for path in list(pending):
                 try:
-                    data = path.read_bytes()
+                    data = read_source(path)
                     originals[path] = (data, decode(data))
-                except (OSError, DecodeError):
+                except (OSError, DecodeError) as exc:
+                    out.notices.append(f"{linter.rel(path)}: not fixed: cannot read it again: {_reason(exc)}")
+                    del pending[path]
                     continue
                 current[path] = originals[path][1].text
-            text, applied = _apply(current[path], fixes)
+                if digest(data) != results[path].digest:
+                    results[path], stale = linter.lint_bytes(path, data), True
+            if stale:
+                project_findings = _project(results, other, linter, RunResult())
+                pending = {p: f for p, f in _pending(results, project_findings, by_rel, unsafe).items() if p in originals}
+        changed = []
+        for path, fixes in pending.items():
+            if path not in originals:  # a project fix reaching a file first touched now
+                try:
+                    data = read_source(path)
+                    originals[path] = (data, decode(data))
+                except (OSError, DecodeError) as exc:
+                    out.notices.append(f"{linter.rel(path)}: not fixed: cannot read it again: {_reason(exc)}")
+                    continue
+                current[path] = originals[path][1].text
+            text, applied, rejected = _apply(current[path], fixes)
+            if rejected and path not in dropped:
+                dropped.add(path)
+                out.notices.append(f"{linter.rel(path)}: a fix was dropped because the result would not parse")
             if applied and text != current[path]:
                 current[path] = text
                 fixed[path] += applied
                 changed.append(path)
-            elif fixes and not applied:
-                out.notices.append(f"{linter.rel(path)}: a fix was dropped because the result would not parse")
         if not changed:
             break
         for path in changed:
@@ -356,8 +383,24 @@ def _fix(results: dict[Path, FileResult], other: dict[str, str], project_finding
     return project_findings
 
 
-def _apply(text: str, fixes: list[Fix]) -> tuple[str, int]:
-    """Apply as many non-overlapping fixes as parse; return (text, count)."""
+def _reason(exc: Exception) -> str:
+    return getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+
+
+def _pending(results: dict[Path, FileResult], project_findings: list[Finding], by_rel: dict[str, Path],
+             unsafe: bool) -> dict[Path, list[Fix]]:
+    pending: dict[Path, list[Fix]] = defaultdict(list)
+    for finding in [f for r in results.values() for f in r.findings] + project_findings:
+        fix = _applicable(finding, unsafe)
+        path = by_rel.get(fix.path or finding.path) if fix else None
+        if fix and path is not None:
+            pending[path].append(fix)
+    return pending
+
+
+def _apply(text: str, fixes: list[Fix]) -> tuple[str, int, bool]:
+    """Apply as many non-overlapping fixes as parse; return (text, count,
+    whether a fix was rejected because its result would not parse)."""
     chosen: list[Fix] = []
     for fix in sorted(fixes, key=lambda f: f.edits[0]):
         if not any(overlaps(list(fix.edits), list(c.edits)) for c in chosen):
@@ -368,15 +411,14 @@ def _apply(text: str, fixes: list[Fix]) -> tuple[str, int]:
     except ValueError:
         new = None
     if new is not None and parses(new):
-        return new, len(chosen)
-    # Some fix breaks the file: keep the ones that parse, one by one.
-    count = 0
-    for fix in chosen:
+        return new, len(chosen), False
+    # Some fix breaks the file: apply the first one that parses alone; the
+    # positions of the others are stale, the next round lints again.
+    for i, fix in enumerate(chosen):
         try:
             candidate = apply_edits(text, list(fix.edits))
         except ValueError:
             continue
         if parses(candidate):
-            text, count = candidate, count + 1
-            return text, count  # positions of the others are stale; the next round re-lints
-    return text, count
+            return candidate, 1, i > 0
+    return text, 0, True

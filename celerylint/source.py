@@ -10,13 +10,42 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass
 
 from .model import Edit
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class NotAFile(OSError):
+    """The path is a directory, a pipe, a device or a socket: never read."""
+
+
+def read_source(path: os.PathLike | str) -> bytes:
+    """The bytes of a regular file.  Pipes, devices and sockets are refused
+    before a read could block or never end (a FIFO named ``x.py``, a symlink
+    to ``/dev/zero``); the open itself must not wait for a writer."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise NotAFile(f"is {kind}")
+        chunks = []
+        while chunk := os.read(fd, max(st.st_size, 1 << 16)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def digest(data: bytes) -> str:
+    import hashlib  # only fixing needs it; start-up stays light
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 class DecodeError(Exception):
@@ -59,8 +88,23 @@ def decode(data: bytes) -> SourceText:
     except UnicodeDecodeError as exc:
         line = body.count(b"\n", 0, exc.start) + 1
         col = exc.start - (body.rfind(b"\n", 0, exc.start) + 1)
-        raise DecodeError(f"cannot decode byte 0x{body[exc.start]:02x} as {codec}", line, col) from None
+        bad = f"byte 0x{body[exc.start]:02x}" if exc.start < len(body) else "the end of the file"
+        raise DecodeError(f"cannot decode {bad} as {codec}", line, col) from None
+    except (UnicodeError, LookupError, ValueError) as exc:  # codecs that are not text encodings
+        raise DecodeError(f"unsupported source encoding {codec}: {exc}") from None
+    if codec != "utf-8" and not _round_trips(text, body, codec):
+        raise DecodeError(f"unsupported source encoding {codec}: not ASCII-compatible, or it does not "
+                          "read back to the same bytes")
     return SourceText(text=text, encoding=codec, bom=bom)
+
+
+def _round_trips(text: str, body: bytes, codec: str) -> bool:
+    """Fixes encode the text back: only codecs that give the same bytes, and
+    that keep ASCII as ASCII (the cookie line itself), are usable."""
+    try:
+        return "# -*- x\n".encode(codec) == b"# -*- x\n" and text.encode(codec) == body
+    except (UnicodeError, LookupError, ValueError):
+        return False
 
 
 class LineIndex:

@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .source import read_source
+
 
 class WriteError(Exception):
     pass
@@ -17,13 +19,16 @@ def write_atomic(path: Path, new: bytes, expected_old: bytes) -> None:
     content, never a mix.  Refuses when the file changed since it was read."""
     target = Path(os.path.realpath(path))  # write through a symlink, keep the link
     try:
-        current = target.read_bytes()
+        current = read_source(target)
     except OSError as exc:
         raise WriteError(f"cannot read it again: {exc.strerror or exc}") from None
     if current != expected_old:
         raise WriteError("it changed on disk while celerylint ran; not overwritten")
-    st = target.stat()
-    if not st.st_mode & 0o222:
+    try:
+        st = target.stat()
+    except OSError as exc:
+        raise WriteError(f"cannot read it again: {exc.strerror or exc}") from None
+    if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
         raise WriteError("the file is read-only; not changed")
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".celerylint.tmp")
@@ -41,9 +46,26 @@ def write_atomic(path: Path, new: bytes, expected_old: bytes) -> None:
             except OSError:
                 pass
         os.replace(tmp, target)
-    except OSError as exc:
+    except BaseException as exc:  # also KeyboardInterrupt: leave no temporary file behind
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if not isinstance(exc, OSError):
+            raise
         raise WriteError(f"cannot write it: {exc.strerror or exc}") from None
+    _sync_directory(target.parent)
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename durable (best effort; not every platform can)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

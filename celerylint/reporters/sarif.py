@@ -16,6 +16,7 @@ from .. import __version__
 from ..docs import HOMEPAGE, help_uri, rule_doc, sections
 from ..model import Edit
 from ..source import DecodeError, LineIndex, decode
+from ..guard import MAX_PARSE_CHARS
 from .fingerprint import line_hashes
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -54,7 +55,10 @@ class _Files:
             path = Path(rel) if Path(rel).is_absolute() else self.root / rel
             try:
                 text = decode(path.read_bytes()).text
-                self.cache[rel] = (LineIndex(text), line_hashes(text))
+                # Hashing is a per-character loop: skip it for huge files
+                # (CL001 "too large"); upload-sarif then computes them itself.
+                hashes = line_hashes(text) if len(text) <= MAX_PARSE_CHARS else {}
+                self.cache[rel] = (LineIndex(text), hashes)
             except (OSError, DecodeError):
                 self.cache[rel] = None
         return self.cache[rel]
@@ -63,7 +67,7 @@ class _Files:
 def _uri(rel: str) -> dict:
     if rel.startswith("/"):
         return {"uri": Path(rel).as_uri()}
-    return {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(rel, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}  # undecodable names: %XX
 
 
 def _region(files: _Files, rel: str, line: int, col: int, end_line: int, end_col: int) -> dict:

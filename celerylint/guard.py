@@ -1,0 +1,125 @@
+"""Refuse, before libcst sees it, source that would crash or stall its parser.
+
+libcst's native parser recurses on the machine stack: a few thousand nested
+brackets or a few thousand chained prefix operators (``- - - 1``,
+``lambda: lambda: ...``) overflow it and kill the process with SIGSEGV, where
+no ``except`` can help.  Left-recursive chains (``a + b + c ...``,
+``a.b.c ...``, ``f()()()...``) cost it quadratic time: 4,000 links take half
+a minute.  Memory grows about 300 times the source size.
+
+CPython's own parser is linear and guards its stack, so it measures the file
+first: the size, its nesting limits (200 brackets, 100 indentation levels) and
+the depth of the syntax tree.  The depth limit is far above real code (the 19
+corpus projects stay under 30) and below what libcst's recursive visitors
+survive, so nothing analysable is refused.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+MAX_PARSE_CHARS = 1_000_000  # the largest corpus file is under 500 kB; libcst needs ~6 s and 300 MB per MB
+MAX_DEPTH = 200  # syntax-tree depth; libcst visitors hit Python's recursion limit near 300
+MAX_BRACKETS = 200  # CPython's limit; libcst crashes somewhere past 1,500
+# Below these, no statement can nest or chain deeply enough to matter (every
+# level costs at least one character) and CPython need not measure the file.
+PLAIN_BRACKETS = 100
+PLAIN_STATEMENT = 2_000  # characters of one logical line
+PLAIN_ELIFS = 100  # libcst nests each ``elif`` in the one before; 10,000 overflow its stack
+# A file CPython cannot parse is measured by its statements' length only.
+MAX_STATEMENT = 4_000  # libcst: a 2,000-link chain costs seconds; 7,000 prefix operators overflow its stack
+
+_SCAN = re.compile(r"[][(){}]|\\\r?\n|\r\n?|\n")
+_OPEN = frozenset("([{")
+_CLOSE = frozenset(")]}")
+_NESTING_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
+_JINJA_EXPRESSION = re.compile(r"\{\{-?[ \t]*[A-Za-z_][\w.]*(?:[ \t]*\|[^{}\n]*)?[ \t]*-?\}\}")
+_JINJA_TAG = re.compile(r"^[ \t]*\{%-?[ \t]*(\w+)", re.MULTILINE)
+
+
+def refuse(text: str) -> tuple[str, int, int] | None:
+    """Why ``text`` must not be handed to libcst, as (reason, line, col), or None."""
+    if len(text) > MAX_PARSE_CHARS:
+        return (f"too large to analyse: {len(text):,} characters (the limit is {MAX_PARSE_CHARS:,}); "
+                "exclude generated files", 1, 0)
+    brackets, statement = _scan(text)
+    if brackets <= PLAIN_BRACKETS and statement <= PLAIN_STATEMENT and text.count("elif") <= PLAIN_ELIFS:
+        return None
+    try:
+        tree = compile_quietly(text)
+    except (RecursionError, MemoryError):
+        return ("nested too deeply to analyse", 1, 0)
+    except SyntaxError as exc:
+        message = str(exc.msg or "invalid syntax")
+        line, col = exc.lineno or 1, max((exc.offset or 1) - 1, 0)
+        if any(marker in message for marker in _NESTING_ERRORS):
+            return (f"nested too deeply to analyse: {message}", line, col)
+        if brackets > MAX_BRACKETS:
+            return (f"nested too deeply to analyse (more than {MAX_BRACKETS} brackets)", 1, 0)
+        if statement > MAX_STATEMENT:  # too long for libcst; CPython's message will do
+            return (f"syntax error: {message}", line, col)
+        return None  # libcst reports it (and accepts syntax newer than this interpreter)
+    except ValueError:  # NUL bytes: decode() rejects them earlier
+        return None
+    return _tree_depth(tree)
+
+
+def _scan(text: str) -> tuple[int, int]:
+    """(deepest bracket nesting, longest logical line in characters), strings
+    and comments not told apart: brackets in them can only make the file look
+    deeper or its statements longer, which costs a closer look, nothing else."""
+    depth = deepest = longest = start = 0
+    for match in _SCAN.finditer(text):
+        token = match.group()
+        if token in _OPEN:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif token in _CLOSE:
+            if depth:
+                depth -= 1
+        elif token[0] != "\\" and depth == 0:
+            if match.start() - start > longest:
+                longest = match.start() - start
+            start = match.end()
+    return deepest, max(longest, len(text) - start)
+
+
+def compile_quietly(text: str) -> ast.Module:
+    """CPython's syntax tree of ``text``, without the SyntaxWarnings
+    (invalid escapes, ``is`` with a literal) it would print about the user's code."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(text, "<celerylint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
+def jinja_template(text: str) -> tuple[str, int, int] | None:
+    """The first Jinja tag of a file that does not parse: a block tag
+    (``{% if ... %}`` at the start of a line) or an expression
+    (``{{ cookiecutter.name }}``).  Project templates are not Python until rendered."""
+    match = _JINJA_TAG.search(text)
+    if match is not None and "%}" in text[match.end():match.end() + 500]:
+        shown = f"{{% {match.group(1)} %}}"
+    else:
+        match = _JINJA_EXPRESSION.search(text)
+        if match is None:
+            return None
+        shown = match.group()
+    line = text.count("\n", 0, match.start()) + 1
+    return (f"looks like a Jinja template, not Python ('{shown}'); exclude templates",
+            line, match.start() - (text.rfind("\n", 0, match.start()) + 1))
+
+
+def _tree_depth(tree: ast.AST) -> tuple[str, int, int] | None:
+    stack = [(tree, 1)]
+    children = ast.iter_child_nodes
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return (f"nested too deeply to analyse (more than {MAX_DEPTH} levels)",
+                    getattr(node, "lineno", 1), getattr(node, "col_offset", 0))
+        depth += 1
+        stack.extend((child, depth) for child in children(node))
+    return None
