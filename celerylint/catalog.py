@@ -7,6 +7,10 @@ from .registry import Regex
 
 CHECKERS = [
     ('CL001', 'unparsable-file', 'file', 'error', 'none', 'A file that cannot be decoded or parsed, so nothing in it was checked', 'celerylint.rules.cl001_unparsable_file', 'UnparsableFile', (b'celery', b'Celery', b'redis')),
+    ('CL201', 'idempotency-key-in-task', 'file', 'error', 'none', 'An idempotency/dedup key made inside the task from a random or time value: it changes on every redelivery', 'celerylint.rules.cl201_idempotency_key_in_task', 'IdempotencyKeyInTask', (b'task', b'Task')),
+    ('CL202', 'marker-before-side-effect', 'file', 'error', 'unsafe', 'The "done" marker is written before the side effect it guards: a failure in between loses the work', 'celerylint.rules.cl202_marker_before_side_effect', 'MarkerBeforeSideEffect', (b'task', b'Task')),
     ('CL203', 'lock-without-ttl', 'file', 'error', 'unsafe', 'A Redis or cache lock without an expiry: a crashed worker holds it forever', 'celerylint.rules.cl203_lock_without_ttl', 'LockWithoutTtl', (b'edis', b'core.cache')),
     ('CL206', 'far-future-eta', 'file', 'warning', 'none', 'A countdown or eta far in the future: held in worker memory, lost on restart, redelivered on Redis', 'celerylint.rules.cl206_far_future_eta', 'FarFutureEta', (b'countdown', b'default_retry_delay', Regex(b'\\beta\\s*='))),
+    ('CL207', 'broad-autoretry', 'file', 'warning', 'none', '`autoretry_for=(Exception,)` on a task with several side effects: a failure in one repeats the others', 'celerylint.rules.cl207_broad_autoretry', 'BroadAutoretry', (b'autoretry_for',)),
+    ('CL208', 'side-effect-before-dedup-check', 'file', 'warning', 'none', 'An external call happens before the task relies on a unique constraint to detect duplicates', 'celerylint.rules.cl208_side_effect_before_dedup_check', 'SideEffectBeforeDedupCheck', (b'IntegrityError',)),
 ]

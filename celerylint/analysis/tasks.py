@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import libcst as cst
 
 from ..context import FileContext
@@ -69,3 +71,100 @@ def class_options(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
                 elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
                     options[small.target.value] = small.value
     return options
+
+
+# -- the task model used by the task-code rules ------------------------------
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """One task body: ``node`` is the decorated function, or the ``run``
+    method of a ``Task`` subclass (``cls``).  ``options`` are the keyword
+    options of the decorator or the class attributes, by name."""
+
+    name: str
+    node: cst.FunctionDef
+    options: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    cls: cst.ClassDef | None = None
+
+    @property
+    def bound(self) -> bool:
+        """``self`` is the task (``bind=True`` or a class-based task)."""
+        if self.cls is not None:
+            return True
+        bind = self.options.get("bind")
+        return isinstance(bind, cst.Name) and bind.value == "True"
+
+
+def _registered_by_call(name: str, module: cst.Module | None, ctx: FileContext) -> dict[str, cst.BaseExpression] | None:
+    """Options of the call form ``app.task(fn, ...)`` / ``shared_task(fn)`` /
+    ``app.task(**opts)(fn)`` at module level, for the function ``name``."""
+    if module is None:
+        return None
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+            if not isinstance(value, cst.Call):
+                continue
+            registrar, options = value, None
+            if isinstance(value.func, cst.Call):  # app.task(bind=True)(fn)
+                registrar = value.func
+                options = {a.keyword.value: a.value for a in registrar.args if a.keyword is not None}
+                args = value.args
+            else:
+                args = [a for a in value.args if a.keyword is None]
+            if not args or not isinstance(args[0].value, cst.Name) or args[0].value.value != name:
+                continue
+            if task_options(cst.Decorator(decorator=registrar.func), ctx) is None:
+                continue
+            if options is None:
+                options = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+            return options
+    return None
+
+
+class TaskTracker:
+    """Tells a rule, cheaply, whether it is inside a task body, which one,
+    with which options.  A rule calls ``visit_Module``, ``visit_ClassDef``,
+    ``leave_ClassDef``, ``visit_FunctionDef`` and ``leave_FunctionDef`` from
+    its own hooks; ``current`` is the task whose body is the innermost
+    function (a nested helper function is not the task body)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.module: cst.Module | None = None
+        self.classes: list[cst.ClassDef | None] = []  # task classes (None: other class)
+        self.stack: list[TaskInfo | None] = []
+
+    @property
+    def current(self) -> TaskInfo | None:
+        return self.stack[-1] if self.stack else None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node if is_task_class(node, self.ctx) else None)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append(self._task(node))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def _task(self, node: cst.FunctionDef) -> TaskInfo | None:
+        name = node.name.value
+        scopes = self.ctx.scopes  # the context pushed this function's scope already
+        if len(scopes) >= 2 and isinstance(scopes[-2].node, cst.ClassDef) and self.classes:
+            cls = self.classes[-1]
+            if cls is not None and name == "run":
+                return TaskInfo(cls.name.value, node, class_options(cls), cls)
+            return None
+        options = function_task_options(node, self.ctx)
+        if options is None and not self.stack and not self.classes:
+            options = _registered_by_call(name, self.module, self.ctx)
+        return TaskInfo(name, node, options) if options is not None else None
