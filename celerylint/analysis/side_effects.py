@@ -4,7 +4,7 @@ be rolled back (SPEC, "What counts as an external side effect").
 HTTP clients (``requests``, ``httpx``, ``urllib``; reads with GET/HEAD are
 not counted), mail (``send_mail``, ``EmailMessage(...).send()``,
 ``smtplib``), payment SDKs (``stripe.*``), calls named ``charge``,
-``send*``, ``publish``, ``push``, ``notify`` (also with a ``_suffix``), task
+``send*``, ``publish``, ``push``, ``notify``, task
 dispatch (``.delay``, ``.apply_async``, ``send_task``) and the configured
 ``side-effect-calls``.  Library objects are recognised through imports and
 aliases.  Reads, logging, arithmetic, Django signals and Redis/cache
@@ -37,8 +37,8 @@ MAIL_MESSAGES = frozenset({
 SMTP = frozenset({"smtplib.SMTP", "smtplib.SMTP_SSL"})
 DISPATCH = frozenset({"delay", "apply_async", "send_task"})
 PAYMENT_READS = frozenset({"retrieve", "list", "search", "construct_event", "construct_from", "auto_paging_iter"})
-# *.charge, *.send*, *.publish, *.push, *.notify (and their ``_suffix`` forms)
-EFFECT_NAME = re.compile(r"^(send|(charge|publish|push|notify)(_|$))")
+# *.charge, *.send*, *.publish, *.push, *.notify
+EFFECT_NAME = re.compile(r"^(send|(charge|publish|push|notify)$)")
 NOT_EFFECTS = re.compile(r"^(sender|send_robust|sendall_?$)")
 LOGGERS = re.compile(r"^(log|logger|logging|_log|_logger|LOG|LOGGER|log_\w*|\w*_log(ger)?)$")
 

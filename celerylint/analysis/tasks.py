@@ -37,6 +37,11 @@ def task_options(decorator: cst.Decorator, ctx: FileContext) -> dict[str, cst.Ba
     if not is_task and isinstance(target, cst.Attribute) and target.attr.value == "task":
         is_task = is_celery_app(target.value, ctx)
     if not is_task:
+        if call is None and isinstance(target, cst.Name) and target.value not in ctx.imports:
+            # task_with_retry = shared_task(autoretry_for=...); @task_with_retry
+            bound = ctx.lookup(target.value)
+            if isinstance(bound, cst.Call) and not isinstance(bound.func, cst.Call):
+                return task_options(cst.Decorator(decorator=bound), ctx)
         return None
     if call is None:
         return {}

@@ -5,6 +5,7 @@ import re
 import libcst as cst
 
 from ..analysis.dataflow import flow, fresh_origin, params_of
+from ..analysis.side_effects import side_effect
 from ..analysis.tasks import TaskTracker
 from ..context import FileContext
 from ..rule import Invalid, Rule, Valid
@@ -23,12 +24,15 @@ class IdempotencyKeyInTask(Rule):
     `+`, `.format()`, `str()` and `.hex`. A value counts as a key when it is
     the key of a Redis or Django cache "already done?" check (`get`,
     `exists`), of a lock (`set(..., nx=True)`, `setnx`, `cache.add`,
-    `lock()`), when it is passed as an `idempotency_key=`/`dedup…=`
-    argument, or when the variable that holds it is named so.
+    `lock()`), or when an external call (a payment API, an HTTP request, a
+    `publish`/`send*` call) receives it as an `idempotency_key=`/`dedup…=`
+    argument, through a variable so named, or as an `Idempotency-Key`
+    header.
 
     Random values used for anything else (file names, invite tokens,
-    correlation ids, a key under which a result is stored) are not keys and
-    are not reported; neither are time values bucketed with `strftime`,
+    correlation ids, a key under which a result is stored, a key saved with
+    the database record that carries the work) are not keys and are not
+    reported; neither are time values bucketed with `strftime`,
     `.date()` or division, which make deliberate per-period keys, nor random
     keys drawn in a loop until one is free.
 
@@ -164,6 +168,19 @@ class IdempotencyKeyInTask(Rule):
                 cache.set(key, build(doc_id), 300)
                 return cache.get(key)
         """),
+        # a key stored with the record that carries the work, in the same
+        # transaction that claims it, travels with the record
+        Valid("""
+            import uuid
+            from django.db import transaction
+            from proj.celery import app
+            @app.task
+            def release_funds():
+                with transaction.atomic():
+                    for item in pending_items():
+                        RefundRequest.objects.create(item=item, idempotency_key=str(uuid.uuid4()))
+                    pending_items().update(claimed=True)
+        """),
         # drawing random codes until one is free
         Valid("""
             import secrets
@@ -242,6 +259,15 @@ class IdempotencyKeyInTask(Rule):
                     gateway.refund(payment_id)
             refund_task = app.task(refund)
         """, count=1),
+        # an Idempotency-Key header built inside the task
+        Invalid("""
+            import uuid
+            import httpx
+            from celery import shared_task
+            @shared_task(autoretry_for=(httpx.TimeoutException,))
+            def capture(payment_id):
+                httpx.post(f"https://psp.example/captures/{payment_id}", headers={"Idempotency-Key": uuid.uuid4().hex})
+        """, count=1),
         # a variable named as a dedup key
         Invalid("""
             import secrets
@@ -288,23 +314,16 @@ class IdempotencyKeyInTask(Rule):
                                  + ("lock" if event.kind == "lock" else "\"already done?\" check"))
         self.tasks.leave_FunctionDef(original_node)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if self.tasks.current is None or self.ctx.function is not self.tasks.current.node:
+    def visit_Call(self, node: cst.Call) -> None:
+        task = self.tasks.current
+        if task is None or self.ctx.function is not task.node or side_effect(node, self.ctx) is None:
             return
-        for target in node.targets:
-            if isinstance(target.target, cst.Name) and KEY_NAME.search(target.target.value):
-                origin = fresh_origin(node.value, self.ctx, params_of(self.tasks.current.node))
+        params = params_of(task.node)
+        for a in node.args:
+            for what, value in _key_arguments(a):
+                origin = fresh_origin(value, self.ctx, params)
                 if origin is not None:
-                    self._report(origin, f"`{target.target.value}`")
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is None or not KEY_NAME.search(node.keyword.value):
-            return
-        if self.tasks.current is None or self.ctx.function is not self.tasks.current.node:
-            return
-        origin = fresh_origin(node.value, self.ctx, params_of(self.tasks.current.node))
-        if origin is not None:
-            self._report(origin, f"the `{node.keyword.value}=` argument")
+                    self._report(origin, what)
 
     def _report(self, origin: cst.Call, what: str) -> None:
         if id(origin) in self.reported:
@@ -313,3 +332,20 @@ class IdempotencyKeyInTask(Rule):
         made = _EMPTY.code_for_node(origin)
         self.report(origin, f"{what} is made inside the task from `{made}`: a redelivered message makes a new key, "
                             "so the duplicate check never matches; make the key in the caller and pass it to the task")
+
+
+def _key_arguments(a: cst.Arg) -> list[tuple[str, cst.BaseExpression]]:
+    """The parts of a call argument that name themselves a key:
+    ``idempotency_key=…``, ``dedup_id`` passed by name, a header
+    ``{"Idempotency-Key": …}``."""
+    if a.keyword is not None and KEY_NAME.search(a.keyword.value):
+        return [(f"the `{a.keyword.value}=` argument", a.value)]
+    if isinstance(a.value, cst.Name) and KEY_NAME.search(a.value.value):
+        return [(f"`{a.value.value}`", a.value)]
+    if isinstance(a.value, cst.Dict):
+        return [
+            (f"the `{e.key.raw_value}` entry", e.value) for e in a.value.elements
+            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+            and KEY_NAME.search(e.key.raw_value)
+        ]
+    return []
