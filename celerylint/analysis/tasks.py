@@ -8,7 +8,11 @@ import libcst as cst
 
 from ..context import FileContext
 
-TASK_DECORATORS = frozenset({"celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task"})
+TASK_DECORATORS = frozenset({
+    "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
+    "celery.task.periodic_task", "celery.decorators.periodic_task",
+})
+APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses
 APP_FACTORIES = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.Celery"})
 APP_OBJECTS = frozenset({"celery.current_app", "celery.app.current_app"})
 TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task"})
@@ -34,7 +38,7 @@ def task_options(decorator: cst.Decorator, ctx: FileContext) -> dict[str, cst.Ba
     call = expr if isinstance(expr, cst.Call) else None
     target = call.func if call is not None else expr
     is_task = ctx.imported_name(target) in TASK_DECORATORS
-    if not is_task and isinstance(target, cst.Attribute) and target.attr.value == "task":
+    if not is_task and isinstance(target, cst.Attribute) and target.attr.value in APP_TASK_METHODS:
         is_task = is_celery_app(target.value, ctx)
     if not is_task:
         if call is None and isinstance(target, cst.Name) and target.value not in ctx.imports:
