@@ -148,7 +148,8 @@ class Event:
     in_loop: bool = False
     trys: tuple[cst.Try, ...] = ()  # enclosing try statements whose body holds the event
     key_node: cst.BaseExpression | None = None
-    owner: cst.Try | None = None  # for ``integrity``: the try statement whose handler it is
+    owner: cst.CSTNode | None = None  # ``integrity``: its try statement; ``flag_check``: its if statement
+    blocks: tuple[tuple[cst.CSTNode, ...], ...] = ()  # every enclosing body, outermost first
 
 
 @dataclass
@@ -174,7 +175,7 @@ class _Walker(cst.CSTVisitor):
     def add(self, kind: str, key: str, node: cst.CSTNode, detail: str = "", key_node=None, owner=None) -> None:
         self.flow.events.append(Event(
             kind, key, node, self.stmt, self.blocks[-1] if self.blocks else None, len(self.flow.events), detail,
-            self.loops > 0, tuple(self.trys), key_node, owner,
+            self.loops > 0, tuple(self.trys), key_node, owner, tuple(self.blocks),
         ))
 
     # -- structure -------------------------------------------------------
@@ -227,7 +228,7 @@ class _Walker(cst.CSTVisitor):
         return False
 
     def visit_If(self, node: cst.If) -> None:
-        self._flag_checks(node.test)
+        self._flag_checks(node)
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
@@ -239,7 +240,7 @@ class _Walker(cst.CSTVisitor):
         for target in node.targets:
             t = target.target
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value not in ("self", "cls"):
-                self.add("flag_set", f"{t.value.value}.{t.attr.value}", node)
+                self.add("flag_set", f"{t.value.value}.{t.attr.value}", node, code_of(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -274,10 +275,16 @@ class _Walker(cst.CSTVisitor):
         else:
             self.add("mark", key, node, method, key_node=key_node)
 
-    def _flag_checks(self, test: cst.BaseExpression) -> None:
-        for attr in _attributes(test):
+    def _flag_checks(self, node: cst.If) -> None:
+        """A model flag tested by a guard that leaves: ``if order.sent:
+        return``, ``if mail.state in (SENT, SENDING): raise …``.  ``detail``
+        holds the compared values' code (``|``-separated), empty for a
+        truth test."""
+        if not _exits(node.body):
+            return
+        for attr, values in _guard_flags(node.test):
             if isinstance(attr.value, cst.Name) and attr.value.value not in ("self", "cls"):
-                self.add("flag_check", f"{attr.value.value}.{attr.attr.value}", attr)
+                self.add("flag_check", f"{attr.value.value}.{attr.attr.value}", attr, values, owner=node)
 
 
 def _nx(call: cst.Call) -> bool:
@@ -288,19 +295,32 @@ def _nx(call: cst.Call) -> bool:
     return len(positional) >= 5 and isinstance(positional[4].value, cst.Name) and positional[4].value.value == "True"
 
 
-def _attributes(expr: cst.CSTNode) -> list[cst.Attribute]:
-    found: list[cst.Attribute] = []
+def _exits(body: cst.BaseSuite) -> bool:
+    """The block ends by leaving: return, raise, continue or break."""
+    last = body.body[-1] if isinstance(body, cst.SimpleStatementSuite) else None
+    if isinstance(body, cst.IndentedBlock) and body.body:
+        stmt = body.body[-1]
+        last = stmt.body[-1] if isinstance(stmt, cst.SimpleStatementLine) and stmt.body else None
+    return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
-    class _Collect(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            found.append(node)
-            return False
 
-        def visit_Call(self, node: cst.Call) -> bool:
-            return False  # order.is_paid() is a query, not a stored flag
-
-    expr.visit(_Collect())
-    return found
+def _guard_flags(test: cst.BaseExpression) -> list[tuple[cst.Attribute, str]]:
+    """The attributes a guard tests for "done": ``obj.flag`` (truth),
+    ``obj.flag is not None``, ``obj.state == DONE``, ``obj.state in (A,
+    B)``, joined by ``or``/``and``; with the values they are compared to."""
+    if isinstance(test, cst.BooleanOperation):
+        return _guard_flags(test.left) + _guard_flags(test.right)
+    if isinstance(test, cst.Attribute):
+        return [(test, "")]
+    if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Attribute) and len(test.comparisons) == 1:
+        op, value = test.comparisons[0].operator, test.comparisons[0].comparator
+        if isinstance(op, cst.IsNot) and isinstance(value, cst.Name) and value.value == "None":
+            return [(test.left, "")]
+        if isinstance(op, cst.Equal):
+            return [(test.left, code_of(value))]
+        if isinstance(op, cst.In) and isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+            return [(test.left, "|".join(code_of(e.value) for e in value.elements))]
+    return []
 
 
 def _catches_integrity_error(handler: cst.ExceptHandler, ctx: FileContext) -> bool:

@@ -84,8 +84,9 @@ def side_effect(call: cst.Call, ctx: FileContext) -> str | None:
         if client_kind(target, ctx) is not None:
             return None  # Redis/cache operations: markers, locks, reads
         receiver = dotted_name(target) or ""
-        if LOGGERS.match(receiver.rpartition(".")[2]):
-            return None
+        signal = "signal" in receiver.lower() or ".signals." in (ctx.imported_name(target) or "")
+        if LOGGERS.match(receiver.rpartition(".")[2]) or signal:
+            return None  # logging; Django/blinker signals are in-process
     if not last or NOT_EFFECTS.match(last) or not EFFECT_NAME.match(last):
         return None
     if any(a.keyword is not None and a.keyword.value == "sender" for a in call.args):

@@ -17,13 +17,14 @@ class MarkerBeforeSideEffect(Rule):
 
     - a Redis or Django cache key the task first reads as an "already
       done?" check (`get`, `exists`) and then writes (`set`, `setex`), or
-    - a model field the task tests in an `if` and then assigns and saves
-      (`if order.confirmation_sent: return` … `order.confirmation_sent =
-      True; order.save()`).
+    - a model field the task tests in a guard that leaves (`if
+      order.confirmation_sent: return`, `if mail.state in (SENT, SENDING):
+      raise …`) and then sets to a value the guard treats as done and saves
+      (`order.confirmation_sent = True; order.save()`).
 
     It is reported when an external side effect (HTTP call, e-mail,
     payment, `send*`/`publish`/`push`/`notify`/`charge` call, task dispatch)
-    follows the write. A key that the task deletes again is a lock, not a
+    follows the write in the same block or nested in it. A key that the task deletes again is a lock, not a
     marker, and a marker that is written again after the side effect (an
     "in progress" state followed by "done") is left alone.
 
@@ -145,6 +146,34 @@ class MarkerBeforeSideEffect(Rule):
                 order.receipt_state = "sent"
                 order.save()
         """),
+        # a status the guard does not treat as done (a state transition)
+        Valid("""
+            from celery import shared_task
+            @shared_task
+            def rebuild(bundle_id):
+                bundle = Bundle.objects.get(pk=bundle_id)
+                if bundle.status == "processing":
+                    return
+                bundle.status = "pending"
+                bundle.save()
+                build_bundle.apply_async((bundle.pk,))
+        """),
+        # the flag is set in a branch that returns before the side effect
+        Valid("""
+            from celery import shared_task
+            @shared_task
+            def deliver(mail_id):
+                mail = Mail.objects.get(pk=mail_id)
+                if mail.sent:
+                    return
+                if delivered_elsewhere(mail):
+                    mail.sent = True
+                    mail.save()
+                    return
+                mail.send()
+                mail.sent = True
+                mail.save()
+        """),
         # model flag saved after the e-mail; not a task: silent anyway
         Valid("""
             from django.core.mail import send_mail as mail
@@ -261,6 +290,31 @@ class MarkerBeforeSideEffect(Rule):
             """,
             fixed=None,
         ),
+        # a status the guard treats as done, set before the dispatch
+        Invalid(
+            """
+            from celery import shared_task
+            @shared_task
+            def queue_mail(mail_id):
+                mail = Mail.objects.get(pk=mail_id)
+                if mail.state in ("sent", "sending"):
+                    raise AlreadySent(mail_id)
+                mail.state = "sending"
+                mail.save(update_fields=["state"])
+                deliver_mail.apply_async((mail.pk,), countdown=5)
+            """,
+            fixed="""
+            from celery import shared_task
+            @shared_task
+            def queue_mail(mail_id):
+                mail = Mail.objects.get(pk=mail_id)
+                if mail.state in ("sent", "sending"):
+                    raise AlreadySent(mail_id)
+                deliver_mail.apply_async((mail.pk,), countdown=5)
+                mail.state = "sending"
+                mail.save(update_fields=["state"])
+            """,
+        ),
         # configured side effect, aliased redis import
         Invalid(
             """
@@ -322,7 +376,10 @@ class MarkerBeforeSideEffect(Rule):
                 marker = [event]
                 what = "the key this task checks for \"already done\""
             elif event.kind == "flag_set":
-                checked = any(e.kind == "flag_check" and e.key == event.key for e in events[:i])
+                checked = any(
+                    e.kind == "flag_check" and e.key == event.key and _marks_done(e.detail, event.detail)
+                    for e in events[:i]
+                )
                 obj = event.key.partition(".")[0]
                 save = next((e for e in events[i + 1:] if e.kind == "flag_save" and e.key == obj), None)
                 if save is None:
@@ -334,8 +391,9 @@ class MarkerBeforeSideEffect(Rule):
                 continue
             if not checked:
                 continue
+            # the side effect runs after the marker: later in the marker's block or nested in it
             end = marker[-1].index
-            effect = next((e for e in events[end + 1:] if e.kind == "effect"), None)
+            effect = next((e for e in events[end + 1:] if e.kind == "effect" and _within(e, event.block)), None)
             if effect is None or any(e.index > effect.index for e in rewritten):
                 continue
             self.report(
@@ -374,3 +432,15 @@ class MarkerBeforeSideEffect(Rule):
             return edits
 
         return PendingFix("move the marker write after the side effect", False, build)
+
+
+def _within(event: Event, block: tuple[cst.CSTNode, ...] | None) -> bool:
+    return block is not None and any(b is block for b in event.blocks)
+
+
+def _marks_done(compared: str, assigned: str) -> bool:
+    """The value written is one the guard treats as done: any true value
+    for a truth test, else one of the compared values."""
+    if not compared:
+        return assigned not in ("False", "None", "0", '""', "''")
+    return assigned in compared.split("|")
