@@ -6,9 +6,9 @@ import libcst as cst
 
 from ..analysis.dataflow import flow, fresh_origin, params_of
 from ..analysis.side_effects import side_effect
-from ..analysis.tasks import TaskTracker
+from ..analysis.tasks import TaskTracker, task_and
 from ..context import FileContext
-from ..rule import Invalid, Rule, Valid
+from ..rule import Invalid, Regex, Rule, Valid
 
 KEY_NAME = re.compile(r"idempot|dedup", re.IGNORECASE)
 _EMPTY = cst.Module([])
@@ -92,8 +92,9 @@ class IdempotencyKeyInTask(Rule):
     SUMMARY = "An idempotency/dedup key made inside the task from a random or time value: it changes on every redelivery"
     HINT = "make the key where the work is decided and pass it in: `task.delay(..., idempotency_key=f\"charge-{order.id}\")`"
     TAGS = ("idempotency",)
-    # every finding is inside a task: a decorator or call with "task", or a Task subclass
-    NEEDLES = (b"task", b"Task")
+    # a task, and an import of a fresh-value source (uuid, time/datetime/
+    # timezone, random, secrets, os.urandom, arrow, pendulum)
+    NEEDLES = (Regex(task_and(rb"uuid|time|random|secrets|urandom|arrow|pendulum")),)
 
     VALID = (
         # the seed's corrected version: the caller passes the key

@@ -3,10 +3,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.dataflow import Event, Flow, flow
-from ..analysis.tasks import TaskTracker
+from ..analysis.tasks import TaskTracker, task_and
 from ..context import FileContext
 from ..model import Edit
-from ..rule import EditBuilder, Invalid, PendingFix, Rule, Valid
+from ..rule import EditBuilder, Invalid, PendingFix, Regex, Rule, Valid
 
 
 class MarkerBeforeSideEffect(Rule):
@@ -79,7 +79,8 @@ class MarkerBeforeSideEffect(Rule):
     HINT = "write the marker only after the side effect succeeded"
     TAGS = ("idempotency",)
     OPTIONS = ("side-effect-calls",)
-    NEEDLES = (b"task", b"Task")
+    # a task, and a Redis/cache client ("edis", "cache") or a model flag save
+    NEEDLES = (Regex(task_and(rb"edis|cache|save")),)
 
     VALID = (
         # the seed's corrected version
