@@ -116,11 +116,12 @@ class TaskInfo:
         return isinstance(bind, cst.Name) and bind.value == "True"
 
 
-def _registered_by_call(name: str, module: cst.Module | None, ctx: FileContext) -> dict[str, cst.BaseExpression] | None:
-    """Options of the call form ``app.task(fn, ...)`` / ``shared_task(fn)`` /
-    ``app.task(**opts)(fn)`` at module level, for the function ``name``."""
-    if module is None:
-        return None
+def registration_calls(module: cst.Module) -> dict[str, list[cst.Call]]:
+    """Module-level calls that may register a function as a task, by the
+    function's name: ``app.task(fn, ...)``, ``shared_task(fn)``,
+    ``app.task(**opts)(fn)``; the call that carries the options.  Purely
+    syntactic: ``registered_options`` checks that it is a task decorator."""
+    found: dict[str, list[cst.Call]] = {}
     for stmt in module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
@@ -128,20 +129,20 @@ def _registered_by_call(name: str, module: cst.Module | None, ctx: FileContext) 
             value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
             if not isinstance(value, cst.Call):
                 continue
-            registrar, options = value, None
             if isinstance(value.func, cst.Call):  # app.task(bind=True)(fn)
-                registrar = value.func
-                options = {a.keyword.value: a.value for a in registrar.args if a.keyword is not None}
-                args = value.args
+                registrar, args = value.func, value.args
             else:
-                args = [a for a in value.args if a.keyword is None]
-            if not args or not isinstance(args[0].value, cst.Name) or args[0].value.value != name:
-                continue
-            if task_options(cst.Decorator(decorator=registrar.func), ctx) is None:
-                continue
-            if options is None:
-                options = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
-            return options
+                registrar, args = value, [a for a in value.args if a.keyword is None]
+            if args and isinstance(args[0].value, cst.Name):
+                found.setdefault(args[0].value.value, []).append(registrar)
+    return found
+
+
+def registered_options(calls: list[cst.Call], ctx: FileContext) -> dict[str, cst.BaseExpression] | None:
+    """The options of the first of ``calls`` that is a task decorator."""
+    for registrar in calls:
+        if task_options(cst.Decorator(decorator=registrar.func), ctx) is not None:
+            return {a.keyword.value: a.value for a in registrar.args if a.keyword is not None}
     return None
 
 
@@ -154,7 +155,7 @@ class TaskTracker:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.module: cst.Module | None = None
+        self.registrations: dict[str, list[cst.Call]] = {}
         self.classes: list[cst.ClassDef | None] = []  # task classes (None: other class)
         self.stack: list[TaskInfo | None] = []
 
@@ -163,7 +164,7 @@ class TaskTracker:
         return self.stack[-1] if self.stack else None
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.module = node
+        self.registrations = registration_calls(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node if is_task_class(node, self.ctx) else None)
@@ -186,6 +187,6 @@ class TaskTracker:
                 return TaskInfo(cls.name.value, node, class_options(cls), cls)
             return None
         options = function_task_options(node, self.ctx)
-        if options is None and not self.stack and not self.classes:
-            options = _registered_by_call(name, self.module, self.ctx)
+        if options is None and not self.stack and not self.classes and name in self.registrations:
+            options = registered_options(self.registrations[name], self.ctx)
         return TaskInfo(name, node, options) if options is not None else None
