@@ -24,9 +24,12 @@ class MarkerBeforeSideEffect(Rule):
 
     It is reported when an external side effect (HTTP call, e-mail,
     payment, `send*`/`publish`/`push`/`notify`/`charge` call, task dispatch)
-    follows the write in the same block or nested in it. A key that the task deletes again is a lock, not a
-    marker, and a marker that is written again after the side effect (an
-    "in progress" state followed by "done") is left alone.
+    follows the write in the same block or nested in it, and none comes
+    between the check and the write (then the marker follows the work it
+    guards, and later side effects are follow-ups). A key that the task
+    deletes again is a lock, not a marker, and a marker that is written
+    again after the side effect (an "in progress" state followed by "done")
+    is left alone.
 
     ## Why is this bad?
     If the side effect fails, or the worker dies between the two lines, the
@@ -260,6 +263,7 @@ class MarkerBeforeSideEffect(Rule):
                         return
                     django_cache.set(sent_key, True, 3600)
                     requests.post(webhook_url(), json={"id": event_id})
+                    audit_webhook.delay(event_id)
             """,
             fixed="""
             from celery import Task
@@ -272,6 +276,7 @@ class MarkerBeforeSideEffect(Rule):
                         return
                     requests.post(webhook_url(), json={"id": event_id})
                     django_cache.set(sent_key, True, 3600)
+                    audit_webhook.delay(event_id)
             """,
         ),
         # async Redis; the side effect is in another block: reported, no fix
@@ -372,15 +377,15 @@ class MarkerBeforeSideEffect(Rule):
         released = {e.key for e in events if e.kind in ("release", "lock")}
         for i, event in enumerate(events):
             if event.kind == "mark" and event.key not in released:
-                checked = any(e.kind == "check" and e.key == event.key for e in events[:i])
+                checked = [e for e in events[:i] if e.kind == "check" and e.key == event.key]
                 rewritten = [e for e in events[i + 1:] if e.kind == "mark" and e.key == event.key]
                 marker = [event]
                 what = "the key this task checks for \"already done\""
             elif event.kind == "flag_set":
-                checked = any(
-                    e.kind == "flag_check" and e.key == event.key and _marks_done(e.detail, event.detail)
-                    for e in events[:i]
-                )
+                checked = [
+                    e for e in events[:i]
+                    if e.kind == "flag_check" and e.key == event.key and _marks_done(e.detail, event.detail)
+                ]
                 obj = event.key.partition(".")[0]
                 save = next((e for e in events[i + 1:] if e.kind == "flag_save" and e.key == obj), None)
                 if save is None:
@@ -392,6 +397,8 @@ class MarkerBeforeSideEffect(Rule):
                 continue
             if not checked:
                 continue
+            if any(e.kind == "effect" for e in events[checked[-1].index + 1:i]):
+                continue  # the marker follows the side effect it guards; later ones are follow-ups
             # the side effect runs after the marker: later in the marker's block or nested in it
             end = marker[-1].index
             effect = next((e for e in events[end + 1:] if e.kind == "effect" and _within(e, event.block)), None)
