@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import libcst as cst
 
 from ..context import FileContext
 
-TASK_DECORATORS = frozenset({"celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task"})
+TASK_DECORATORS = frozenset({
+    "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
+    "celery.task.periodic_task", "celery.decorators.periodic_task",
+})
+# A byte-prefilter lookahead that holds in every file that has a task: task
+# decorators, ``<app>.task``, ``Task`` bases and their aliases are all spelled
+# with one of these words.  A rule appends a lookahead of its own (``task_and``).
+TASK_WORDS = rb"\btask\b|\bTask\b|shared_task|periodic_task"
+
+
+def task_and(words: bytes) -> bytes:
+    """A regular expression (for ``Regex`` needles) that matches a file
+    mentioning a task word and one of ``words`` (an alternation)."""
+    return rb"\A(?=[\s\S]*?(?:" + TASK_WORDS + rb"))(?=[\s\S]*?(?:" + words + rb"))"
+
+
+APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses
 APP_FACTORIES = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.Celery"})
 APP_OBJECTS = frozenset({"celery.current_app", "celery.app.current_app"})
 TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task"})
@@ -32,9 +50,14 @@ def task_options(decorator: cst.Decorator, ctx: FileContext) -> dict[str, cst.Ba
     call = expr if isinstance(expr, cst.Call) else None
     target = call.func if call is not None else expr
     is_task = ctx.imported_name(target) in TASK_DECORATORS
-    if not is_task and isinstance(target, cst.Attribute) and target.attr.value == "task":
+    if not is_task and isinstance(target, cst.Attribute) and target.attr.value in APP_TASK_METHODS:
         is_task = is_celery_app(target.value, ctx)
     if not is_task:
+        if call is None and isinstance(target, cst.Name) and target.value not in ctx.imports:
+            # task_with_retry = shared_task(autoretry_for=...); @task_with_retry
+            bound = ctx.lookup(target.value)
+            if isinstance(bound, cst.Call) and not isinstance(bound.func, cst.Call):
+                return task_options(cst.Decorator(decorator=bound), ctx)
         return None
     if call is None:
         return {}
@@ -69,3 +92,101 @@ def class_options(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
                 elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
                     options[small.target.value] = small.value
     return options
+
+
+# -- the task model used by the task-code rules ------------------------------
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """One task body: ``node`` is the decorated function, or the ``run``
+    method of a ``Task`` subclass (``cls``).  ``options`` are the keyword
+    options of the decorator or the class attributes, by name."""
+
+    name: str
+    node: cst.FunctionDef
+    options: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    cls: cst.ClassDef | None = None
+
+    @property
+    def bound(self) -> bool:
+        """``self`` is the task (``bind=True`` or a class-based task)."""
+        if self.cls is not None:
+            return True
+        bind = self.options.get("bind")
+        return isinstance(bind, cst.Name) and bind.value == "True"
+
+
+def registration_calls(module: cst.Module) -> dict[str, list[cst.Call]]:
+    """Module-level calls that may register a function as a task, by the
+    function's name: ``app.task(fn, ...)``, ``shared_task(fn)``,
+    ``app.task(**opts)(fn)``; the call that carries the options.  Purely
+    syntactic: ``registered_options`` checks that it is a task decorator."""
+    found: dict[str, list[cst.Call]] = {}
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+            if not isinstance(value, cst.Call):
+                continue
+            if isinstance(value.func, cst.Call):  # app.task(bind=True)(fn)
+                registrar, args = value.func, value.args
+            else:
+                registrar, args = value, [a for a in value.args if a.keyword is None]
+            if args and isinstance(args[0].value, cst.Name):
+                found.setdefault(args[0].value.value, []).append(registrar)
+    return found
+
+
+def registered_options(calls: list[cst.Call], ctx: FileContext) -> dict[str, cst.BaseExpression] | None:
+    """The options of the first of ``calls`` that is a task decorator."""
+    for registrar in calls:
+        if task_options(cst.Decorator(decorator=registrar.func), ctx) is not None:
+            return {a.keyword.value: a.value for a in registrar.args if a.keyword is not None}
+    return None
+
+
+class TaskTracker:
+    """Tells a rule, cheaply, whether it is inside a task body, which one,
+    with which options.  A rule calls ``visit_Module``, ``visit_ClassDef``,
+    ``leave_ClassDef``, ``visit_FunctionDef`` and ``leave_FunctionDef`` from
+    its own hooks; ``current`` is the task whose body is the innermost
+    function (a nested helper function is not the task body)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.registrations: dict[str, list[cst.Call]] = {}
+        self.classes: list[cst.ClassDef | None] = []  # task classes (None: other class)
+        self.stack: list[TaskInfo | None] = []
+
+    @property
+    def current(self) -> TaskInfo | None:
+        return self.stack[-1] if self.stack else None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.registrations = registration_calls(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node if is_task_class(node, self.ctx) else None)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append(self._task(node))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def _task(self, node: cst.FunctionDef) -> TaskInfo | None:
+        name = node.name.value
+        scopes = self.ctx.scopes  # the context pushed this function's scope already
+        if len(scopes) >= 2 and isinstance(scopes[-2].node, cst.ClassDef) and self.classes:
+            cls = self.classes[-1]
+            if cls is not None and name == "run":
+                return TaskInfo(cls.name.value, node, class_options(cls), cls)
+            return None
+        options = function_task_options(node, self.ctx)
+        if options is None and not self.stack and not self.classes and name in self.registrations:
+            options = registered_options(self.registrations[name], self.ctx)
+        return TaskInfo(name, node, options) if options is not None else None

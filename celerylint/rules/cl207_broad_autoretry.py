@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis.dataflow import flow
+from ..analysis.tasks import TaskTracker
+from ..context import FileContext
+from ..rule import Invalid, Rule, Valid
+
+BROAD = frozenset({"Exception", "BaseException"})
+
+
+class BroadAutoretry(Rule):
+    """
+    ## What it does
+    Finds tasks declared with `autoretry_for` containing `Exception` or
+    `BaseException` (decorator option or `Task` class attribute) whose body
+    performs more than one external side effect: HTTP calls, e-mail,
+    payments, `send*`/`publish`/`push`/`notify`/`charge` calls, task
+    dispatch, or a `side-effect-calls` entry. A side effect inside a loop
+    counts as more than one.
+
+    ## Why is this bad?
+    `autoretry_for` re-runs the whole task body. With a catch-all exception
+    list, any failure after the first side effect, even a bug or a timeout
+    in the second call, retries the task from the top, so the first side
+    effect happens again: the customer is charged twice because the receipt
+    e-mail timed out.
+
+    ## Example
+    ```python
+    @shared_task(autoretry_for=(Exception,), max_retries=5)
+    def checkout(order_id):
+        payments.charge(order_id)
+        send_receipt(order_id)
+    ```
+
+    Use instead:
+    ```python
+    @shared_task(autoretry_for=(GatewayTimeout,), max_retries=5)
+    def checkout(order_id):
+        payments.charge(order_id)
+        send_receipt_task.delay(order_id)  # its own task, its own retries
+    ```
+
+    ## Fix safety
+    There is no automatic fix: which exceptions are safe to retry, and
+    where to split the task, is a design decision.
+
+    ## Options
+    - `side-effect-calls`: extra call names that count as external side effects.
+
+    ## References
+    - [Celery: automatic retry for known exceptions](https://docs.celeryq.dev/en/stable/userguide/tasks.html#automatic-retry-for-known-exceptions)
+    - [Celery: tasks should be idempotent](https://docs.celeryq.dev/en/stable/userguide/tasks.html#idempotence)
+    """
+
+    CODE = "CL207"
+    NAME = "broad-autoretry"
+    SEVERITY = "warning"
+    SUMMARY = "`autoretry_for=(Exception,)` on a task with several side effects: a failure in one repeats the others"
+    HINT = "retry only on the exceptions that are safe to retry, or split the side effects into separate tasks"
+    TAGS = ("retries", "idempotency")
+    OPTIONS = ("side-effect-calls",)
+    NEEDLES = (b"autoretry_for",)
+
+    VALID = (
+        Valid("""
+            import requests
+            from celery import shared_task
+            @shared_task(autoretry_for=(requests.Timeout,), retry_backoff=True)
+            def sync(order_id):
+                requests.post("https://erp/orders", json={"id": order_id})
+                notify_customer(order_id)
+        """),
+        Valid("""
+            import requests
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def sync(order_id):
+                requests.post("https://erp/orders", json={"id": order_id})
+                logger.info("synced %s", order_id)
+        """),
+        Valid("""
+            from proj.celery import app
+            @app.task(autoretry_for=(Exception,), max_retries=3)
+            def refresh(feed_id):
+                data = fetch(feed_id)
+                Feed.objects.filter(pk=feed_id).update(data=data)
+        """),
+        Valid("""
+            from celery import Task
+            class Export(Task):
+                autoretry_for = (IOError,)
+                def run(self, export_id):
+                    upload(export_id)
+                    send_done_mail(export_id)
+        """),
+        Valid("""
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def outer(order_id):
+                def later():
+                    gateway.charge(order_id)
+                    send_receipt(order_id)
+                return later
+        """),
+    )
+    INVALID = (
+        Invalid("""
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,), max_retries=5)
+            def checkout(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+        """, count=1),
+        Invalid("""
+            import requests as http
+            from celery import shared_task as task
+            @task(bind=True, autoretry_for=[BaseException])
+            def sync(self, order_id):
+                http.post("https://erp/orders", json={"id": order_id})
+                http.put("https://crm/orders", json={"id": order_id})
+        """, count=1),
+        Invalid("""
+            from celery import Task
+            from django.core.mail import EmailMessage
+            class Notify(Task):
+                autoretry_for = (Exception,)
+                def run(self, user_ids):
+                    for user_id in user_ids:
+                        EmailMessage("Hi", "Body", to=[address(user_id)]).send()
+        """, count=1),
+        Invalid("""
+            from proj.celery import app
+            @app.task(autoretry_for=(KeyError, Exception))
+            async def fan_out(event):
+                await bus.publish("events", event)
+                audit.delay(event["id"])
+        """, count=1),
+        Invalid("""
+            from celery import Celery
+            from billing import gateway
+            app = Celery("proj")
+            def bill(account_id):
+                gateway.bill_account(account_id)
+                gateway.bill_account(account_id + 1)
+            bill_task = app.task(bill, autoretry_for=(Exception,))
+        """, count=1, config={"side-effect-calls": ["billing.gateway.bill_account"]}),
+    )
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.tasks = TaskTracker(ctx)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.tasks.visit_Module(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.tasks.visit_ClassDef(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.tasks.leave_ClassDef(original_node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.tasks.visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        task = self.tasks.current
+        option = task.options.get("autoretry_for") if task is not None else None
+        if option is not None and self._broad(option):
+            effects = [e for e in flow(original_node, self.ctx).events if e.kind == "effect"]
+            if sum(2 if e.in_loop else 1 for e in effects) >= 2:
+                shown = effects[0].detail + (" (in a loop)" if len(effects) == 1 else f" and {effects[1].detail}")
+                self.report(option, f"`autoretry_for` catches every exception, and task `{task.name}` has several "
+                                    f"external side effects ({shown}): a failure after the first one retries the "
+                                    "whole task and repeats it")
+        self.tasks.leave_FunctionDef(original_node)
+
+    def _broad(self, option: cst.BaseExpression) -> bool:
+        elements = [e.value for e in option.elements] if isinstance(option, (cst.Tuple, cst.List)) else [option]
+        for element in elements:
+            if isinstance(element, cst.Name) and element.value in BROAD:
+                target = self.ctx.imports.get(element.value)
+                if target is None or target == f"builtins.{element.value}":
+                    return True
+        return False

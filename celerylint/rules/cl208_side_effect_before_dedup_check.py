@@ -1,0 +1,267 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis.dataflow import Event, Flow, flow
+from ..analysis.tasks import TaskTracker
+from ..context import FileContext
+from ..rule import Invalid, Rule, Valid
+
+
+class SideEffectBeforeDedupCheck(Rule):
+    """
+    ## What it does
+    Finds tasks that perform an external call (HTTP, e-mail, payment,
+    `send*`/`publish`/`push`/`notify`/`charge`, task dispatch,
+    `side-effect-calls`) and only afterwards rely on a database unique
+    constraint to detect a duplicate run: the call comes before a `try`
+    whose handler catches `IntegrityError` (Django, SQLAlchemy, psycopg), or
+    inside that `try` before its first database write. Tasks that take a
+    lock anywhere (`set(..., nx=True)`, `setnx`, `cache.add`, `lock()`, a
+    `with …lock…:` block, a helper whose name says lock,
+    `select_for_update()`) are left alone.
+
+    ## Why is this bad?
+    The unique constraint keeps the database consistent, but by the time it
+    fires the external call has already happened. Two deliveries of the same
+    message that run at the same time both charge the card or send the
+    e-mail; only the second insert fails. The constraint is the second line
+    of defence, not the first.
+
+    ## Example
+    ```python
+    @shared_task
+    def charge_customer(idempotency_key, order_id, amount):
+        charge_id = gateway.charge(order_id=order_id, amount=amount)
+        try:
+            Charge.objects.create(idempotency_key=idempotency_key, gateway_id=charge_id)
+        except IntegrityError:
+            pass  # a duplicate delivery, but the customer paid twice
+    ```
+
+    Use instead:
+    ```python
+    @shared_task
+    def charge_customer(idempotency_key, order_id, amount):
+        with redis_client.lock(f"lock:charge:{idempotency_key}", timeout=300, blocking=False):
+            if Charge.objects.filter(idempotency_key=idempotency_key).exists():
+                return
+            charge_id = gateway.charge(order_id=order_id, amount=amount)
+            try:
+                Charge.objects.create(idempotency_key=idempotency_key, gateway_id=charge_id)
+            except IntegrityError:
+                pass  # the second line of defence
+    ```
+
+    ## Fix safety
+    There is no automatic fix: the task needs a lock or a check before the
+    external call.
+
+    ## Options
+    - `side-effect-calls`: extra call names that count as external side effects.
+
+    ## References
+    - [Redis: distributed locks](https://redis.io/docs/latest/develop/use/patterns/distributed-locks/)
+    - [Django: `IntegrityError`](https://docs.djangoproject.com/en/stable/ref/exceptions/#database-exceptions)
+    """
+
+    CODE = "CL208"
+    NAME = "side-effect-before-dedup-check"
+    SEVERITY = "warning"
+    SUMMARY = "An external call happens before the task relies on a unique constraint to detect duplicates"
+    HINT = "take a lock (SET NX EX) or check for the existing row before the external call"
+    TAGS = ("idempotency", "locks")
+    OPTIONS = ("side-effect-calls",)
+    NEEDLES = (b"IntegrityError",)
+
+    VALID = (
+        # the seed's defence in depth: the lock comes first
+        Valid("""
+            import redis
+            from celery import shared_task
+            from sqlalchemy.exc import IntegrityError
+            r = redis.Redis()
+            @shared_task(bind=True)
+            def charge_customer(self, idempotency_key, order_id, amount_cents):
+                with r.lock(f"lock:charge:{idempotency_key}", timeout=300):
+                    charge_id = payment_gateway.charge(order_id=order_id, amount_cents=amount_cents)
+                    try:
+                        db.session.add(Charge(idempotency_key=idempotency_key, gateway_charge_id=charge_id))
+                        db.session.commit()
+                    except IntegrityError:
+                        db.session.rollback()
+        """),
+        # insert first, then the external call
+        Valid("""
+            from django.db import IntegrityError
+            from celery import shared_task
+            @shared_task
+            def welcome(user_id):
+                try:
+                    Welcome.objects.create(user_id=user_id)
+                except IntegrityError:
+                    return
+                send_welcome_mail(user_id)
+        """),
+        # the external call is inside the try, after the insert
+        Valid("""
+            from django.db import IntegrityError
+            from celery import shared_task
+            @shared_task
+            def welcome(user_id):
+                try:
+                    Welcome.objects.create(user_id=user_id)
+                    send_welcome_mail(user_id)
+                except IntegrityError:
+                    pass
+        """),
+        # a lock taken through a helper
+        Valid("""
+            import django.db
+            from celery import shared_task
+            @shared_task
+            def charge(key, order_id):
+                token = acquire_lock(f"lock:{key}")
+                gateway.charge(order_id)
+                try:
+                    Charge.objects.create(key=key)
+                except django.db.IntegrityError:
+                    pass
+        """),
+        # not a task
+        Valid("""
+            from django.db import IntegrityError
+            def charge(key, order_id):
+                gateway.charge(order_id)
+                try:
+                    Charge.objects.create(key=key)
+                except IntegrityError:
+                    pass
+        """),
+        # no external call: a read before the insert
+        Valid("""
+            import requests
+            from django.db import IntegrityError
+            from celery import shared_task
+            @shared_task
+            def import_feed(url):
+                data = requests.get(url).json()
+                try:
+                    Feed.objects.create(url=url, data=data)
+                except IntegrityError:
+                    pass
+        """),
+    )
+    INVALID = (
+        # the seed's version without the lock
+        Invalid("""
+            from sqlalchemy.exc import IntegrityError
+            from celery import shared_task
+            @shared_task(bind=True)
+            def charge_customer(self, idempotency_key, order_id, amount_cents):
+                charge_id = payment_gateway.charge(order_id=order_id, amount_cents=amount_cents)
+                try:
+                    db.session.add(Charge(idempotency_key=idempotency_key, gateway_charge_id=charge_id))
+                    db.session.commit()
+                except IntegrityError:
+                    db.session.rollback()
+                return charge_id
+        """, count=1),
+        # aliased imports, inside the try before the insert
+        Invalid("""
+            from django.db import IntegrityError as Duplicate
+            from django.core.mail import send_mail as mail
+            from celery import shared_task as task
+            @task
+            def welcome(user_id):
+                try:
+                    mail("Welcome", "Hello", None, [address(user_id)])
+                    Welcome.objects.create(user_id=user_id)
+                except Duplicate:
+                    pass
+        """, count=1),
+        # class-based task, HTTP POST
+        Invalid("""
+            import requests
+            from celery import Task
+            from django import db
+            class Forward(Task):
+                def run(self, event_id, payload):
+                    requests.post("https://hooks.example.com", json=payload)
+                    try:
+                        Forwarded.objects.create(event_id=event_id)
+                    except (db.IntegrityError, ValueError):
+                        pass
+        """, count=1),
+        # task dispatch before the insert, async task
+        Invalid("""
+            from django.db import IntegrityError
+            from proj.celery import app
+            @app.task
+            async def register(user_id):
+                await send_to_crm(user_id)
+                try:
+                    await Registration.objects.acreate(user_id=user_id)
+                except IntegrityError:
+                    return
+        """, count=1),
+        # configured side effect
+        Invalid("""
+            from django.db import IntegrityError
+            from billing.gateway import bill_account
+            from celery import shared_task
+            @shared_task
+            def bill(account_id, period):
+                bill_account(account_id)
+                try:
+                    Bill.objects.create(account_id=account_id, period=period)
+                except IntegrityError:
+                    pass
+        """, count=1, config={"side-effect-calls": ["billing.gateway.bill_account"]}),
+    )
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.tasks = TaskTracker(ctx)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.tasks.visit_Module(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.tasks.visit_ClassDef(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.tasks.leave_ClassDef(original_node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.tasks.visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if self.tasks.current is not None:
+            self._check(flow(original_node, self.ctx))
+        self.tasks.leave_FunctionDef(original_node)
+
+    def _check(self, f: Flow) -> None:
+        if f.of("lock", "lockish"):
+            return
+        reported: set[int] = set()
+        for handler in f.of("integrity"):
+            effect = self._before(f, handler)
+            if effect is not None and effect.index not in reported:
+                reported.add(effect.index)
+                self.report(effect.node, f"{effect.detail} happens before the task relies on a unique constraint "
+                                         "(`except IntegrityError`) to detect a duplicate: two deliveries running "
+                                         "at once both make this call before either insert fails")
+
+    @staticmethod
+    def _before(f: Flow, handler: Event) -> Event | None:
+        try_stmt = handler.owner
+        writes = [e.index for e in f.events if e.kind == "db_write" and try_stmt in e.trys]
+        if not writes:
+            return None  # nothing in the try that the constraint would stop
+        for e in f.events:
+            if e.kind != "effect":
+                continue
+            if e.index < handler.index or (try_stmt in e.trys and e.index < writes[0]):
+                return e
+        return None

@@ -1,0 +1,168 @@
+"""The task model (``analysis.tasks.TaskTracker``), side-effect recognition
+and the data-flow helper, run in the same batched traversal as rules."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from celerylint.analysis.dataflow import flow, fresh_origin
+from celerylint.analysis.side_effects import side_effect
+from celerylint.analysis.tasks import TaskTracker
+from celerylint.config import Settings
+from celerylint.context import ContextCloser, ContextOpener, FileContext
+
+
+class _Probe(cst.BatchableCSTVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.tasks = TaskTracker(ctx)
+        self.found: dict[str, tuple[str, list[str], bool]] = {}  # function -> (task, options, bound)
+        self.flows: dict[str, list[tuple[str, str]]] = {}
+        self.effects: list[str] = []
+
+    def visit_Module(self, node):
+        self.tasks.visit_Module(node)
+
+    def visit_ClassDef(self, node):
+        self.tasks.visit_ClassDef(node)
+
+    def leave_ClassDef(self, node):
+        self.tasks.leave_ClassDef(node)
+
+    def visit_FunctionDef(self, node):
+        self.tasks.visit_FunctionDef(node)
+        task = self.tasks.current
+        if task is not None:
+            self.found[node.name.value] = (task.name, sorted(task.options), task.bound)
+
+    def leave_FunctionDef(self, node):
+        self.flows[node.name.value] = [(e.kind, e.key) for e in flow(node, self.ctx).events]
+        self.tasks.leave_FunctionDef(node)
+
+    def visit_Call(self, node):
+        what = side_effect(node, self.ctx)
+        if what:
+            self.effects.append(what)
+
+
+def probe(source: str, settings: Settings | None = None) -> _Probe:
+    text = textwrap.dedent(source)
+    ctx = FileContext("tasks.py", text, settings or Settings(), "proj.tasks")
+    p = _Probe(ctx)
+    cst.visit_batched(cst.parse_module(text), [ContextOpener(ctx), p, ContextCloser(ctx)])
+    return p
+
+
+def test_task_forms():
+    p = probe("""
+        from celery import shared_task as st, Celery, Task
+        from proj.celery import app as proj_app
+        app = Celery("x")
+        retrying = st(autoretry_for=(Exception,))
+
+        @st
+        def a(): ...
+        @st(bind=True, acks_late=True)
+        def b(self): ...
+        @proj_app.task(time_limit=60)
+        def c(): ...
+        @retrying
+        def d(): ...
+        def e(): ...
+        e_task = app.task(e, soft_time_limit=30)
+        def f(): ...
+        f_task = app.task(max_retries=3)(f)
+        class G(Task):
+            acks_late = True
+            def run(self): ...
+            def helper(self): ...
+        def not_a_task(): ...
+        @proj_app.task
+        def outer():
+            def inner(): ...
+    """)
+    assert p.found == {
+        "a": ("a", [], False),
+        "b": ("b", ["acks_late", "bind"], True),
+        "c": ("c", ["time_limit"], False),
+        "d": ("d", ["autoretry_for"], False),
+        "e": ("e", ["soft_time_limit"], False),
+        "f": ("f", ["max_retries"], False),
+        "run": ("G", ["acks_late"], True),
+        "outer": ("outer", [], False),
+    }
+
+
+def test_side_effects():
+    p = probe("""
+        import requests as rq
+        import httpx
+        from django.core.mail import send_mail as mail, EmailMessage
+        from django.core.cache import cache
+        from billing import gateway
+        def f(task):
+            rq.post("u")
+            rq.get("u")
+            httpx.Client().put("u")
+            mail("s", "b", None, ["x"])
+            EmailMessage("s").send()
+            gateway.charge(1)
+            gateway.refund(1)
+            task.delay(1)
+            cache.set("k", 1)
+            logger.info("x")
+            post_save.send(sender=None)
+            signals.user_created.send(user)
+            bus.publish("x")
+            publish_pending_translations()
+    """, Settings(side_effect_calls=("billing.gateway.refund",)))
+    assert p.effects == [
+        "HTTP request `requests.post`", "HTTP request `.put()`", "`send_mail`", "e-mail `.send()`",
+        "`gateway.charge()`", "`billing.gateway.refund`", "task dispatch `.delay()`", "`bus.publish()`",
+    ]
+
+
+def test_dataflow_keys_and_flags():
+    p = probe("""
+        import redis
+        r = redis.Redis()
+        def f(order_id, order):
+            key = f"done:{order_id}"
+            if r.get(key):
+                return
+            if order.sent:
+                return
+            r.set(f"lock:{order_id}", 1, nx=True, ex=5)
+            r.set(key, 1)
+            order.sent = True
+            order.save()
+            r.delete(f"lock:{order_id}")
+    """)
+    assert p.flows["f"] == [
+        ("check", 'f"done:{order_id}"'), ("flag_check", "order.sent"), ("lock", 'f"lock:{order_id}"'),
+        ("mark", 'f"done:{order_id}"'), ("flag_set", "order.sent"), ("flag_save", "order"),
+        ("db_write", ""), ("release", 'f"lock:{order_id}"'),
+    ]
+
+
+def test_fresh_origin():
+    text = textwrap.dedent("""
+        import uuid, time
+        from datetime import datetime
+        a = f"k:{uuid.uuid4().hex[:8]}"
+        b = "k:%s" % time.time()
+        c = "k:" + str(uuid.uuid1())
+        d = "k:{}".format(datetime.now().isoformat())
+        e = f"k:{datetime.now().strftime('%Y-%m-%d')}"
+        g = f"k:{int(time.time()) // 3600}"
+        h = uuid.uuid4().int
+    """)
+    ctx = FileContext("m.py", text, Settings(), "m")
+    module = cst.parse_module(text)
+    opener = ContextOpener(ctx)
+    cst.visit_batched(module, [opener])
+    fresh = {name: fresh_origin(cst.Name(name), ctx) is not None for name in "abcdegh"}
+    assert fresh == {"a": True, "b": True, "c": True, "d": True, "e": False, "g": False, "h": True}
