@@ -32,6 +32,12 @@ PLAIN_ELIFS = 100  # libcst nests each ``elif`` in the one before; 10,000 overfl
 MAX_STATEMENT = 4_000  # libcst: a 2,000-link chain costs seconds; 7,000 prefix operators overflow its stack
 
 _SCAN = re.compile(r"[][(){}]|\\\r?\n|\r\n?|\n")
+# A run of binary operators or attribute dots (``a + b + ...``, ``a.b.c...``):
+# what makes libcst's tree deep; a long list or dict literal is long but
+# shallow.  Operands are word characters only, so the pattern cannot
+# backtrack more than one run.
+MAX_CHAIN = 500
+_CHAIN = re.compile(r"(?:\w+ *(?:\*\*|//|[-+*/%.&|^@]) *){" + str(MAX_CHAIN) + ",}")
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
 _NESTING_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
@@ -58,7 +64,7 @@ def refuse(text: str) -> tuple[str, int, int] | None:
             return (f"nested too deeply to analyse: {message}", line, col)
         if brackets > MAX_BRACKETS:
             return (f"nested too deeply to analyse (more than {MAX_BRACKETS} brackets)", 1, 0)
-        if statement > MAX_STATEMENT:  # too long for libcst; CPython's message will do
+        if statement > MAX_STATEMENT and _CHAIN.search(text):  # too deep for libcst; CPython's message will do
             return (f"syntax error: {message}", line, col)
         return None  # libcst reports it (and accepts syntax newer than this interpreter)
     except ValueError:  # NUL bytes: decode() rejects them earlier

@@ -60,6 +60,9 @@ BAD: dict[str, tuple[bytes, str | None]] = {
     "jinja_expr.py": (b"from celery import Celery\napp = Celery('{{ cookiecutter.project_slug }}')\nx = {{ cookiecutter.n }}\n", None),
     "trailing_backslash.py": (b"import celery\nx = 1 \\", "syntax error"),
     "lone_surrogate_escape.py": (b"import celery\nx = '\\ud800'\n", None),
+    # syntax newer than this interpreter (PEP 758) next to a long but shallow literal: libcst decides
+    "newer_syntax_long_literal.py": (b"import celery\nDATA = [" + b"'x', " * 3000 + b"]\ntry:\n    pass\n"
+                                     b"except KeyError, TypeError:\n    pass\n", None),
     "form_feed.py": (b"import celery\n\x0c\ndef f():\n    pass\n", None),
     "invalid_escape.py": (b"import celery\nx = '\\d' is 1\n", None),  # CPython would warn twice
     "tabs.py": (b"import celery\nif x:\n\tif y:\n\t\tpass\n", None),
