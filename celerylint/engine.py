@@ -49,9 +49,9 @@ def code_bytes(data: bytes) -> bytes:
     return data[end:] if end else data
 
 
-def wanted(entries: Sequence[Entry], data: bytes) -> list[Entry]:
+def wanted(entries: Sequence[Entry], data: bytes, path: str = "") -> list[Entry]:
     code = code_bytes(data)
-    return [e for e in entries if e.matches(code)]
+    return [e for e in entries if e.matches(code) and e.wanted_for(path)]
 
 
 def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult, str | None, list[Entry]]:
@@ -67,7 +67,7 @@ def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult
         if any(e.code == UNPARSABLE[0] for e in entries):
             result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
         return result, None, []
-    active = wanted(entries, data)
+    active = wanted(entries, data, path)
     return result, (source.text if active else None), active
 
 

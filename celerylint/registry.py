@@ -32,6 +32,10 @@ class Entry:
     module: str
     cls: str
     needles: tuple[bytes, ...]
+    paths: str | None = None  # a regular expression the relative path must match
+
+    def wanted_for(self, path: str) -> bool:
+        return self.paths is None or re.search(self.paths, path) is not None
 
     def matches(self, data: bytes) -> bool:
         for needle in self.needles:
@@ -167,6 +171,7 @@ def catalog_rows() -> list[tuple]:
             getattr(cls, "SEVERITY", ""), getattr(cls, "FIX", ""), getattr(cls, "SUMMARY", ""),
             cls.__module__, cls.__name__,
             tuple(Regex(n) if type(n).__name__ == "Regex" else bytes(n) for n in getattr(cls, "NEEDLES", ())),
+            getattr(cls, "PATHS", None),
         ))
     codes = [r[0] for r in rows if r[0]]
     if len(codes) != len(set(codes)):

@@ -127,6 +127,9 @@ class Checker(cst.BatchableCSTVisitor):
     in it; an exact, conservative prefilter.  Empty means never."""
 
     NEEDLES: ClassVar[tuple[bytes, ...]] = ()
+    # A regular expression on the file's path (relative, posix): when set, the
+    # checker runs only on files whose path matches it.
+    PATHS: ClassVar[str | None] = None
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()

@@ -75,3 +75,23 @@ def test_mixed_names_fire_cl108_and_cl109_renames_the_whole_source(tmp_path):
         "worker_prefetch_multiplier = 1\ntask_acks_late = True\ntask_reject_on_worker_lost = True\n"
     )
     assert not [f for f in lint(tmp_path).findings if f.code in ("CL108", "CL109")]
+
+
+def test_star_only_modules_are_followed_and_unread_ones_stay_unknown(tmp_path):
+    good = "".join(line + "\n" for line, _ in GOOD.values())
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "app.py").write_text(APP.replace('"celeryconfig"', '"proj.settings.prod"'))
+    (tmp_path / "proj" / "settings").mkdir()
+    (tmp_path / "proj" / "settings" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "settings" / "base.py").write_text('broker_url = "redis://localhost:6379/1"\n' + good)
+    # a settings file holding nothing but a star import is still read
+    (tmp_path / "proj" / "settings" / "prod.py").write_text("from .base import *\n")
+    assert [f.code for f in lint(tmp_path).findings] == []
+    # the same chain through a module celerylint has no reason to read: unknown, so silent
+    (tmp_path / "proj" / "app.py").write_text(APP.replace('"celeryconfig"', '"proj.deploy"'))
+    (tmp_path / "proj" / "deploy.py").write_text("from proj.settings.base import *\n")
+    assert [f.code for f in lint(tmp_path).findings] == []
+    (tmp_path / "proj" / "settings" / "base.py").write_text('broker_url = "redis://localhost:6379/1"\n')
+    (tmp_path / "proj" / "app.py").write_text(APP.replace('"celeryconfig"', '"proj.settings.prod"'))
+    assert "CL101" in [f.code for f in lint(tmp_path).findings]  # the chain really is read

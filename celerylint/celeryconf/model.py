@@ -229,6 +229,7 @@ class Model:
                 target = candidates[-1] if candidates else None
             if target is not None:
                 target.items[f["key"]] = (None if f.get("cond") else f["value"], _pos(f), f["literal"])
+        self.read_paths = {f["path"] for f in self.project.facts}
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in self.by_kind["star_import"]:
             self.stars[f["module"]].append(f)
@@ -286,6 +287,9 @@ class Model:
         seen.add(module)
         path = self.path_of(module)
         if path is None:
+            return
+        if path not in self.read_paths:  # no collector read it: its settings are unknown
+            problems.append(f"{path} was not read (it mentions no setting celerylint looks for)")
             return
         files.append(path)
         own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
