@@ -5,7 +5,7 @@ import libcst as cst
 from ..analysis.dataflow import Event, Flow, flow
 from ..analysis.tasks import TaskTracker
 from ..context import FileContext
-from ..rule import Invalid, Rule, Valid
+from ..rule import Invalid, Regex, Rule, Valid
 
 
 class SideEffectBeforeDedupCheck(Rule):
@@ -72,7 +72,8 @@ class SideEffectBeforeDedupCheck(Rule):
     HINT = "take a lock (SET NX EX) or check for the existing row before the external call"
     TAGS = ("idempotency", "locks")
     OPTIONS = ("side-effect-calls",)
-    NEEDLES = (b"IntegrityError",)
+    # the handler and the task are in one file: IntegrityError and a task marker
+    NEEDLES = (Regex(rb"\A(?=[\s\S]*?IntegrityError)(?=[\s\S]*?(?:\btask\b|\bTask\b|shared_task|periodic_task))"),)
 
     VALID = (
         # the seed's defence in depth: the lock comes first

@@ -72,7 +72,9 @@ class TaskSignatures(Checker):
     # Calls: ``.delay(``, ``.s(``, ``.si(``; definitions: a decorator
     # ``@...task`` (``shared_task``, ``app.task``) or a class with a ``...Task`` base.
     NEEDLES = (
-        Regex(rb"\.\s*(?:delay|si?)\s*\("),
+        # a call records a fact only when it passes an execution option by keyword
+        Regex(rb"\A(?=[\s\S]*?\.\s*(?:delay|si?)\s*\()(?=[\s\S]*?\b(?:"
+              + "|".join(sorted(EXECUTION_OPTIONS)).encode() + rb")\s*=)"),
         Regex(rb"@\s*[\w.]*task\b"),
         Regex(rb"class\s+\w+\s*\([^)]*Task\b"),
     )
