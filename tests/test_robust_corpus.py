@@ -16,7 +16,7 @@ import pytest
 
 CORPUS = os.environ.get("CELERYLINT_CORPUS")
 PROJECTS = sorted(p for p in Path(CORPUS).iterdir() if p.is_dir()) if CORPUS else []
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 
 @pytest.mark.slow

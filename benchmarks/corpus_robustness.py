@@ -3,7 +3,7 @@ files, wall time, exit status, tracebacks, internal errors and findings per
 rule.  Each run is a separate process with a time limit, so a crash or a hang
 shows up as such instead of ending the survey.
 
-    python scripts/corpus_robustness.py /work/corpus/* [--timeout 900] [--fix-copy]
+    python benchmarks/corpus_robustness.py path/to/checkouts/* [--timeout 900] [--fix-copy]
 
 ``--fix-copy`` also runs ``--fix --unsafe-fixes`` twice on a scratch copy of
 each project and checks that every fixed file still parses and the second run
