@@ -22,7 +22,7 @@ from .config import Settings
 from .model import FileResult, Finding, Fix
 from .noqa import is_suppressed
 from .registry import Entry
-from .source import DecodeError, LineIndex, decode, digest
+from .source import DecodeError, LineIndex, decode
 
 SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*celerylint:[ \t]*skip-file[ \t]*$", re.MULTILINE)
 UNPARSABLE = ("CL001", "unparsable-file")

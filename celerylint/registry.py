@@ -21,6 +21,33 @@ class Regex(bytes):
         return f"Regex({bytes(self)!r})"
 
 
+class All(tuple):
+    """Parts that must all occur (mirrors ``rule.All`` without libcst)."""
+
+    def __repr__(self) -> str:
+        return f"All({tuple(self)!r})"
+
+
+def _matches(needle, data: bytes) -> bool:
+    if isinstance(needle, All):
+        return all(_matches(part, data) for part in needle)
+    if isinstance(needle, tuple):
+        return any(_matches(part, data) for part in needle)
+    if isinstance(needle, Regex):
+        return _search(needle, data)
+    return needle in data
+
+
+def _plain(needle):
+    """A rule's needle as catalog data (the registry's own classes)."""
+    kind = type(needle).__name__
+    if kind == "All":
+        return All(_plain(part) for part in needle)
+    if isinstance(needle, tuple):
+        return tuple(_plain(part) for part in needle)
+    return Regex(needle) if kind == "Regex" else bytes(needle)
+
+
 @dataclass(frozen=True)
 class Entry:
     code: str  # "" for a fact collector
@@ -38,13 +65,7 @@ class Entry:
         return self.paths is None or re.search(self.paths, path) is not None
 
     def matches(self, data: bytes) -> bool:
-        for needle in self.needles:
-            if isinstance(needle, Regex):
-                if _search(needle, data):
-                    return True
-            elif needle in data:
-                return True
-        return False
+        return any(_matches(needle, data) for needle in self.needles)
 
     def load(self) -> type:
         import importlib
@@ -170,7 +191,7 @@ def catalog_rows() -> list[tuple]:
             getattr(cls, "CODE", ""), getattr(cls, "NAME", ""), kind,
             getattr(cls, "SEVERITY", ""), getattr(cls, "FIX", ""), getattr(cls, "SUMMARY", ""),
             cls.__module__, cls.__name__,
-            tuple(Regex(n) if type(n).__name__ == "Regex" else bytes(n) for n in getattr(cls, "NEEDLES", ())),
+            tuple(_plain(n) for n in getattr(cls, "NEEDLES", ())),
             getattr(cls, "PATHS", None),
         ))
     codes = [r[0] for r in rows if r[0]]

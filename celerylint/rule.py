@@ -121,6 +121,16 @@ class Regex(bytes):
         return f"Regex({bytes(self)!r})"
 
 
+class All(tuple):
+    """A needle made of parts that must all occur; a part is a byte string, a
+    ``Regex``, or a tuple of alternatives (any one of them).  Each part is a
+    fast substring search, where a regular expression with lookaheads would
+    step through the whole file character by character."""
+
+    def __repr__(self) -> str:
+        return f"All({tuple(self)!r})"
+
+
 class Checker(cst.BatchableCSTVisitor):
     """Runs in the shared traversal.  ``NEEDLES``: the file is parsed for this
     checker only if one of these byte strings (or ``Regex`` patterns) occurs

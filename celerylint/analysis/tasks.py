@@ -7,21 +7,20 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..context import FileContext
+from ..rule import All
 
 TASK_DECORATORS = frozenset({
     "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
     "celery.task.periodic_task", "celery.decorators.periodic_task",
 })
-# A byte-prefilter lookahead that holds in every file that has a task: task
-# decorators, ``<app>.task``, ``Task`` bases and their aliases are all spelled
-# with one of these words.  A rule appends a lookahead of its own (``task_and``).
-TASK_WORDS = rb"\btask\b|\bTask\b|shared_task|periodic_task"
+# Every file that has a task spells "task" or "Task": task decorators,
+# ``<app>.task``, ``Task`` bases and their aliases (``shared_task as job``).
+TASK_WORDS = (b"task", b"Task")
 
 
-def task_and(words: bytes) -> bytes:
-    """A regular expression (for ``Regex`` needles) that matches a file
-    mentioning a task word and one of ``words`` (an alternation)."""
-    return rb"\A(?=[\s\S]*?(?:" + TASK_WORDS + rb"))(?=[\s\S]*?(?:" + words + rb"))"
+def task_and(*words: bytes) -> All:
+    """A needle for a file that mentions a task and one of ``words``."""
+    return All((TASK_WORDS, words))
 
 
 APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses

@@ -8,7 +8,7 @@ from ..analysis.calls import arg, code_of, given, has_star, with_keyword
 from ..analysis.clients import CACHE, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, client_kind, receiver
 from ..analysis.locks import key_says_lock
 from ..analysis.values import NONE, evaluate
-from ..rule import EditBuilder, Invalid, PendingFix, Regex, Rule, Valid
+from ..rule import All, EditBuilder, Invalid, PendingFix, Rule, Valid
 
 
 @dataclass
@@ -116,7 +116,7 @@ class LockWithoutTtl(Rule):
     # a Django cache lock needs django.core.cache plus .lock(, .add( or nx.
     NEEDLES = (
         REDIS_IMPORT_NEEDLE,
-        Regex(rb"(?s)core\.cache.*?(?:\.lock\(|\.add\(|\bnx\b)|(?:\.lock\(|\.add\(|\bnx\b).*?core\.cache"),
+        All((b"core.cache", (b".lock(", b".add(", b"nx"))),
     )
 
     VALID = (

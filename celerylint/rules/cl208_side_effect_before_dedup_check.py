@@ -3,9 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.dataflow import Event, Flow, flow
-from ..analysis.tasks import TaskTracker
+from ..analysis.tasks import TaskTracker, task_and
 from ..context import FileContext
-from ..rule import Invalid, Regex, Rule, Valid
+from ..rule import Invalid, Rule, Valid
 
 
 class SideEffectBeforeDedupCheck(Rule):
@@ -73,7 +73,7 @@ class SideEffectBeforeDedupCheck(Rule):
     TAGS = ("idempotency", "locks")
     OPTIONS = ("side-effect-calls",)
     # the handler and the task are in one file: IntegrityError and a task marker
-    NEEDLES = (Regex(rb"\A(?=[\s\S]*?IntegrityError)(?=[\s\S]*?(?:\btask\b|\bTask\b|shared_task|periodic_task))"),)
+    NEEDLES = (task_and(b"IntegrityError"),)
 
     VALID = (
         # the seed's defence in depth: the lock comes first
