@@ -77,8 +77,8 @@ def _search(needle: bytes, data: bytes) -> bool:
     literal, offset, pattern = _compiled(needle)
     if literal not in data:
         return False
-    if offset is None:
-        return pattern.search(data) is not None
+    if offset is None or offset < 0:  # offset -1: the pattern starts with its literal,
+        return pattern.search(data) is not None  # which the regex engine scans for in C
     # Every match starts ``offset`` bytes before an occurrence of ``literal``:
     # try only there (a search for ``\\beta\\s*=`` scans the whole file slowly).
     find, match = data.find, pattern.match
@@ -93,7 +93,8 @@ def _search(needle: bytes, data: bytes) -> bool:
 @cache
 def _compiled(pattern: bytes) -> tuple[bytes, int | None, re.Pattern[bytes]]:
     """The compiled needle, a literal every match contains, and the fixed
-    distance from a match's start to that literal (None if it varies)."""
+    distance from a match's start to that literal (None if it varies, -1 if
+    the pattern starts with it)."""
     literal, offset = _required_literal(pattern)
     return literal, offset, re.compile(pattern)
 
@@ -123,6 +124,8 @@ def _required_literal(pattern: bytes) -> tuple[bytes, int | None]:
                 run = b""
         if not best:
             return b"", None
+        if best_start == 0:
+            return best, -1
         low, high = parser.SubPattern(parsed.state, items[:best_start]).getwidth()
         return best, (low if low == high else None)
     except Exception:  # an unexpected parser shape: no shortcut

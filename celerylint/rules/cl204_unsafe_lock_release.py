@@ -332,6 +332,7 @@ class UnsafeLockRelease(Rule):
         self.deletes: list[_Delete] = []
         self.statements: set[int] = set()  # ids of calls whose result is discarded
         self.guards: list[cst.BaseExpression] = []  # tests of the ifs whose body we are in
+        self.if_bodies: dict[int, cst.BaseExpression] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(_Scope())
@@ -343,11 +344,22 @@ class UnsafeLockRelease(Rule):
         value = node.value.expression if isinstance(node.value, cst.Await) else node.value
         self.statements.add(id(value))
 
-    def visit_If_body(self, node: cst.If) -> None:
-        self.guards.append(node.test)
+    # The test of every ``if`` whose body (not its ``else``) we are in; bodies
+    # are recognised by identity, so the engine's fast traversal serves.
+    def visit_If(self, node: cst.If) -> None:
+        self.if_bodies[id(node.body)] = node.test
 
-    def leave_If_body(self, node: cst.If) -> None:
-        self.guards.pop()
+    def _enter_block(self, node) -> None:
+        test = self.if_bodies.get(id(node))
+        if test is not None:
+            self.guards.append(test)
+
+    def _leave_block(self, node) -> None:
+        if self.if_bodies.pop(id(node), None) is not None:
+            self.guards.pop()
+
+    visit_IndentedBlock = visit_SimpleStatementSuite = _enter_block
+    leave_IndentedBlock = leave_SimpleStatementSuite = _leave_block
 
     def visit_Call(self, node: cst.Call) -> None:
         take = lock_take(node, self.ctx)

@@ -7,7 +7,7 @@ import libcst as cst
 from ..analysis.tasks import function_task_options, is_task_class
 from ..context import FileContext, dotted_name
 from ..model import Edit, Finding, Fix
-from ..rule import Checker, Invalid, ProjectRule, Regex, Valid
+from ..rule import All, Checker, Invalid, ProjectRule, Regex, Valid
 
 # Execution options of ``Task.apply_async`` (celery 5.7, task.py:587-761).
 EXECUTION_OPTIONS = frozenset({
@@ -73,8 +73,7 @@ class TaskSignatures(Checker):
     # ``@...task`` (``shared_task``, ``app.task``) or a class with a ``...Task`` base.
     NEEDLES = (
         # a call records a fact only when it passes an execution option by keyword
-        Regex(rb"\A(?=[\s\S]*?\.\s*(?:delay|si?)\s*\()(?=[\s\S]*?\b(?:"
-              + "|".join(sorted(EXECUTION_OPTIONS)).encode() + rb")\s*=)"),
+        All((Regex(rb"\.\s*(?:delay|si?)\s*\("), tuple(sorted(o.encode() for o in EXECUTION_OPTIONS)))),
         Regex(rb"@\s*[\w.]*task\b"),
         Regex(rb"class\s+\w+\s*\([^)]*Task\b"),
     )
