@@ -73,3 +73,19 @@ def walk(module: cst.Module, visitors: Mapping[str, list[Callable]]) -> None:
                 fn(node)
 
     go(module)
+
+
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a visitor that changes nothing, on the
+    original nodes: ``visit_<Type>`` returning False skips the children, as
+    in libcst, and ``leave_<Type>`` always follows."""
+    if visitor.on_visit(node):
+        for name in _order.get(type(node)) or child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, _CSTNode):
+                visit(value, visitor)
+            elif type(value) in (tuple, list):
+                for item in value:
+                    if isinstance(item, _CSTNode):
+                        visit(item, visitor)
+    visitor.on_leave(node)

@@ -106,3 +106,24 @@ def test_same_order_as_libcst(name, text):
 def test_attribute_visitors_fall_back_to_libcst():
     assert supported(["visit_Call", "leave_FunctionDef"])
     assert not supported(["visit_Call_func"])
+
+
+def test_visit_honours_false_and_always_leaves():
+    import libcst as cst
+
+    from celerylint.traverse import visit
+
+    seen = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node):
+            seen.append(("visit", node.value))
+
+        def visit_Lambda(self, node):
+            return False  # skip the lambda's body
+
+        def leave_Lambda(self, original_node):
+            seen.append(("leave", "lambda"))
+
+    visit(cst.parse_module("a = lambda: b\nc(d)\n"), Names())
+    assert seen == [("visit", "a"), ("leave", "lambda"), ("visit", "c"), ("visit", "d")]

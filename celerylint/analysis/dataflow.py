@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..context import FileContext, dotted_name
+from ..traverse import visit
 from .clients import client_kind
 from .side_effects import side_effect
 from .values import NOW_CALLS
@@ -218,13 +219,13 @@ class _Walker(cst.CSTVisitor):
             if _catches_integrity_error(handler, self.ctx):
                 self.add("integrity", "", handler, owner=node)
         self.trys.append(node)
-        node.body.visit(self)
+        visit(node.body, self)
         self.trys.pop()
         for handler in node.handlers:
-            handler.visit(self)
+            visit(handler, self)
         for part in (node.orelse, node.finalbody):
             if part is not None:
-                part.visit(self)
+                visit(part, self)
         return False
 
     def visit_If(self, node: cst.If) -> None:
@@ -341,6 +342,6 @@ def flow(func: cst.FunctionDef, ctx: FileContext) -> Flow:
     if cached is not None and cached.func is func:
         return cached
     result = Flow(func, params_of(func))
-    func.body.visit(_Walker(result, ctx))
+    visit(func.body, _Walker(result, ctx))
     flows[id(func)] = result
     return result
