@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .paths import SETTINGS_PATH
 from .settings_table import Table, table
 from .values import NULL, plain
 
@@ -288,8 +289,8 @@ class Model:
         path = self.path_of(module)
         if path is None:
             return
-        if path not in self.read_paths:  # no collector read it: its settings are unknown
-            problems.append(f"{path} was not read (it mentions no setting celerylint looks for)")
+        if path not in self.read_paths and not SETTINGS_PATH.search(path):
+            problems.append(f"{path} was not read, so its settings are unknown")
             return
         files.append(path)
         own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]

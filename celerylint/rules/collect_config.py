@@ -25,6 +25,7 @@ import libcst as cst
 
 from ..analysis.clients import REDIS, client_kind
 from ..analysis.tasks import APP_FACTORIES, APP_OBJECTS
+from ..celeryconf.paths import SETTINGS_PATH
 from ..celeryconf.redis_conf import parse_redis_url
 from ..celeryconf.values import encode, setting_value
 from ..context import FileContext, dotted_name
@@ -33,7 +34,7 @@ from ..rule import Checker, Regex
 # Upper-case module-level names worth recording in any file; lower-case and
 # other names only in files that look like settings modules.
 _UPPER_SETTING = re.compile(r"^(?:CELERY|BROKER|CACHES$)")
-_SETTINGS_PATH = re.compile(r"(?:^|/)(?:[^/]*(?:settings|config|conf)[^/]*\.py|(?:settings|config|conf)/[^/]+\.py)$")
+
 _CTOR_SETTINGS = {"broker": "broker_url", "backend": "result_backend", "include": "include"}
 _CTOR_IGNORED = frozenset({
     "main", "loader", "amqp", "events", "log", "control", "set_as_current", "tasks", "fixups",
@@ -43,7 +44,7 @@ _OPENING_METHODS = frozenset({"config_from_envvar", "add_defaults"})
 
 
 def _settings_like(ctx: FileContext) -> bool:
-    if _SETTINGS_PATH.search(ctx.path):
+    if SETTINGS_PATH.search(ctx.path):
         return True
     return bool(ctx.module_name) and ctx.module_name in ctx.settings.settings_modules
 
@@ -89,7 +90,7 @@ class SettingsChainCollector(Checker):
     whose path looks like settings; elsewhere ``ConfigCollector`` records star
     imports of the files it reads anyway."""
 
-    PATHS = _SETTINGS_PATH.pattern
+    PATHS = SETTINGS_PATH.pattern
     NEEDLES = (Regex(rb"import[ \t]+\*"),)
 
     def __init__(self, ctx: FileContext) -> None:
