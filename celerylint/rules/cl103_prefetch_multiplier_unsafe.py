@@ -46,8 +46,18 @@ def prefetch_set_elsewhere(m: Model) -> bool:
         return True
     cached = getattr(m, "_prefetch_cli", None)
     if cached is None:
-        cached = m._prefetch_cli = _scan_launch_files(Path(m.root))
+        cached = m._prefetch_cli = _scan_launch_files(_linted_tree(m))
     return cached
+
+
+def _linted_tree(m: Model) -> Path:
+    """The directory holding every linted file: the project being linted, not
+    everything beside it under the repository root."""
+    try:
+        common = os.path.commonpath([os.path.dirname(p) or "." for p in m.project.python_files])
+    except ValueError:  # no files, or absolute and relative paths mixed
+        common = ""
+    return Path(m.root) / common
 
 
 def _scan_launch_files(root: Path) -> bool:
