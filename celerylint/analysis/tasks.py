@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..context import FileContext
-from ..rule import All
+from ..rule import All, Rule
 
 TASK_DECORATORS = frozenset({
     "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
@@ -189,3 +189,34 @@ class TaskTracker:
         if options is None and not self.stack and not self.classes and name in self.registrations:
             options = registered_options(self.registrations[name], self.ctx)
         return TaskInfo(name, node, options) if options is not None else None
+
+
+class TaskRule(Rule):
+    """A rule that judges each task body once it has been read: subclasses
+    implement ``leave_task(node, task)``, called on leaving the function
+    that is a task's body."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.tasks = TaskTracker(ctx)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.tasks.visit_Module(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.tasks.visit_ClassDef(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.tasks.leave_ClassDef(original_node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.tasks.visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        task = self.tasks.current
+        if task is not None:
+            self.leave_task(original_node, task)
+        self.tasks.leave_FunctionDef(original_node)
+
+    def leave_task(self, node: cst.FunctionDef, task: TaskInfo) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError

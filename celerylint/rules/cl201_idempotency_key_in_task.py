@@ -6,15 +6,15 @@ import libcst as cst
 
 from ..analysis.dataflow import flow, fresh_origin, params_of
 from ..analysis.side_effects import side_effect
-from ..analysis.tasks import TaskTracker, task_and
+from ..analysis.tasks import TaskRule, task_and
 from ..context import FileContext
-from ..rule import Invalid, Rule, Valid
+from ..rule import Invalid, Valid
 
 KEY_NAME = re.compile(r"idempot|dedup", re.IGNORECASE)
 _EMPTY = cst.Module([])
 
 
-class IdempotencyKeyInTask(Rule):
+class IdempotencyKeyInTask(TaskRule):
     """
     ## What it does
     Finds idempotency, deduplication and lock keys that a task makes itself
@@ -282,38 +282,22 @@ class IdempotencyKeyInTask(Rule):
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.tasks = TaskTracker(ctx)
         self.reported: set[int] = set()
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.tasks.visit_Module(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.tasks.visit_ClassDef(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.tasks.leave_ClassDef(original_node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.tasks.visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        task = self.tasks.current
-        if task is not None:
-            f = flow(original_node, self.ctx)
-            written: set[str] = set()
-            for event in f.events:
-                if event.kind == "mark":
-                    written.add(event.key)
-                if event.kind not in ("check", "lock") or event.in_loop or event.key_node is None:
-                    continue
-                if event.kind == "check" and event.key in written:
-                    continue  # reading back what this run stored
-                origin = fresh_origin(event.key_node, self.ctx, f.params)
-                if origin is not None:
-                    self._report(origin, "the key of this "
-                                 + ("lock" if event.kind == "lock" else "\"already done?\" check"))
-        self.tasks.leave_FunctionDef(original_node)
+    def leave_task(self, node: cst.FunctionDef, task) -> None:
+        f = flow(node, self.ctx)
+        written: set[str] = set()
+        for event in f.events:
+            if event.kind == "mark":
+                written.add(event.key)
+            if event.kind not in ("check", "lock") or event.in_loop or event.key_node is None:
+                continue
+            if event.kind == "check" and event.key in written:
+                continue  # reading back what this run stored
+            origin = fresh_origin(event.key_node, self.ctx, f.params)
+            if origin is not None:
+                self._report(origin, "the key of this "
+                             + ("lock" if event.kind == "lock" else "\"already done?\" check"))
 
     def visit_Call(self, node: cst.Call) -> None:
         task = self.tasks.current

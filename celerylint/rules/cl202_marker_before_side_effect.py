@@ -3,13 +3,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.dataflow import Event, Flow, flow
-from ..analysis.tasks import TaskTracker, task_and
-from ..context import FileContext
+from ..analysis.tasks import TaskRule, task_and
 from ..model import Edit
-from ..rule import EditBuilder, Invalid, PendingFix, Rule, Valid
+from ..rule import EditBuilder, Invalid, PendingFix, Valid
 
 
-class MarkerBeforeSideEffect(Rule):
+class MarkerBeforeSideEffect(TaskRule):
     """
     ## What it does
     Finds tasks that write their "done" marker before the external side
@@ -351,26 +350,8 @@ class MarkerBeforeSideEffect(Rule):
         ),
     )
 
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.tasks = TaskTracker(ctx)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.tasks.visit_Module(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.tasks.visit_ClassDef(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.tasks.leave_ClassDef(original_node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.tasks.visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if self.tasks.current is not None:
-            self._check(flow(original_node, self.ctx))
-        self.tasks.leave_FunctionDef(original_node)
+    def leave_task(self, node: cst.FunctionDef, task) -> None:
+        self._check(flow(node, self.ctx))
 
     def _check(self, f: Flow) -> None:
         events = f.events

@@ -3,14 +3,13 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.dataflow import flow
-from ..analysis.tasks import TaskTracker
-from ..context import FileContext
-from ..rule import Invalid, Rule, Valid
+from ..analysis.tasks import TaskRule
+from ..rule import Invalid, Valid
 
 BROAD = frozenset({"Exception", "BaseException"})
 
 
-class BroadAutoretry(Rule):
+class BroadAutoretry(TaskRule):
     """
     ## What it does
     Finds tasks declared with `autoretry_for` containing `Exception` or
@@ -149,33 +148,15 @@ class BroadAutoretry(Rule):
         """, count=1, config={"side-effect-calls": ["billing.gateway.bill_account"]}),
     )
 
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.tasks = TaskTracker(ctx)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.tasks.visit_Module(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.tasks.visit_ClassDef(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.tasks.leave_ClassDef(original_node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.tasks.visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        task = self.tasks.current
-        option = task.options.get("autoretry_for") if task is not None else None
+    def leave_task(self, node: cst.FunctionDef, task) -> None:
+        option = task.options.get("autoretry_for")
         if option is not None and self._broad(option):
-            effects = [e for e in flow(original_node, self.ctx).events if e.kind == "effect"]
+            effects = [e for e in flow(node, self.ctx).events if e.kind == "effect"]
             if sum(2 if e.in_loop else 1 for e in effects) >= 2:
                 shown = effects[0].detail + (" (in a loop)" if len(effects) == 1 else f" and {effects[1].detail}")
                 self.report(option, f"`autoretry_for` catches every exception, and task `{task.name}` has several "
                                     f"external side effects ({shown}): a failure after the first one retries the "
                                     "whole task and repeats it")
-        self.tasks.leave_FunctionDef(original_node)
 
     def _broad(self, option: cst.BaseExpression) -> bool:
         elements = [e.value for e in option.elements] if isinstance(option, (cst.Tuple, cst.List)) else [option]

@@ -3,12 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.dataflow import Event, Flow, flow
-from ..analysis.tasks import TaskTracker, task_and
-from ..context import FileContext
-from ..rule import Invalid, Rule, Valid
+from ..analysis.tasks import TaskRule, task_and
+from ..rule import Invalid, Valid
 
 
-class SideEffectBeforeDedupCheck(Rule):
+class SideEffectBeforeDedupCheck(TaskRule):
     """
     ## What it does
     Finds tasks that perform an external call (HTTP, e-mail, payment,
@@ -221,26 +220,8 @@ class SideEffectBeforeDedupCheck(Rule):
         """, count=1, config={"side-effect-calls": ["billing.gateway.bill_account"]}),
     )
 
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.tasks = TaskTracker(ctx)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.tasks.visit_Module(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.tasks.visit_ClassDef(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.tasks.leave_ClassDef(original_node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.tasks.visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if self.tasks.current is not None:
-            self._check(flow(original_node, self.ctx))
-        self.tasks.leave_FunctionDef(original_node)
+    def leave_task(self, node: cst.FunctionDef, task) -> None:
+        self._check(flow(node, self.ctx))
 
     def _check(self, f: Flow) -> None:
         if f.of("lock", "lockish"):
