@@ -35,6 +35,18 @@ class ConfigRule(ProjectRule):
     def at_assignment(self, a: Assignment, message: str, fix: Fix | None = None) -> Finding:
         return self.at(message, a.path, a.value_pos or a.pos, fix)
 
+    def not_enabled(self, m: Model, app: App, setting: str, why: str, missing: str) -> Finding:
+        """A boolean setting that should be True: at its false value (fixed in
+        place unless it comes from the environment), or, when it is not set,
+        where the app loads its configuration (fixed by adding it)."""
+        from .fixes import add_setting, replace_value
+
+        value = app.get(setting)
+        if value.state == "set":
+            fix = None if value.env else replace_value(value.at, "True", f"set `{setting}` to True")
+            return self.at_assignment(value.at, f"`{setting}` is {value.shown()}: {why}", fix)
+        return self.at_app(app, f"{missing}: {why}", add_setting(m, app, setting, "True"))
+
 
 def where(app: App) -> str:
     """Words for where the app's configuration lives."""

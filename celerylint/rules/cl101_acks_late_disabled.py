@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from ..celeryconf.fixes import add_setting, replace_value
 from ..celeryconf.model import App, Model
 from ..celeryconf.rulebase import ConfigRule, where
 from ..rule import Invalid, Valid
@@ -260,9 +259,5 @@ class AcksLateDisabled(ConfigRule):
                 continue
             why = ("a worker killed mid-task (deploy, OOM, scale-down) loses the message, because it was "
                    "acknowledged when the task started")
-            if acks.state == "set":
-                fix = None if acks.env else replace_value(acks.at, "True", "set `task_acks_late` to True")
-                yield self.at_assignment(acks.at, f"`task_acks_late` is {acks.shown()}: {why}", fix)
-            else:
-                yield self.at_app(app, f"`task_acks_late` is not enabled in {where(app)} (Celery's default is False): {why}",
-                                  add_setting(m, app, "task_acks_late", "True"))
+            yield self.not_enabled(m, app, "task_acks_late", why,
+                                   f"`task_acks_late` is not enabled in {where(app)} (Celery's default is False)")

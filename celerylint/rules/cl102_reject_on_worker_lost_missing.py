@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from ..celeryconf.fixes import add_setting, replace_value
 from ..celeryconf.model import Model
 from ..celeryconf.rulebase import ConfigRule, where
 from ..rule import Invalid, Valid
@@ -196,9 +195,5 @@ class RejectOnWorkerLostMissing(ConfigRule):
                 continue
             why = ("with acks_late, a task whose worker process dies (OOM, SIGKILL) is still acknowledged "
                    "and lost; `task_reject_on_worker_lost = True` requeues it")
-            if reject.state == "set":
-                fix = None if reject.env else replace_value(reject.at, "True", "set `task_reject_on_worker_lost` to True")
-                yield self.at_assignment(reject.at, f"`task_reject_on_worker_lost` is {reject.shown()}: {why}", fix)
-            else:
-                yield self.at_app(app, f"`task_reject_on_worker_lost` is not set in {where(app)}: {why}",
-                                  add_setting(m, app, "task_reject_on_worker_lost", "True"))
+            yield self.not_enabled(m, app, "task_reject_on_worker_lost", why,
+                                   f"`task_reject_on_worker_lost` is not set in {where(app)}")
