@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from celerylint.engine import code_bytes
-from celerylint.registry import Regex, _search, entries
+from celerylint.registry import _matches, entries
 
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist"}
 
@@ -31,21 +31,18 @@ def python_files(top: Path):
                 yield Path(dirpath) / name
 
 
-def hit(needle: bytes, data: bytes) -> bool:
-    return _search(needle, data) if isinstance(needle, Regex) else needle in data
-
-
 def main(top: Path) -> None:
     total_files = total_lines = files_in = lines_in = cst_files = cst_lines = 0
-    matched: dict[tuple[str, bytes], list[int]] = defaultdict(lambda: [0, 0])
-    alone: dict[tuple[str, bytes], list[int]] = defaultdict(lambda: [0, 0])
+    matched: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    alone: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for path in python_files(top):
         data = path.read_bytes()
         lines = data.count(b"\n")
         total_files += 1
         total_lines += lines
         code = code_bytes(data)
-        hits = [(e.code or e.cls, bytes(n)) for e in entries() for n in e.needles if hit(n, code)]
+        hits = [(e.code or e.cls, repr(n)) for e in entries() for n in e.needles
+                if e.wanted_for(str(path.relative_to(top))) and _matches(n, code)]
         if not hits:
             continue
         files_in += 1
@@ -62,10 +59,10 @@ def main(top: Path) -> None:
     print(f"{top}: {total_files} files, {total_lines} lines; passing the prefilter: {files_in} files, "
           f"{lines_in} lines; reaching libcst: {cst_files} files, {cst_lines} lines "
           f"({100 * cst_lines / max(total_lines, 1):.1f}%)")
-    print(f"{'rule':<8} {'needle':<28} {'files':>6} {'lines':>8} {'only-files':>10} {'only-lines':>10}")
+    print(f"{'rule':<8} {'needle':<60} {'files':>6} {'lines':>8} {'only-files':>10} {'only-lines':>10}")
     for key, (files, lines) in sorted(matched.items(), key=lambda kv: -kv[1][1]):
         only = alone.get(key, [0, 0])
-        print(f"{key[0]:<8} {key[1].decode('latin-1'):<28} {files:>6} {lines:>8} {only[0]:>10} {only[1]:>10}")
+        print(f"{key[0]:<8} {key[1][:60]:<60} {files:>6} {lines:>8} {only[0]:>10} {only[1]:>10}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ so a rule's ``visit_*`` sees the scope it is in and the bindings made so far.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,24 @@ class FileContext:
     def fact(self, kind: str, node: cst.CSTNode | None = None, **data: Any) -> None:
         """Record plain data for the project phase; ``node`` adds its position."""
         self.facts.append(({"kind": kind, "path": self.path, **data}, node))
+
+    def definition_fact(self, kind: str, node: cst.FunctionDef | cst.ClassDef, **data: Any) -> None:
+        """A fact at the name of a ``def`` or ``class``.  When the text has
+        exactly one line defining that name, its position is read from the
+        text: positions from libcst cost a code generation of the whole
+        module, more than the parse, for files (task modules) that often
+        need no other position."""
+        name = node.name.value
+        keyword = "class" if isinstance(node, cst.ClassDef) else "def"
+        found = re.finditer(rf"^[ \t]*(?:async[ \t]+)?{keyword}[ \t]+({name})\b", self.text, re.MULTILINE)
+        first, second = next(found, None), next(found, None)
+        if first is None or second is not None or self.text.count("\r") != self.text.count("\r\n"):
+            self.fact(kind, node.name, **data)
+            return
+        start = first.start(1)
+        line = self.text.count("\n", 0, start) + 1
+        col = start - (self.text.rfind("\n", 0, start) + 1)
+        self.fact(kind, None, **data, line=line, col=col, end_line=line, end_col=col + len(name))
 
     # -- names ------------------------------------------------------------
     def resolve_relative(self, level: int, module: str) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from .config import Settings
 from .model import FileResult, Finding, Fix
 from .noqa import is_suppressed
+from .prefilter import prefilter
 from .registry import Entry
 from .source import DecodeError, LineIndex, decode
 
@@ -50,8 +51,7 @@ def code_bytes(data: bytes) -> bytes:
 
 
 def wanted(entries: Sequence[Entry], data: bytes, path: str = "") -> list[Entry]:
-    code = code_bytes(data)
-    return [e for e in entries if e.matches(code) and e.wanted_for(path)]
+    return prefilter(entries)(code_bytes(data), path)
 
 
 def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult, str | None, list[Entry]]:
@@ -141,7 +141,7 @@ def _compiles(text: str) -> bool:
 
 def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
              active: list[Entry], module_name: str | None, report_unparsable: bool) -> FileResult:
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    from libcst.metadata import MetadataWrapper
 
     from .context import ContextCloser, ContextOpener, FileContext
     from .rule import EditBuilder
@@ -185,7 +185,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     if not ctx.reports and not any(node is not None for _, node in ctx.facts):
         result.facts = [fact for fact, _ in ctx.facts]
         return result
-    positions = wrapper.resolve(PositionProvider)
+    positions = _positions(module, wrapper)
     index = LineIndex(text)
     builder = EditBuilder(module, positions, index)
     check_noqa = b"noqa" in data.lower()
@@ -214,6 +214,20 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
             fact.update(line=r.start.line, col=r.start.column, end_line=r.end.line, end_col=r.end.column)
         result.facts.append(fact)
     return result
+
+
+def _positions(module, wrapper):
+    """Every node's position.  ``MetadataWrapper.resolve`` would also run an
+    empty batched visit over the whole tree (as costly as the codegen that
+    computes the positions), so the provider is run directly."""
+    from libcst.metadata import PositionProvider
+
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(module)
+    except AttributeError:  # pragma: no cover - a libcst without this internal
+        return wrapper.resolve(PositionProvider)
+    return provider._computed
 
 
 @cache

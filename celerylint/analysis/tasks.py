@@ -7,20 +7,29 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..context import FileContext
-from ..rule import All, Rule
+from ..rule import All, Regex, Rule
 
 TASK_DECORATORS = frozenset({
     "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
     "celery.task.periodic_task", "celery.decorators.periodic_task",
 })
-# Every file that has a task spells "task" or "Task": task decorators,
-# ``<app>.task``, ``Task`` bases and their aliases (``shared_task as job``).
-TASK_WORDS = (b"task", b"Task")
+# Every file that defines a task (as this module recognises one) says "task"
+# or "Task", in one of these ways: a decorator whose name ends in "task" (@shared_task,
+# @app.task, @app.periodic_task), a call that makes a decorator or registers
+# a function (app.task(fn), task_with_retry = shared_task(...)), an import
+# alias (shared_task as job, Task as BaseTask), or a class with a ...Task base.
+TASK_DEFINITION = All(((b"task", b"Task"), (
+    Regex(rb"@\s*[\w.]*task\b"),
+    Regex(rb"(?:\.|\b|shared_|periodic_)task\s*\("),
+    Regex(rb"[tT]ask\s+as\b"),
+    Regex(rb"class\s+\w+\s*\([^:]*Task\b"),
+)))
 
 
-def task_and(*words: bytes) -> All:
-    """A needle for a file that mentions a task and one of ``words``."""
-    return All((TASK_WORDS, words))
+def task_and(*groups: tuple[bytes, ...]) -> All:
+    """A needle for a file that defines a task and mentions one word of each
+    of ``groups``."""
+    return All((*groups, TASK_DEFINITION))
 
 
 APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses

@@ -4,11 +4,12 @@ import re
 
 import libcst as cst
 
+from ..analysis.clients import REDIS_IMPORT_NEEDLE
 from ..analysis.dataflow import flow, fresh_origin, params_of
 from ..analysis.side_effects import side_effect
 from ..analysis.tasks import TaskRule, task_and
 from ..context import FileContext
-from ..rule import Invalid, Valid
+from ..rule import Invalid, Regex, Valid
 
 KEY_NAME = re.compile(r"idempot|dedup", re.IGNORECASE)
 _EMPTY = cst.Module([])
@@ -92,9 +93,14 @@ class IdempotencyKeyInTask(TaskRule):
     SUMMARY = "An idempotency/dedup key made inside the task from a random or time value: it changes on every redelivery"
     HINT = "make the key where the work is decided and pass it in: `task.delay(..., idempotency_key=f\"charge-{order.id}\")`"
     TAGS = ("idempotency",)
-    # a task, and an import of a fresh-value source (uuid, time/datetime/
-    # timezone, random, secrets, os.urandom, arrow, pendulum)
-    NEEDLES = (task_and(b"uuid", b"time", b"random", b"secrets", b"urandom", b"arrow", b"pendulum"),)
+    # a task, a use of a key (a Redis client or Django cache, both known only
+    # through an import, or a name saying idempotency/dedup), and an import
+    # of a fresh-value source (uuid, time/datetime/timezone, random, secrets,
+    # os.urandom, arrow, pendulum)
+    NEEDLES = (task_and(
+        (REDIS_IMPORT_NEEDLE, b"cache", Regex(rb"(?i)idempot|dedup")),
+        (b"uuid", b"time", b"random", b"secrets", b"urandom", b"arrow", b"pendulum"),
+    ),)
 
     VALID = (
         # the seed's corrected version: the caller passes the key

@@ -82,7 +82,7 @@ class MarkerBeforeSideEffect(TaskRule):
     TAGS = ("idempotency",)
     OPTIONS = ("side-effect-calls",)
     # a task, and a Redis/cache client ("edis", "cache") or a model flag save
-    NEEDLES = (task_and(b"edis", b"cache", b"save"),)
+    NEEDLES = (task_and((b"edis", b"cache", b"save")),)
 
     VALID = (
         # the seed's corrected version

@@ -72,7 +72,7 @@ class SideEffectBeforeDedupCheck(TaskRule):
     TAGS = ("idempotency", "locks")
     OPTIONS = ("side-effect-calls",)
     # the handler and the task are in one file: IntegrityError and a task marker
-    NEEDLES = (task_and(b"IntegrityError"),)
+    NEEDLES = (task_and((b"IntegrityError",)),)
 
     VALID = (
         # the seed's defence in depth: the lock comes first

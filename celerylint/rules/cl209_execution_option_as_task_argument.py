@@ -4,7 +4,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from ..analysis.tasks import function_task_options, is_task_class
+from ..analysis.tasks import TASK_DEFINITION, function_task_options, is_task_class
 from ..context import FileContext, dotted_name
 from ..model import Edit, Finding, Fix
 from ..rule import All, Checker, Invalid, ProjectRule, Regex, Valid
@@ -69,13 +69,11 @@ class TaskSignatures(Checker):
     """Records every task's keyword parameters and the ``.delay``/``.s``/``.si``
     calls that pass an execution option, for CL209's project phase."""
 
-    # Calls: ``.delay(``, ``.s(``, ``.si(``; definitions: a decorator
-    # ``@...task`` (``shared_task``, ``app.task``) or a class with a ``...Task`` base.
+    # Calls: ``.delay(``, ``.s(``, ``.si(``; definitions: any task.
     NEEDLES = (
         # a call records a fact only when it passes an execution option by keyword
         All((Regex(rb"\.\s*(?:delay|si?)\s*\("), tuple(sorted(o.encode() for o in EXECUTION_OPTIONS)))),
-        Regex(rb"@\s*[\w.]*task\b"),
-        Regex(rb"class\s+\w+\s*\([^)]*Task\b"),
+        TASK_DEFINITION,
     )
 
     def __init__(self, ctx: FileContext) -> None:

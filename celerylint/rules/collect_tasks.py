@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.tasks import class_options, function_task_options, is_task_class
+from ..analysis.tasks import TASK_DEFINITION, class_options, function_task_options, is_task_class
 from ..celeryconf.values import encode, setting_value
 from ..rule import Checker, Regex
 from .cl206_far_future_eta import scheduled_delays
@@ -16,7 +16,7 @@ TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_l
 
 
 class TaskCollector(Checker):
-    NEEDLES = (Regex(rb"\.task\b"), Regex(rb"@task\b"), Regex(rb"Task\b"), b"shared_task")
+    NEEDLES = (TASK_DEFINITION,)
 
     def _options(self, options: dict[str, cst.BaseExpression]) -> dict:
         return {k: encode(setting_value(options[k], self.ctx)) for k in TASK_OPTIONS if k in options}
@@ -26,13 +26,13 @@ class TaskCollector(Checker):
         if options is None:
             return
         base = options.get("base")
-        self.ctx.fact("task", node.name, name=node.name.value, options=self._options(options),
+        self.ctx.definition_fact("task", node, name=node.name.value, options=self._options(options),
                       base=(self.ctx.qualify(base) or "?") if base is not None else None)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if is_task_class(node, self.ctx):
             module = self.ctx.module_name or self.ctx.path
-            self.ctx.fact("task_class", node.name, cls=f"{module}.{node.name.value}",
+            self.ctx.definition_fact("task_class", node, cls=f"{module}.{node.name.value}",
                           options=self._options(class_options(node)))
 
 

@@ -1,0 +1,81 @@
+"""The byte prefilter of a set of checkers, compiled into one Python function.
+
+Each checker's needles (substrings, ``Regex``, ``All`` and tuples of
+alternatives) become one ``and``/``or`` expression.  Every distinct substring
+or regular expression is searched at most once per file (a local variable
+remembers the answer: ``TASK_DEFINITION`` alone is shared by five checkers),
+and the parts of an expression are tried cheapest first (the cost of
+refuting it: every alternative of a tuple, one part of an ``All``), so a
+file that matches nothing is refuted by as few substring searches as the
+needles allow.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from .registry import All, Entry, Regex, _compiled, _search
+
+Prefilter = Callable[[bytes, str], list[Entry]]
+_cache: dict[tuple[str, ...], Prefilter] = {}
+
+
+def prefilter(entries: Sequence[Entry]) -> Prefilter:
+    """``f(code, path)``: the entries whose needles and ``PATHS`` match."""
+    key = tuple(f"{e.module}.{e.cls}" for e in entries)
+    if key not in _cache:
+        _cache[key] = _Compiler(entries).function()
+    return _cache[key]
+
+
+class _Compiler:
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = list(entries)
+        self.atoms: dict[tuple[bool, bytes], int] = {}
+        self.scope: dict[str, object] = {"_search": _search, "_entries": self.entries}
+
+    def atom(self, needle: bytes) -> tuple[int, str]:
+        """(cost, expression) of one substring or regex, remembered in ``a<i>``."""
+        is_regex = isinstance(needle, Regex)
+        index = self.atoms.setdefault((is_regex, bytes(needle)), len(self.atoms))
+        var = f"a{index}"
+        if not is_regex:
+            test, cost = f"{bytes(needle)!r} in d", 1
+        else:
+            literal, offset, pattern = _compiled(needle)
+            self.scope[f"r{index}"] = needle
+            self.scope[f"s{index}"] = pattern.search
+            if offset == -1:  # the regex engine scans for the leading literal itself
+                test = f"s{index}(d) is not None"
+            else:
+                test = f"_search(r{index}, d)"
+            if literal:  # the literal every match contains, searched once for all needles
+                test = f"{self.atom(literal)[1]} and {test}"
+            cost = 2 if literal else 4
+        return cost, f"({var} if {var} is not None else ({var} := {test}))"
+
+    def expr(self, needle) -> tuple[int, str]:
+        if isinstance(needle, (bytes, Regex)):
+            return self.atom(needle)
+        parts = sorted((self.expr(p) for p in needle), key=lambda p: p[0])
+        if not parts:
+            return 0, "False" if not isinstance(needle, All) else "True"
+        if isinstance(needle, All):  # refuted by its first part that fails
+            return parts[0][0], "(" + " and ".join(e for _, e in parts) + ")"
+        return sum(c for c, _ in parts), "(" + " or ".join(e for _, e in parts) + ")"
+
+    def function(self) -> Prefilter:
+        lines = []
+        for i, entry in enumerate(self.entries):
+            if not entry.needles:
+                continue
+            _, test = self.expr(tuple(entry.needles))
+            if entry.paths is not None:
+                self.scope[f"p{i}"] = re.compile(entry.paths).search
+                test = f"p{i}(path) is not None and {test}"
+            lines.append(f"    if {test}: out.append(_entries[{i}])")
+        init = f"    {' = '.join(f'a{i}' for i in range(len(self.atoms)))} = None" if self.atoms else ""
+        source = "\n".join(["def wanted(d, path):", init, "    out = []", *lines, "    return out"])
+        exec(compile(source, "<celerylint prefilter>", "exec"), self.scope)
+        return self.scope["wanted"]  # type: ignore[return-value]
