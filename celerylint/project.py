@@ -29,6 +29,19 @@ class Project:
         return (f for f in self.facts if f["kind"] == kind)
 
 
+def warm_up(entries: Iterable[Entry]) -> None:
+    """Import what the project phase will need (the project rules, libcst,
+    Celery's table of settings): done by a process that would otherwise
+    wait for its workers."""
+    wanted = [e for e in entries if e.kind == "project"]
+    for entry in wanted:
+        entry.load()
+    if wanted:
+        from .celeryconf.settings_table import table
+
+        table()
+
+
 def run_project(project: Project, entries: Iterable[Entry]) -> tuple[list[Finding], list[str]]:
     findings: list[Finding] = []
     errors: list[str] = []

@@ -10,6 +10,10 @@ passes to ``visit_required``/``visit_sequence``/..., in the order they occur
 in its code, so it follows the installed libcst exactly (a test compares both
 traversals node by node).
 
+Whitespace, operators, brackets, names and literals make up four fifths of
+a tree and contain nothing but more of the same: when no visitor asks for
+one of these types, its subtree is skipped (nothing there would be called).
+
 The engine falls back to libcst's traversal when a checker needs metadata or
 has ``visit_<Type>_<attribute>`` methods, which this walk does not provide.
 """
@@ -38,6 +42,35 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return order
 
 
+def _barren() -> frozenset[type]:
+    """Node types whose subtrees hold only node types of this set (a test
+    checks it on real trees)."""
+    import inspect
+
+    from libcst._nodes import op, whitespace
+
+    found = {
+        value for module in (op, whitespace) for value in vars(module).values()
+        if inspect.isclass(value) and issubclass(value, _CSTNode) and value.__module__ == module.__name__
+    }
+    found.update((
+        cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis, cst.Asynchronous,
+        cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+        cst.LeftCurlyBrace, cst.RightCurlyBrace,
+    ))
+    return frozenset(found)
+
+
+BARREN = _barren()
+
+
+def _skippable(visitors: Mapping[str, list[Callable]]) -> frozenset[type]:
+    """The barren types for which ``visitors`` has no method."""
+    return frozenset(
+        c for c in BARREN if not visitors.get(f"visit_{c.__name__}") and not visitors.get(f"leave_{c.__name__}")
+    )
+
+
 def supported(methods: Iterable[str]) -> bool:
     """False for attribute visitors (``visit_Call_func``), which only libcst's traversal calls."""
     return all(name.count("_") == 1 for name in methods)
@@ -48,6 +81,7 @@ def walk(module: cst.Module, visitors: Mapping[str, list[Callable]]) -> None:
     after the children of every node, like ``libcst.visit_batched``."""
     visit: dict[type, list[Callable] | None] = {}
     leave: dict[type, list[Callable] | None] = {}
+    skip = _skippable(visitors)
 
     def go(node: cst.CSTNode) -> None:
         cls = type(node)
@@ -62,11 +96,14 @@ def walk(module: cst.Module, visitors: Mapping[str, list[Callable]]) -> None:
                 fn(node)
         for name in _order.get(cls) or child_fields(cls):
             value = getattr(node, name)
+            kind = type(value)
+            if kind in skip:
+                continue
             if isinstance(value, _CSTNode):
                 go(value)
-            elif type(value) in (tuple, list):
+            elif kind in (tuple, list):
                 for item in value:
-                    if isinstance(item, _CSTNode):
+                    if type(item) not in skip and isinstance(item, _CSTNode):
                         go(item)
         if after:
             for fn in after:

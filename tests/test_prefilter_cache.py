@@ -106,6 +106,25 @@ def test_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
     assert len(codes) == count  # every case directory reported something
 
 
+def test_chunked_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
+    """A large tree is read, prefiltered and analysed by workers in chunks."""
+    root = tmp_path / "project"
+    for rule in RULES:
+        for i, case in enumerate(rule.INVALID):
+            if not case.config:
+                write_case(case, root / f"{rule.CODE.lower()}_{i}")
+    _, serial = lint(root, "--no-cache", "--jobs", "1")
+    monkeypatch.setattr(runner, "PARALLEL_MIN_PATHS", 2)
+    monkeypatch.setattr(runner, "CHUNK_PATHS", 3)
+    calls = []
+    real = runner._lint_chunks
+    monkeypatch.setattr(runner, "_lint_chunks", lambda *a: calls.append(a) or real(*a))
+    _, parallel = lint(root, "--no-cache", "--jobs", "2")
+    assert calls, "the chunked pool was not used"
+    assert parallel == serial
+    assert {f["code"] for f in serial} >= {"CL201", "CL203", "CL209", "CL101"}
+
+
 def test_needle_in_licence_header_does_not_parse(tmp_path, monkeypatch):
     header = "# This program is free software: you can redistribute it and/or modify\n# it (celery).\n\n"
     (tmp_path / "plain.py").write_text(header + "def f(:\n    pass\n")

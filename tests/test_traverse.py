@@ -103,6 +103,48 @@ def test_same_order_as_libcst(name, text):
     assert all(a[0] == b[0] and a[1] is b[1] for a, b in zip(got.events, expected.events))
 
 
+@pytest.mark.parametrize(("name", "text"), list(sources())[:40], ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "")
+def test_barren_subtrees_hold_only_barren_nodes(name, text):
+    """What lets the walk skip them when no visitor asks for their types."""
+    from celerylint.traverse import BARREN
+
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        pytest.skip("does not parse")
+    recorder = Recorder()
+    module.visit(recorder)
+    depth_in_barren = 0
+    for event, node in recorder.events:
+        if event == "visit":
+            if depth_in_barren:
+                assert type(node) in BARREN, f"{type(node).__name__} inside a barren node"
+            if depth_in_barren or type(node) in BARREN:
+                depth_in_barren += 1
+        elif depth_in_barren:
+            depth_in_barren -= 1
+
+
+def test_walk_skips_barren_subtrees_and_still_finds_what_visitors_ask_for():
+    module = cst.parse_module(SYNTAX)
+    expected = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node):
+            expected.append(node)
+
+        def visit_Name(self, node):
+            expected.append(node)
+
+    module.visit(Calls())
+    got = []
+    walk(module, {"visit_Call": [got.append], "visit_Name": [got.append]})
+    assert got and all(a is b for a, b in zip(got, expected)) and len(got) == len(expected)
+    only_calls = []
+    walk(module, {"visit_Call": [only_calls.append]})
+    assert only_calls == [n for n in expected if isinstance(n, cst.Call)]
+
+
 def test_attribute_visitors_fall_back_to_libcst():
     assert supported(["visit_Call", "leave_FunctionDef"])
     assert not supported(["visit_Call_func"])
