@@ -128,7 +128,8 @@ class Cache:
         target = self._entry(key)
         try:
             if not self._ready:
-                self._prepare()
+                prepare_directory(self.directory)
+                self._ready = True
             target.parent.mkdir(exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             try:
@@ -144,14 +145,24 @@ class Cache:
         except OSError:
             self.writable = False
 
-    def _prepare(self) -> None:
-        import tempfile
+    def stat_index(self, checkers: Sequence[str]):
+        """The stat index for this salt, root and set of checkers."""
+        import hashlib
 
-        self.directory.mkdir(parents=True, exist_ok=True)
-        ignore = self.directory / ".gitignore"
-        if not ignore.exists():
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
-            with os.fdopen(fd, "w") as fh:
-                fh.write("# Created by celerylint.\n*\n")
-            os.replace(tmp, ignore)
-        self._ready = True
+        from .stat_index import StatIndex
+
+        text = f"{self.settings.root}\0{','.join(checkers)}".encode()
+        return StatIndex(self.directory, hashlib.sha256(self.salt + text).hexdigest()[:16])
+
+
+def prepare_directory(directory: Path) -> None:
+    """Create the cache directory with a ``.gitignore`` that ignores it all."""
+    import tempfile
+
+    directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        with os.fdopen(fd, "w") as fh:
+            fh.write("# Created by celerylint.\n*\n")
+        os.replace(tmp, ignore)

@@ -78,3 +78,4 @@ class FileResult:
     errors: list[str] = field(default_factory=list)
     parsed: bool = False
     digest: str | None = None  # of the bytes linted: fixes apply only to those bytes
+    signature: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) when read, for the stat index

@@ -18,6 +18,7 @@ from .registry import Entry, entries as all_entries
 from .source import DecodeError, NotAFile, SourceText, apply_edits, decode, digest, overlaps, read_source
 
 MAX_FIX_ROUNDS = 5
+INDEX_MIN_FILES = 64  # below this, reading and prefiltering cost less than loading the stat index
 
 
 @dataclass
@@ -58,6 +59,19 @@ class Linter:
         self.entries = enabled_entries(settings)
         self.cache = cache
         self.keep_digests = False  # fixing: remember what each file held when linted
+        self.index = None  # a StatIndex, for runs over many files that fix nothing
+
+    def signature(self, path: Path) -> tuple[int, int, int] | None:
+        """The file's stat signature, taken before it is read, when the stat
+        index will record it."""
+        if self.index is None:
+            return None
+        from .stat_index import signature
+
+        try:
+            return tuple(signature(os.stat(path)))
+        except OSError:
+            return None
 
     def rel(self, path: Path) -> str:
         return relative_path(path, self.settings.root)
@@ -142,13 +156,24 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
     prefiltering and cache look-ups happen here, and only the files libcst
     must parse go to workers, when there are enough of them to pay for the
     pool."""
-    workers = jobs or default_jobs()
-    if workers > 1 and len(paths) >= PARALLEL_MIN_PATHS:
-        return _lint_chunks(paths, linter, workers, out)
     results: dict[Path, FileResult] = {}
+    todo = paths
+    if linter.index is not None:
+        todo = []
+        for path in paths:
+            hit = linter.index.get(linter.rel(path), path)
+            if hit is None:
+                todo.append(path)
+            else:
+                results[path] = hit
+    workers = jobs or default_jobs()
+    if workers > 1 and len(todo) >= PARALLEL_MIN_PATHS:
+        results.update(_lint_chunks(todo, linter, workers, out))
+        return {path: results[path] for path in paths}
     pending: list[tuple[Path, Job]] = []
     digests: dict[Path, str] = {}
-    for path in paths:
+    for path in todo:
+        sig = linter.signature(path)
         data, result, notice = linter.read(path)
         if notice:
             out.notices.append(notice)
@@ -158,6 +183,7 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
             result, job = linter.prepare(path, data)
             if job is not None:
                 pending.append((path, job))
+            result.signature = sig
         results[path] = result
     workers = min(workers, len(pending))
     if workers > 1 and parallel_worthwhile([job for _, job in pending]):
@@ -165,14 +191,16 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
     else:
         done = [analyze_job(job, linter.settings) for _, job in pending]
     for (path, job), result in zip(pending, done):
+        result.signature = results[path].signature
         results[path] = linter.store(job, result)
     for path, value in digests.items():
         results[path].digest = value
-    return results
+    return {path: results[path] for path in paths}
 
 
 def lint_path(linter: Linter, path: Path) -> tuple[FileResult, str | None]:
     """Everything for one file, in whichever process: (result, notice)."""
+    sig = linter.signature(path)
     data, result, notice = linter.read(path)
     if data is None:
         return result, notice
@@ -181,6 +209,7 @@ def lint_path(linter: Linter, path: Path) -> tuple[FileResult, str | None]:
         result = linter.store(job, analyze_job(job, linter.settings))
     if linter.keep_digests:
         result.digest = digest(data)
+    result.signature = sig
     return result, notice
 
 
@@ -291,9 +320,15 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     found = discover(paths, settings)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
     out.files = len(found.python)
+    if linter.cache is not None and not (fix or diff) and len(found.python) >= INDEX_MIN_FILES:
+        linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
     results = lint_files(found.python, linter, jobs, out)
     other = _read_other(found.other, linter)
     project_findings = _project(results, other, linter, out)
+    if linter.index is not None:
+        for result in results.values():
+            linter.index.put(result)
+        linter.index.save()
     if fix or diff:
         project_findings = _fix(results, other, project_findings, linter, out, unsafe=unsafe, write=not diff)
     for result in results.values():
@@ -324,8 +359,18 @@ def _project(results: dict[Path, FileResult], other: dict[str, str], linter: Lin
         other_files=other,
         python_files=tuple(r.path for r in results.values()),
     )
-    findings, errors = run_project(project, linter.entries)
-    out.errors.extend(errors)
+    key = findings = None
+    if linter.index is not None:
+        import hashlib
+        import json
+
+        key = hashlib.sha256(json.dumps([facts, other, project.python_files], default=str).encode()).hexdigest()
+        findings = linter.index.project_findings(key)
+    if findings is None:
+        findings, errors = run_project(project, linter.entries)
+        out.errors.extend(errors)
+        if key is not None and not errors:
+            linter.index.put_project(key, findings)
     by_rel = {r.path: p for p, r in results.items()}
     return [f for f in findings if not _suppressed_on_disk(f, by_rel)]
 

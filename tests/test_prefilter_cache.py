@@ -45,6 +45,21 @@ def lint(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[int, li
     return result.exit_code, json.loads(result.stdout)
 
 
+def age(root: Path, seconds: int = 60) -> None:
+    """Date every file back: the stat index does not trust files modified
+    in the last two seconds."""
+    for path in root.rglob("*"):
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9))
+
+
+def forbid_reading(monkeypatch) -> None:
+    def fail(self, path):
+        raise AssertionError(f"{path} was read although the stat index knows it")
+
+    monkeypatch.setattr(runner.Linter, "read", fail)
+
+
 def select(rule) -> list[str]:
     return ["--select", "CL" if rule.CODE == "CL001" else rule.CODE]
 
@@ -80,6 +95,15 @@ def test_invalid_case_survives_prefilter_and_cache(rule, case, tmp_path, monkeyp
         forbid_libcst(m)
         _, warm = lint(root, *select(rule), cache_dir=cache)
     assert warm == uncached
+    # the stat index (used for large trees) serves the same without reading a file
+    age(root)
+    with monkeypatch.context() as m:
+        m.setattr(runner, "INDEX_MIN_FILES", 1)
+        _, indexing = lint(root, *select(rule), cache_dir=cache)
+        forbid_reading(m)
+        _, indexed = lint(root, *select(rule), cache_dir=cache)
+    assert indexing == uncached
+    assert indexed == uncached
 
 
 def test_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
