@@ -185,7 +185,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     if not ctx.reports and not any(node is not None for _, node in ctx.facts):
         result.facts = [fact for fact, _ in ctx.facts]
         return result
-    positions = _positions(module, wrapper)
+    positions = _positions(module, wrapper, ctx)
     index = LineIndex(text)
     builder = EditBuilder(module, positions, index)
     check_noqa = b"noqa" in data.lower()
@@ -216,18 +216,24 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     return result
 
 
-def _positions(module, wrapper):
-    """Every node's position.  ``MetadataWrapper.resolve`` would also run an
-    empty batched visit over the whole tree (as costly as the codegen that
-    computes the positions), so the provider is run directly."""
+def _positions(module, wrapper, ctx):
+    """The positions the reports and facts need.  A fix may ask for any
+    node's, so a file with one gets every node's from libcst's provider
+    (run directly: ``MetadataWrapper.resolve`` would add an empty batched
+    visit of the whole tree); otherwise only the nodes reported or recorded
+    are located (``positions.py``)."""
     from libcst.metadata import PositionProvider
 
-    provider = PositionProvider()
-    try:
-        provider._gen_impl(module)
-    except AttributeError:  # pragma: no cover - a libcst without this internal
-        return wrapper.resolve(PositionProvider)
-    return provider._computed
+    if any(pending is not None for *_, pending in ctx.reports):
+        provider = PositionProvider()
+        try:
+            provider._gen_impl(module)
+        except AttributeError:  # pragma: no cover - a libcst without this internal
+            return wrapper.resolve(PositionProvider)
+        return provider._computed
+    from .positions import positions
+
+    return positions(module, [node for _, node, _, _ in ctx.reports] + [n for _, n in ctx.facts if n is not None])
 
 
 @cache

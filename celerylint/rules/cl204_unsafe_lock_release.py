@@ -142,9 +142,15 @@ class UnsafeLockRelease(Rule):
     FIX = "sometimes"
     HINT = "delete the key only if it still holds this worker's token (a Lua compare-and-delete, or redis-py Lock.release())"
     TAGS = ("locks", "redis")
-    # Every finding needs a client imported in this file (see clients.py);
-    # a Django cache release needs django.core.cache and .delete(.
-    NEEDLES = (REDIS_IMPORT_NEEDLE, All((b"core.cache", b".delete(")))
+    # Every finding needs a client imported in this file (see clients.py), a
+    # delete, and a lock: a take (set(..., nx=True) or with nx positional,
+    # setnx, add, lock(), Lock()) or a key named like one (lock, mutex,
+    # semaphore, in any of their spellings).
+    NEEDLES = (All((
+        (REDIS_IMPORT_NEEDLE, b"core.cache"),
+        tuple(m.encode() for m in sorted(RELEASE_METHODS)),
+        (b"nx", b"set(", b".add(", b"lock", b"Lock", b"LOCK", b"utex", b"UTEX", b"emaphore", b"EMAPHORE"),
+    )),)
 
     VALID = (
         Valid("""

@@ -72,7 +72,10 @@ class TaskSignatures(Checker):
     # Calls: ``.delay(``, ``.s(``, ``.si(``; definitions: any task.
     NEEDLES = (
         # a call records a fact only when it passes an execution option by keyword
-        All((Regex(rb"\.\s*(?:delay|si?)\s*\("), tuple(sorted(o.encode() for o in EXECUTION_OPTIONS)))),
+        All((
+            Regex(rb"\.\s*(?:delay|si?)\s*\("),
+            Regex(rb"\b(?:" + b"|".join(sorted(o.encode() for o in EXECUTION_OPTIONS)) + rb")\s*="),
+        )),
         TASK_DEFINITION,
     )
 
