@@ -16,6 +16,20 @@ CACHE = "cache"
 # lowercase "redis" in its name; "redistribute" in licence text does not count.
 REDIS_IMPORT_NEEDLE = Regex(rb"redis(?!tribut)")
 
+
+
+# A Django cache is known only through a ``django.core.cache`` import, and is
+# used as ``cache``/``caches[...]`` (with any prefix: ``django_cache``), or
+# through an alias (``import cache as c``) or a name it was assigned to
+# (``c = caches["x"]``, ``self.store = cache``), which then appear in the text.
+CACHE_ALIAS = (Regex(rb"caches?\s+as\b"), Regex(rb"=\s*caches?\b"))
+
+
+def cache_call(methods: bytes) -> Regex:
+    """A call of one of ``methods`` (a regex alternation) on ``cache`` or ``caches[...]``."""
+    return Regex(rb"caches?\s*(?:\[[^\]\n]*\]\s*)?\.\s*(?:" + methods + rb")\s*\(")
+
+
 _REDIS_MODULES = ("redis", "redis.asyncio", "redis.client", "redis.asyncio.client", "redis.cluster", "aioredis")
 REDIS_FACTORIES = frozenset(
     [f"{m}.{c}" for m in _REDIS_MODULES for c in ("Redis", "StrictRedis", "RedisCluster")]

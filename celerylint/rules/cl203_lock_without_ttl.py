@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.calls import arg, code_of, given, has_star, with_keyword
-from ..analysis.clients import CACHE, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, client_kind, receiver
+from ..analysis.clients import CACHE, CACHE_ALIAS, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
 from ..analysis.locks import key_says_lock
 from ..analysis.values import NONE, evaluate
 from ..rule import All, EditBuilder, Invalid, PendingFix, Rule, Valid
@@ -113,10 +113,14 @@ class LockWithoutTtl(Rule):
     TAGS = ("locks", "redis")
     OPTIONS = ("lock-ttl",)
     # Every finding needs a client imported in this file (see clients.py), and
-    # a Django cache lock needs django.core.cache plus .lock(, .add( or nx.
+    # a Django cache lock a take on the cache: add, lock, or set with nx.
     NEEDLES = (
         REDIS_IMPORT_NEEDLE,
-        All((b"core.cache", (b".lock(", b".add(", b"nx"))),
+        All((b"core.cache", (
+            cache_call(rb"add|lock"),
+            All((cache_call(rb"set"), b"nx")),
+            All((CACHE_ALIAS, (b".lock(", b".add(", b"nx"))),
+        ))),
     )
 
     VALID = (

@@ -6,8 +6,16 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.calls import code_of, has_star
-from ..analysis.clients import CACHE, REDIS, REDIS_IMPORT_NEEDLE, client_kind, receiver
-from ..analysis.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take, says_lock, stable_texts
+from ..analysis.clients import CACHE, CACHE_ALIAS, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..analysis.locks import (
+    RELEASE_METHODS,
+    LockTake,
+    key_says_lock,
+    key_texts,
+    lock_take,
+    says_lock,
+    stable_texts,
+)
 from ..analysis.values import evaluate
 from ..context import dotted_name
 from ..rule import All, Invalid, PendingFix, Rule, Valid
@@ -147,7 +155,7 @@ class UnsafeLockRelease(Rule):
     # setnx, add, lock(), Lock()) or a key named like one (lock, mutex,
     # semaphore, in any of their spellings).
     NEEDLES = (All((
-        (REDIS_IMPORT_NEEDLE, b"core.cache"),
+        (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS)))),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
         (b"nx", b"set(", b".add(", b"lock", b"Lock", b"LOCK", b"utex", b"UTEX", b"emaphore", b"EMAPHORE"),
     )),)
