@@ -11,6 +11,7 @@ import math
 import os
 import sys
 from dataclasses import asdict, dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -221,13 +222,21 @@ def project_root(start: Path) -> Path:
     return start
 
 
+@cache
+def _posix_base(root: str) -> str | None:
+    """``root`` with a trailing slash when it is absolute and normal on a posix system."""
+    return root.rstrip("/") + "/" if os.sep == "/" and root == os.path.abspath(root) else None
+
+
 def relative_path(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` in posix form; absolute when outside it."""
     text, base = os.path.abspath(path), str(root)
-    if os.sep == "/" and text.startswith(base.rstrip("/") + "/") and base == os.path.abspath(base):
-        return text[len(base.rstrip("/")) + 1:]  # the common case, without pathlib (hot in big runs)
-    if os.sep == "/" and text != base and not text.startswith(base.rstrip("/") + "/") and base == os.path.abspath(base):
-        return text  # outside the root: absolute, already posix
+    prefix = _posix_base(base)
+    if prefix is not None:  # the common case, without pathlib (hot in big runs)
+        if text.startswith(prefix):
+            return text[len(prefix):]
+        if text != base:
+            return text  # outside the root: absolute, already posix
     absolute = Path(text)
     try:
         return absolute.relative_to(root).as_posix()

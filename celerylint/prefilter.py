@@ -19,13 +19,18 @@ from .registry import All, Entry, Regex, _compiled, _search
 
 Prefilter = Callable[[bytes, str], list[Entry]]
 _cache: dict[tuple[str, ...], Prefilter] = {}
+_last: tuple[Sequence[Entry] | None, Prefilter | None] = (None, None)
 
 
 def prefilter(entries: Sequence[Entry]) -> Prefilter:
     """``f(code, path)``: the entries whose needles and ``PATHS`` match."""
+    global _last
+    if _last[0] is entries:  # a run passes the same list for every file
+        return _last[1]
     key = tuple(f"{e.module}.{e.cls}" for e in entries)
     if key not in _cache:
         _cache[key] = _Compiler(entries).function()
+    _last = (entries, _cache[key])
     return _cache[key]
 
 

@@ -14,14 +14,18 @@ TASK_DECORATORS = frozenset({
     "celery.task.periodic_task", "celery.decorators.periodic_task",
 })
 # Every file that defines a task (as this module recognises one) says "task"
-# or "Task", in one of these ways: a decorator whose name ends in "task" (@shared_task,
-# @app.task, @app.periodic_task), a call that makes a decorator or registers
-# a function (app.task(fn), task_with_retry = shared_task(...)), an import
-# alias (shared_task as job, Task as BaseTask), or a class with a ...Task base.
+# or "Task", in one of these ways: a decorator whose name ends in "task"
+# (@shared_task, @app.task, @app.periodic_task), a call that makes a
+# decorator or registers a function (app.task(fn), task_with_retry =
+# shared_task(...); a bare task( without a space, unlike prose), an import
+# alias (shared_task as job, Task as BaseTask; the alias ends the line or is
+# followed by a comma, parenthesis or comment, unlike "a task as well"), or
+# a class with a ...Task base.
 TASK_DEFINITION = All(((b"task", b"Task"), (
     Regex(rb"@\s*[\w.]*task\b"),
-    Regex(rb"(?:\.|\b|shared_|periodic_)task\s*\("),
-    Regex(rb"[tT]ask\s+as\b"),
+    Regex(rb"(?:\.|shared_|periodic_)task\s*\("),
+    Regex(rb"\btask\("),
+    Regex(rb"[tT]ask\s+as\s+\w+[ \t]*(?:[,)#;\r\n]|\Z)"),
     Regex(rb"class\s+\w+\s*\([^:]*Task\b"),
 )))
 
