@@ -152,7 +152,7 @@ class Cache:
         from .stat_index import StatIndex
 
         text = f"{self.settings.root}\0{','.join(checkers)}".encode()
-        return StatIndex(self.directory, hashlib.sha256(self.salt + text).hexdigest()[:16])
+        return StatIndex(self.directory, hashlib.sha256(self.salt + text).hexdigest()[:16], self.settings.root)
 
 
 def prepare_directory(directory: Path) -> None:

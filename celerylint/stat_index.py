@@ -15,8 +15,9 @@ such a file is linted again next time.  One index per cache salt (celerylint
 version and sources, settings, enabled checkers, root) lives in the cache
 directory as ``index-<salt>.json``, written atomically; a lost race between
 two runs costs misses, never a wrong hit, since every entry is checked
-against the file's current ``stat``.  Runs that fix or diff read every file
-anyway and do not use it.
+against the file's current ``stat``; entries of deleted files are dropped when the
+index is next written.  Runs that fix or diff read every file anyway and do
+not use it.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ def signature(st: os.stat_result) -> list[int]:
 
 
 class StatIndex:
-    def __init__(self, directory: Path, salt: str) -> None:
+    def __init__(self, directory: Path, salt: str, root: Path) -> None:
         self.path = directory / f"index-{salt}.json"
+        self.root = root  # paths are relative to it
+        self.seen: set[str] = set()
         self.entries: dict[str, list[Any]] = {}
         self.project: dict[str, Any] = {}
         self.changed = False
@@ -53,6 +56,7 @@ class StatIndex:
             pass
 
     def get(self, rel: str, path: Path) -> FileResult | None:
+        self.seen.add(rel)
         entry = self.entries.get(rel)
         if entry is None:
             return None
@@ -101,9 +105,15 @@ class StatIndex:
             self.changed = True
 
     def save(self) -> None:
+        """Write the index if anything changed, without the entries of files
+        that no longer exist."""
         if not self.changed:
             return
         import tempfile
+
+        for rel in [r for r in self.entries if r not in self.seen]:
+            if not os.path.lexists(os.path.join(self.root, rel)):
+                del self.entries[rel]
 
         payload = json.dumps({"format": FORMAT, "files": self.entries, "project": self.project},
                              separators=(",", ":"), default=str).encode()

@@ -93,6 +93,18 @@ def test_a_changed_setting_runs_the_project_phase_again(tree):
     assert after == lint(root, "--no-cache")[1]
 
 
+def test_deleted_files_leave_the_index(tree):
+    root, cache = tree
+    lint(root, cache_dir=cache)
+    (root / "plain_1.py").unlink()
+    (root / "plain_2.py").write_text("x = 'changed'\n")  # something to write the index for
+    os.utime(root / "plain_2.py", (time.time() - 30, time.time() - 30))
+    lint(root, cache_dir=cache)
+    (index,) = cache.glob("index-*.json")
+    files = json.loads(index.read_text())["files"]
+    assert "plain_1.py" not in files and "plain_2.py" in files and "tasks.py" in files
+
+
 def test_recently_modified_files_are_not_trusted(tree, monkeypatch):
     root, cache = tree
     (root / "plain_0.py").write_text("x = 'just now'\n")  # mtime: now
