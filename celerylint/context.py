@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from .rule import PendingFix, Rule
 
 
+_DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
+
+
 @dataclass
 class Scope:
     node: cst.CSTNode | None  # FunctionDef, ClassDef, or None for the module
@@ -56,6 +59,7 @@ class FileContext:
         self.self_attrs: dict[str, dict[str, cst.BaseExpression]] = {}  # class -> attr -> value
         self.reports: list[tuple[Rule, cst.CSTNode, str, PendingFix | None]] = []
         self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
+        self._defs: dict[tuple[str, str], list[int]] | None = None
 
     # -- output -----------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: PendingFix | None = None) -> None:
@@ -73,15 +77,24 @@ class FileContext:
         need no other position."""
         name = node.name.value
         keyword = "class" if isinstance(node, cst.ClassDef) else "def"
-        found = re.finditer(rf"^[ \t]*(?:async[ \t]+)?{keyword}[ \t]+({name})\b", self.text, re.MULTILINE)
-        first, second = next(found, None), next(found, None)
-        if first is None or second is not None or self.text.count("\r") != self.text.count("\r\n"):
+        found = self._definitions().get((keyword, name), ())
+        if len(found) != 1:
             self.fact(kind, node.name, **data)
             return
-        start = first.start(1)
+        start = found[0]
         line = self.text.count("\n", 0, start) + 1
         col = start - (self.text.rfind("\n", 0, start) + 1)
         self.fact(kind, None, **data, line=line, col=col, end_line=line, end_col=col + len(name))
+
+    def _definitions(self) -> dict[tuple[str, str], list[int]]:
+        """Where each ``def``/``class`` line of the text puts its name (empty
+        when the text has lone carriage returns, which also end lines)."""
+        if self._defs is None:
+            self._defs = {}
+            if self.text.count("\r") == self.text.count("\r\n"):
+                for m in _DEFINITION.finditer(self.text):
+                    self._defs.setdefault((m.group(1), m.group(2)), []).append(m.start(2))
+        return self._defs
 
     # -- names ------------------------------------------------------------
     def resolve_relative(self, level: int, module: str) -> str:

@@ -82,6 +82,13 @@ def walk(module: cst.Module, visitors: Mapping[str, list[Callable]]) -> None:
     visit: dict[type, list[Callable] | None] = {}
     leave: dict[type, list[Callable] | None] = {}
     skip = _skippable(visitors)
+    # what to do with a child of each type: 1 walk it, 2 walk its items, 0 nothing
+    # (isinstance against libcst's ABCs is slow enough to matter per child)
+    action: dict[type, int] = {tuple: 2, list: 2}
+
+    def act(kind: type) -> int:
+        found = action[kind] = 1 if issubclass(kind, _CSTNode) and kind not in skip else 0
+        return found
 
     def go(node: cst.CSTNode) -> None:
         cls = type(node)
@@ -97,13 +104,18 @@ def walk(module: cst.Module, visitors: Mapping[str, list[Callable]]) -> None:
         for name in _order.get(cls) or child_fields(cls):
             value = getattr(node, name)
             kind = type(value)
-            if kind in skip:
-                continue
-            if isinstance(value, _CSTNode):
+            what = action.get(kind)
+            if what is None:
+                what = act(kind)
+            if what == 1:
                 go(value)
-            elif kind in (tuple, list):
+            elif what == 2:
                 for item in value:
-                    if type(item) not in skip and isinstance(item, _CSTNode):
+                    kind = type(item)
+                    what = action.get(kind)
+                    if what is None:
+                        what = act(kind)
+                    if what == 1:
                         go(item)
         if after:
             for fn in after:

@@ -47,3 +47,29 @@ def test_same_positions_as_libcst(name, text):
 
 def test_no_targets():
     assert positions(cst.parse_module("x = 1\n"), []) == {}
+
+
+@pytest.mark.parametrize("text", [
+    "from celery import shared_task\n\n@shared_task\ndef ping():\n    pass\n",
+    # the same name twice: a method and a task
+    "from celery import shared_task\nclass C:\n    def ping(self):\n        pass\n\n@shared_task\ndef ping():\n    pass\n",
+    # a docstring line that looks like a definition
+    "from celery import shared_task\n'''\ndef ping():\n'''\n@shared_task\nasync  def\tping():\n    pass\n",
+    "from celery import shared_task\r\n@shared_task\r\ndef ping():\r\n    pass\r\n",
+    "from celery import shared_task\r@shared_task\rdef ping():\r    pass\r",
+])
+def test_task_facts_have_libcst_positions(text):
+    """Task facts read their position from the text when the definition is
+    unique; it must be the one libcst gives the name."""
+    from celerylint.config import Settings
+    from celerylint.engine import analyze
+    from celerylint.registry import entries
+
+    collector = [e for e in entries() if e.cls == "TaskCollector"]
+    result = analyze("t.py", text, text.encode(), Settings(), collector, collector, "t")
+    module = cst.parse_module(text)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    names = [n.name for n in nodes_of(module) if isinstance(n, cst.FunctionDef) and n.decorators]
+    (fact,) = result.facts
+    r = expected[names[0]]
+    assert (fact["line"], fact["col"], fact["end_line"], fact["end_col"]) == (r.start.line, r.start.column, r.end.line, r.end.column)
