@@ -28,41 +28,49 @@ def _pattern_rel(path: Path, settings: Settings) -> str:
 def discover(paths: list[Path], settings: Settings) -> Discovery:
     found = Discovery()
     seen: set[str] = set()
+    python: list[str] = []
+    other: list[str] = []
 
-    def add(target: list[Path], path: Path) -> None:
-        key = os.path.abspath(path)
+    def add(target: list[str], path: str, key: str) -> None:
         if key not in seen:
             seen.add(key)
             target.append(path)
 
     for path in paths:
         if path.is_dir():
-            for file, is_python in _walk(path, settings, found):
-                add(found.python if is_python else found.other, file)
+            top = str(path)
+            absolute = os.path.abspath(top)
+            for file, is_python in _walk(top, settings, found):
+                # file starts with top: its absolute form without a syscall per file
+                add(python if is_python else other, file, absolute + file[len(top):])
         elif path.exists() or path.is_symlink():
             if settings.force_exclude and _excluded(_pattern_rel(path, settings), settings):
                 continue
-            add(found.python, path)  # named explicitly: always linted
+            add(python, str(path), os.path.abspath(path))  # named explicitly: always linted
         else:
             found.skipped.append((str(path), "no such file or directory"))
-    found.python.sort(key=lambda p: p.as_posix())
-    found.other.sort(key=lambda p: p.as_posix())
+    found.python = [Path(p) for p in sorted(python, key=_posix)]
+    found.other = [Path(p) for p in sorted(other, key=_posix)]
     return found
 
 
-def _walk(top: Path, settings: Settings, found: Discovery) -> Iterator[tuple[Path, bool]]:
+def _posix(path: str) -> str:
+    return path if os.sep == "/" else path.replace(os.sep, "/")
+
+
+def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str, bool]]:
     wanted_other = settings.redis_config_files
     visited: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=lambda e: found.skipped.append((str(e.filename), e.strerror or str(e)))):
-        base = Path(dirpath)
         try:
-            st = base.stat()
+            st = os.stat(dirpath)
             if (st.st_dev, st.st_ino) in visited:
                 dirnames[:] = []
                 continue
             visited.add((st.st_dev, st.st_ino))
         except OSError:
             pass
+        base = Path(dirpath) if settings.exclude or wanted_other else None
         keep = []
         for name in sorted(dirnames):
             if name in DEFAULT_EXCLUDE or name.endswith(".egg-info"):
@@ -71,15 +79,15 @@ def _walk(top: Path, settings: Settings, found: Discovery) -> Iterator[tuple[Pat
                 continue
             keep.append(name)
         dirnames[:] = keep
-        for name in sorted(filenames):
-            path = base / name
+        for name in filenames:
             is_python = name.endswith((".py", ".pyi"))
             if not is_python and not (wanted_other and _maybe_config(name)):
                 continue
+            path = os.path.join(dirpath, name)
             if not settings.exclude and is_python:
                 yield path, True
                 continue
-            rel = _pattern_rel(path, settings)
+            rel = _pattern_rel(base / name, settings)
             if settings.exclude and _excluded(rel, settings):
                 continue
             if is_python:
