@@ -289,6 +289,13 @@ def _lint_chunk(item: tuple[int, list[Path]]) -> tuple[int, list[tuple[FileResul
     return index, done
 
 
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def _lint_chunks(paths: list[Path], linter: Linter, workers: int, out: RunResult) -> dict[Path, FileResult]:
     """``paths`` in chunks, each read, prefiltered and analysed by a worker.
     Where ``fork`` is safe (Linux), libcst and the checkers are imported here
@@ -303,7 +310,11 @@ def _lint_chunks(paths: list[Path], linter: Linter, workers: int, out: RunResult
         for entry in linter.entries:
             entry.load()
     context = multiprocessing.get_context("fork" if fork else "spawn")
-    chunks = [(i, paths[start:start + CHUNK_PATHS]) for i, start in enumerate(range(0, len(paths), CHUNK_PATHS))]
+    # Largest files first, so that the last chunks are small and no worker
+    # is left with a big file while the other waits (the order of the
+    # results does not depend on it).
+    order = sorted(paths, key=lambda p: -_size(p))
+    chunks = [(i, order[start:start + CHUNK_PATHS]) for i, start in enumerate(range(0, len(order), CHUNK_PATHS))]
     done: list[list[tuple[FileResult, str | None]]] = [[] for _ in chunks]
     with context.Pool(workers, initializer=_init_chunk_worker, initargs=(linter,)) as pool:
         finished = pool.imap_unordered(_lint_chunk, chunks, chunksize=1)
@@ -311,12 +322,14 @@ def _lint_chunks(paths: list[Path], linter: Linter, workers: int, out: RunResult
         for index, results in finished:
             done[index] = results
     results: dict[Path, FileResult] = {}
+    notices: dict[Path, str] = {}
     for (_, chunk), chunk_results in zip(chunks, done):
         for path, (result, notice) in zip(chunk, chunk_results):
             if notice:
-                out.notices.append(notice)
+                notices[path] = notice
             results[path] = result
-    return results
+    out.notices.extend(notices[p] for p in paths if p in notices)
+    return {path: results[path] for path in paths}
 
 
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,
