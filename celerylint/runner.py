@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import pool
 from .cache import Cache, cache_dir
 from .config import Settings, relative_path
 from .discovery import discover
 from .engine import analyze, module_name_for, parse, triage, unparsable
 from .model import FileResult, Finding, Fix
-from .project import Project, run_project, warm_up
+from .project import Project, run_project
 from .registry import Entry, entries as all_entries
 from .source import DecodeError, NotAFile, SourceText, apply_edits, decode, digest, overlaps, read_source
 
@@ -139,23 +139,16 @@ def analyze_job(job: Job, settings: Settings) -> FileResult:
     return result
 
 
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResult) -> dict[Path, FileResult]:
     """The per-file phase; the result keeps the order of ``paths`` whatever
     order the workers finish in.
 
-    A large tree is split into chunks of paths that worker processes read,
-    prefilter and analyse, as ruff does: the prefilter alone is a second of
-    substring searches on a tree of 4,000 files.  For fewer files, reading,
-    prefiltering and cache look-ups happen here, and only the files libcst
-    must parse go to workers, when there are enough of them to pay for the
-    pool."""
+    With the stat index, unchanged files are taken from it unread.  A large
+    tree is split into chunks of paths that worker processes read, prefilter
+    and analyse, as ruff does (reading and prefiltering 4,000 files is half
+    a second of one core).  For fewer files, reading, prefiltering and cache
+    look-ups happen here, and only the files libcst must parse go to
+    workers, when there are enough of them to pay for the pool."""
     results: dict[Path, FileResult] = {}
     todo = paths
     if linter.index is not None:
@@ -166,9 +159,11 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
                 todo.append(path)
             else:
                 results[path] = hit
-    workers = jobs or default_jobs()
-    if workers > 1 and len(todo) >= PARALLEL_MIN_PATHS:
-        results.update(_lint_chunks(todo, linter, workers, out))
+    workers = jobs or pool.default_jobs()
+    if workers > 1 and len(todo) >= pool.PARALLEL_MIN_PATHS:
+        found, notices = pool.lint_chunks(todo, linter, workers)
+        results.update(found)
+        out.notices.extend(notices)
         return {path: results[path] for path in paths}
     pending: list[tuple[Path, Job]] = []
     digests: dict[Path, str] = {}
@@ -186,8 +181,8 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
             result.signature = sig
         results[path] = result
     workers = min(workers, len(pending))
-    if workers > 1 and parallel_worthwhile([job for _, job in pending]):
-        done = run_pool([job for _, job in pending], linter.settings, workers)
+    if workers > 1 and pool.parallel_worthwhile([job for _, job in pending]):
+        done = pool.run_pool([job for _, job in pending], linter.settings, workers)
     else:
         done = [analyze_job(job, linter.settings) for _, job in pending]
     for (path, job), result in zip(pending, done):
@@ -211,125 +206,6 @@ def lint_path(linter: Linter, path: Path) -> tuple[FileResult, str | None]:
         result.digest = digest(data)
     result.signature = sig
     return result, notice
-
-
-PARALLEL_MIN_FILES = 4
-PARALLEL_MIN_BYTES = 200_000  # a few seconds of libcst on one core
-PARALLEL_MIN_PATHS = 400  # enough prefiltering to pay for starting workers
-CHUNK_PATHS = 16
-
-
-def parallel_worthwhile(jobs: list[Job]) -> bool:
-    return len(jobs) >= PARALLEL_MIN_FILES and sum(len(j.data) for j in jobs) >= PARALLEL_MIN_BYTES
-
-
-_worker_settings: Settings | None = None
-
-
-def _init_worker(settings: Settings) -> None:
-    global _worker_settings
-    _worker_settings = settings
-
-
-def _work(item: tuple[int, Job]) -> tuple[int, FileResult]:
-    index, job = item
-    try:
-        return index, analyze_job(job, _worker_settings)
-    except Exception:
-        import traceback
-
-        return index, FileResult(job.rel, errors=[f"{job.rel}: internal error:\n{traceback.format_exc()}"])
-
-
-def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResult]:
-    """Analyse ``jobs`` in ``workers`` processes; results in the order of ``jobs``.
-
-    Where ``fork`` is safe (Linux), libcst and the rule modules are imported
-    once here and inherited by the workers; elsewhere each worker imports them.
-    The biggest files are handed out first so that no worker is left with a
-    large file at the end."""
-    import multiprocessing
-
-    if sys.platform.startswith("linux"):
-        import libcst  # noqa: F401  (inherited by the forked workers)
-
-        for entry in {e for job in jobs for e in job.active}:
-            if entry.kind != "project":
-                entry.load()
-        context = multiprocessing.get_context("fork")
-    else:
-        context = multiprocessing.get_context("spawn")
-    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].data))
-    results: list[FileResult | None] = [None] * len(jobs)
-    with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
-        for index, result in pool.imap_unordered(_work, [(i, jobs[i]) for i in order], chunksize=1):
-            results[index] = result
-    return results  # type: ignore[return-value]
-
-
-_worker_linter: Linter | None = None
-
-
-def _init_chunk_worker(linter: Linter) -> None:
-    global _worker_linter
-    _worker_linter = linter
-
-
-def _lint_chunk(item: tuple[int, list[Path]]) -> tuple[int, list[tuple[FileResult, str | None]]]:
-    index, paths = item
-    done = []
-    for path in paths:
-        try:
-            done.append(lint_path(_worker_linter, path))
-        except Exception:
-            import traceback
-
-            rel = _worker_linter.rel(path)
-            done.append((FileResult(rel, errors=[f"{rel}: internal error:\n{traceback.format_exc()}"]), None))
-    return index, done
-
-
-def _size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
-def _lint_chunks(paths: list[Path], linter: Linter, workers: int, out: RunResult) -> dict[Path, FileResult]:
-    """``paths`` in chunks, each read, prefiltered and analysed by a worker.
-    Where ``fork`` is safe (Linux), libcst and the checkers are imported here
-    once and inherited, rather than imported by every worker (half a second
-    each); elsewhere the workers are spawned and import what they need."""
-    import multiprocessing
-
-    fork = sys.platform.startswith("linux")
-    if fork:
-        import libcst  # noqa: F401
-
-        for entry in linter.entries:
-            entry.load()
-    context = multiprocessing.get_context("fork" if fork else "spawn")
-    # Largest files first, so that the last chunks are small and no worker
-    # is left with a big file while the other waits (the order of the
-    # results does not depend on it).
-    order = sorted(paths, key=lambda p: -_size(p))
-    chunks = [(i, order[start:start + CHUNK_PATHS]) for i, start in enumerate(range(0, len(order), CHUNK_PATHS))]
-    done: list[list[tuple[FileResult, str | None]]] = [[] for _ in chunks]
-    with context.Pool(workers, initializer=_init_chunk_worker, initargs=(linter,)) as pool:
-        finished = pool.imap_unordered(_lint_chunk, chunks, chunksize=1)
-        warm_up(linter.entries)
-        for index, results in finished:
-            done[index] = results
-    results: dict[Path, FileResult] = {}
-    notices: dict[Path, str] = {}
-    for (_, chunk), chunk_results in zip(chunks, done):
-        for path, (result, notice) in zip(chunk, chunk_results):
-            if notice:
-                notices[path] = notice
-            results[path] = result
-    out.notices.extend(notices[p] for p in paths if p in notices)
-    return {path: results[path] for path in paths}
 
 
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,

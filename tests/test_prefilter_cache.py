@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from celerylint import runner
+from celerylint import pool, runner
 from celerylint.cache import ENV as CACHE_ENV
 from celerylint.cli import main
 from celerylint.registry import discover_classes
@@ -117,12 +117,12 @@ def test_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
                 continue
             write_case(case, root / f"{rule.CODE.lower()}_{i}")
             count += 1
-    monkeypatch.setattr(runner, "PARALLEL_MIN_FILES", 2)
-    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(pool, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(pool, "PARALLEL_MIN_BYTES", 0)
     _, serial = lint(root, "--no-cache", "--jobs", "1")
     calls = []
-    real = runner.run_pool
-    monkeypatch.setattr(runner, "run_pool", lambda *a: calls.append(a) or real(*a))
+    real = pool.run_pool
+    monkeypatch.setattr(pool, "run_pool", lambda *a: calls.append(a) or real(*a))
     _, parallel = lint(root, "--no-cache", "--jobs", "2")
     assert calls, "the pool was not used"
     assert parallel == serial
@@ -138,11 +138,11 @@ def test_chunked_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
             if not case.config:
                 write_case(case, root / f"{rule.CODE.lower()}_{i}")
     _, serial = lint(root, "--no-cache", "--jobs", "1")
-    monkeypatch.setattr(runner, "PARALLEL_MIN_PATHS", 2)
-    monkeypatch.setattr(runner, "CHUNK_PATHS", 3)
+    monkeypatch.setattr(pool, "PARALLEL_MIN_PATHS", 2)
+    monkeypatch.setattr(pool, "CHUNK_PATHS", 3)
     calls = []
-    real = runner._lint_chunks
-    monkeypatch.setattr(runner, "_lint_chunks", lambda *a: calls.append(a) or real(*a))
+    real = pool.lint_chunks
+    monkeypatch.setattr(pool, "lint_chunks", lambda *a: calls.append(a) or real(*a))
     _, parallel = lint(root, "--no-cache", "--jobs", "2")
     assert calls, "the chunked pool was not used"
     assert parallel == serial
