@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from .registry import All, Entry, Regex, _compiled, _search
+from .registry import All, Entry, Regex, _search
 
 Prefilter = Callable[[bytes, str], list[Entry]]
 _cache: dict[tuple[str, ...], Prefilter] = {}
@@ -48,16 +48,14 @@ class _Compiler:
         if not is_regex:
             test, cost = f"{bytes(needle)!r} in d", 1
         else:
-            literal, offset, pattern = _compiled(needle)
-            self.scope[f"r{index}"] = needle
-            self.scope[f"s{index}"] = pattern.search
-            if offset == -1:  # the regex engine scans for the leading literal itself
-                test = f"s{index}(d) is not None"
-            else:
-                test = f"_search(r{index}, d)"
-            if literal:  # the literal every match contains, searched once for all needles
-                test = f"{self.atom(literal)[1]} and {test}"
-            cost = 2 if literal else 4
+            # compiled on first use (registry._compiled): a run on a few files
+            # compiles only the expressions whose literal occurs in them
+            regex = needle if isinstance(needle, Regex) else Regex(needle)
+            self.scope[f"r{index}"] = regex
+            test = f"_search(r{index}, d)"
+            if regex.literal:  # the literal every match contains, searched once for all needles
+                test = f"{self.atom(regex.literal)[1]} and {test}"
+            cost = 2 if regex.literal else 4
         return cost, f"({var} if {var} is not None else ({var} := {test}))"
 
     def expr(self, needle) -> tuple[int, str]:

@@ -15,10 +15,20 @@ from functools import cache
 
 class Regex(bytes):
     """A needle that is a regular expression (mirrors ``rule.Regex`` without
-    importing libcst)."""
+    importing libcst), with a literal every match contains and the fixed
+    distance from a match's start to it (see ``_required_literal``).  The
+    catalog stores both, so that a run compiles only the expressions whose
+    literal occurs in some file."""
+
+    def __new__(cls, pattern: bytes, literal: bytes | None = None, offset: int | None = None) -> Regex:
+        self = super().__new__(cls, pattern)
+        if literal is None:
+            literal, offset = _required_literal(pattern)
+        self.literal, self.offset = literal, offset
+        return self
 
     def __repr__(self) -> str:
-        return f"Regex({bytes(self)!r})"
+        return f"Regex({bytes(self)!r}, {self.literal!r}, {self.offset!r})"
 
 
 class All(tuple):
@@ -95,7 +105,10 @@ def _compiled(pattern: bytes) -> tuple[bytes, int | None, re.Pattern[bytes]]:
     """The compiled needle, a literal every match contains, and the fixed
     distance from a match's start to that literal (None if it varies, -1 if
     the pattern starts with it)."""
-    literal, offset = _required_literal(pattern)
+    if isinstance(pattern, Regex):
+        literal, offset = pattern.literal, pattern.offset
+    else:
+        literal, offset = _required_literal(pattern)
     return literal, offset, re.compile(pattern)
 
 
