@@ -50,12 +50,11 @@ class _Compiler:
         else:
             # compiled on first use (registry._compiled): a run on a few files
             # compiles only the expressions whose literal occurs in them
-            regex = needle if isinstance(needle, Regex) else Regex(needle)
-            self.scope[f"r{index}"] = regex
+            self.scope[f"r{index}"] = needle
             test = f"_search(r{index}, d)"
-            if regex.literal:  # the literal every match contains, searched once for all needles
-                test = f"{self.atom(regex.literal)[1]} and {test}"
-            cost = 2 if regex.literal else 4
+            if needle.literal:  # the literal every match contains, searched once for all needles
+                test = f"{self.atom(needle.literal)[1]} and {test}"
+            cost = 2 if needle.literal else 4
         return cost, f"({var} if {var} is not None else ({var} := {test}))"
 
     def expr(self, needle) -> tuple[int, str]:

@@ -75,6 +75,8 @@ class Entry:
         return self.paths is None or re.search(self.paths, path) is not None
 
     def matches(self, data: bytes) -> bool:
+        """The needles' meaning, plainly (the engine runs ``prefilter.py``'s
+        compiled form; a test checks that both agree)."""
         return any(_matches(needle, data) for needle in self.needles)
 
     def load(self) -> type:

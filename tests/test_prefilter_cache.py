@@ -149,6 +149,32 @@ def test_chunked_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
     assert {f["code"] for f in serial} >= {"CL201", "CL203", "CL209", "CL101"}
 
 
+def test_compiled_prefilter_agrees_with_the_needles():
+    """prefilter.py's compiled function gives, for every rule case and for
+    texts with one needle part each, the entries Entry.matches gives."""
+    from celerylint.engine import code_bytes
+    from celerylint.prefilter import prefilter
+    from celerylint.registry import All, entries
+
+    def atoms(needle):
+        if isinstance(needle, tuple):  # All and alternatives
+            for part in needle:
+                yield from atoms(part)
+        elif not isinstance(needle, All):
+            yield needle
+
+    texts = [case.source for rule in discover_classes() for case in (*getattr(rule, "VALID", ()), *getattr(rule, "INVALID", ()))]
+    texts += [bytes(a).decode("latin-1") for e in entries() for n in e.needles for a in atoms(n)]
+    texts += ["", "x = 1\n", "@shared_task\ndef f(): pass\n", "import redis\nr.set('lock', 1, nx=True)\n"]
+    every = entries()
+    check = prefilter(every)
+    for path in ("tasks.py", "proj/settings.py", "conf/base.py"):
+        for text in texts:
+            data = code_bytes(text.encode("utf-8", "surrogateescape"))
+            expected = [e for e in every if e.matches(data) and e.wanted_for(path)]
+            assert check(data, path) == expected, text
+
+
 def test_needle_in_licence_header_does_not_parse(tmp_path, monkeypatch):
     header = "# This program is free software: you can redistribute it and/or modify\n# it (celery).\n\n"
     (tmp_path / "plain.py").write_text(header + "def f(:\n    pass\n")
