@@ -45,24 +45,28 @@ def _work(item: tuple[int, Job]) -> tuple[int, FileResult]:
         return index, FileResult(job.rel, errors=[f"{job.rel}: internal error:\n{traceback.format_exc()}"])
 
 
-def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResult]:
-    """Analyse ``jobs`` in ``workers`` processes; results in the order of ``jobs``.
-
-    Where ``fork`` is safe (Linux), libcst and the rule modules are imported
-    once here and inherited by the workers; elsewhere each worker imports them.
-    The biggest files are handed out first so that no worker is left with a
-    large file at the end."""
+def _context(entries):
+    """Where ``fork`` is safe (Linux), libcst and the checkers are imported
+    here once and inherited by the workers, rather than imported by each
+    (half a second apiece); elsewhere workers are spawned and import what
+    they need."""
     import multiprocessing
 
-    if sys.platform.startswith("linux"):
-        import libcst  # noqa: F401  (inherited by the forked workers)
+    if not sys.platform.startswith("linux"):
+        return multiprocessing.get_context("spawn")
+    import libcst  # noqa: F401
 
-        for entry in {e for job in jobs for e in job.active}:
-            if entry.kind != "project":
-                entry.load()
-        context = multiprocessing.get_context("fork")
-    else:
-        context = multiprocessing.get_context("spawn")
+    for entry in entries:
+        if entry.kind != "project":
+            entry.load()
+    return multiprocessing.get_context("fork")
+
+
+def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResult]:
+    """Analyse ``jobs`` in ``workers`` processes; results in the order of ``jobs``.
+    The biggest files are handed out first so that no worker is left with a
+    large file at the end."""
+    context = _context({e for job in jobs for e in job.active})
     order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].data))
     results: list[FileResult | None] = [None] * len(jobs)
     with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
@@ -104,19 +108,8 @@ def _size(path: Path) -> int:
 
 def lint_chunks(paths: list[Path], linter: Linter, workers: int) -> tuple[dict[Path, FileResult], list[str]]:
     """``paths`` in chunks, each read, prefiltered and analysed by a worker;
-    the results by path, and the notices in the order of ``paths``.
-    Where ``fork`` is safe (Linux), libcst and the checkers are imported here
-    once and inherited, rather than imported by every worker (half a second
-    each); elsewhere the workers are spawned and import what they need."""
-    import multiprocessing
-
-    fork = sys.platform.startswith("linux")
-    if fork:
-        import libcst  # noqa: F401
-
-        for entry in linter.entries:
-            entry.load()
-    context = multiprocessing.get_context("fork" if fork else "spawn")
+    the results by path, and the notices in the order of ``paths``."""
+    context = _context(linter.entries)
     # Largest files first, so that the last chunks are small and no worker
     # is left with a big file while the other waits (the order of the
     # results does not depend on it).
