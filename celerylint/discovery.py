@@ -38,7 +38,7 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
 
     for path in paths:
         if path.is_dir():
-            top = str(path)
+            top = str(path)  # a Path has no trailing separator: file[len(top):] starts with one
             absolute = os.path.abspath(top)
             for file, is_python in _walk(top, settings, found):
                 # file starts with top: its absolute form without a syscall per file

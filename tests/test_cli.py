@@ -183,3 +183,11 @@ def test_missing_path_is_a_usage_error(cli, tmp_path):
     done = cli("nope.py")
     assert done.returncode == 2
     assert "nope.py: no such file or directory" in done.stderr
+
+
+def test_a_file_reached_twice_is_linted_once(cli, tmp_path):
+    write(tmp_path, "pkg/jobs.py", LOCK)
+    for args in (["pkg/", "pkg/jobs.py"], ["./pkg", "pkg/jobs.py"], ["pkg", "pkg/../pkg/jobs.py", "."]):
+        done = cli("--select", "CL203", "--format", "json", *args)
+        findings = json.loads(done.stdout)
+        assert [(f["path"], f["code"]) for f in findings] == [("pkg/jobs.py", "CL203")], args
