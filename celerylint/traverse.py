@@ -12,7 +12,8 @@ traversals node by node).
 
 Whitespace, operators, brackets, names and literals make up four fifths of
 a tree and contain nothing but more of the same: when no visitor asks for
-one of these types, its subtree is skipped (nothing there would be called).
+any of these types, their subtrees are skipped (nothing there would be
+called).
 
 The engine falls back to libcst's traversal when a checker needs metadata or
 has ``visit_<Type>_<attribute>`` methods, which this walk does not provide.
@@ -65,10 +66,11 @@ BARREN = _barren()
 
 
 def _skippable(visitors: Mapping[str, list[Callable]]) -> frozenset[type]:
-    """The barren types for which ``visitors`` has no method."""
-    return frozenset(
-        c for c in BARREN if not visitors.get(f"visit_{c.__name__}") and not visitors.get(f"leave_{c.__name__}")
-    )
+    """The barren types, unless ``visitors`` asks for one of them (a comment
+    sits inside trailing whitespace: then nothing barren can be skipped)."""
+    if any(visitors.get(f"{kind}_{c.__name__}") for c in BARREN for kind in ("visit", "leave")):
+        return frozenset()
+    return BARREN
 
 
 def supported(methods: Iterable[str]) -> bool:

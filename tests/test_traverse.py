@@ -145,6 +145,14 @@ def test_walk_skips_barren_subtrees_and_still_finds_what_visitors_ask_for():
     assert only_calls == [n for n in expected if isinstance(n, cst.Call)]
 
 
+def test_a_visitor_of_a_nested_barren_type_sees_all_of_them():
+    """Comments sit inside trailing whitespace, itself inside other barren nodes."""
+    module = cst.parse_module("x = (1,  # one\n     2)  # two\n# three\ny = 3\n")
+    comments = []
+    walk(module, {"visit_Comment": [comments.append], "visit_Call": [lambda node: None]})
+    assert [c.value for c in comments] == ["# one", "# two", "# three"]
+
+
 def test_attribute_visitors_fall_back_to_libcst():
     assert supported(["visit_Call", "leave_FunctionDef"])
     assert not supported(["visit_Call_func"])
