@@ -108,8 +108,12 @@ def _size(path: Path) -> int:
 
 def lint_chunks(paths: list[Path], linter: Linter, workers: int) -> tuple[dict[Path, FileResult], list[str]]:
     """``paths`` in chunks, each read, prefiltered and analysed by a worker;
-    the results by path, and the notices in the order of ``paths``."""
-    context = _context(linter.entries)
+    the results by path, and the notices in the order of ``paths``.  The
+    workers import libcst only if a file of theirs needs it: a large tree
+    without Celery content never pays for the import."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     # Largest files first, so that the last chunks are small and no worker
     # is left with a big file while the other waits (the order of the
     # results does not depend on it).
@@ -117,10 +121,12 @@ def lint_chunks(paths: list[Path], linter: Linter, workers: int) -> tuple[dict[P
     chunks = [(i, order[start:start + CHUNK_PATHS]) for i, start in enumerate(range(0, len(order), CHUNK_PATHS))]
     done: list[list[tuple[FileResult, str | None]]] = [[] for _ in chunks]
     with context.Pool(workers, initializer=_init_chunk_worker, initargs=(linter,)) as pool:
-        finished = pool.imap_unordered(_lint_chunk, chunks, chunksize=1)
-        warm_up(linter.entries)  # what the project phase needs, while the workers work
-        for index, results in finished:
+        warmed = False
+        for index, results in pool.imap_unordered(_lint_chunk, chunks, chunksize=1):
             done[index] = results
+            if not warmed and any(result.facts for result, _ in results):
+                warm_up(linter.entries)  # the project phase will run: import for it while the workers work
+                warmed = True
     results: dict[Path, FileResult] = {}
     notices: dict[Path, str] = {}
     for (_, chunk), chunk_results in zip(chunks, done):

@@ -37,3 +37,16 @@ def test_a_file_a_rule_wants_imports_libcst_but_not_celery(tmp_path):
     (tmp_path / "tasks.py").write_text("from proj.tasks import ping\nping.apply_async(countdown=10)\n")
     _, line = run_probe(tmp_path, "tasks.py")
     assert "'libcst'" in line and "'celery'" not in line
+
+
+def test_a_large_tree_without_celery_imports_neither_libcst_nor_celery(tmp_path):
+    """Read and prefiltered by workers in chunks; none of them needs libcst,
+    and the project phase has no facts to reason over."""
+    from celerylint import pool
+
+    for i in range(pool.PARALLEL_MIN_PATHS + 10):
+        (tmp_path / f"m{i}.py").write_text(f"def f{i}(a, b):\n    return a + b\n")
+    proc, line = run_probe(tmp_path, "--no-cache", "--jobs", "2", ".")
+    assert proc.stdout.startswith("No findings"), proc.stdout + proc.stderr
+    assert "'libcst'" not in line and "'celery'" not in line, line
+    assert "'multiprocessing'" in line  # the chunked pool did run
