@@ -29,7 +29,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import Settings
-from .model import FileResult, Finding
+from .model import FileResult
 
 DIRNAME = ".celerylint_cache"
 ENV = "CELERYLINT_CACHE_DIR"
@@ -100,12 +100,7 @@ class Cache:
         try:
             with open(self._entry(key), "rb") as fh:
                 raw = json.loads(fh.read())
-            result = FileResult(
-                path=path,
-                findings=[Finding.from_dict(f) for f in raw["findings"]],
-                facts=raw["facts"],
-                parsed=raw["parsed"],
-            )
+            result = FileResult.from_stored(path, raw)
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1
             return None
@@ -118,30 +113,15 @@ class Cache:
         if result.errors or not self.writable:
             return
         import json
-        import tempfile
 
-        payload = json.dumps({
-            "findings": [f.to_dict() for f in result.findings],
-            "facts": result.facts,
-            "parsed": result.parsed,
-        }, separators=(",", ":"), default=str).encode()
+        payload = json.dumps(result.stored(), separators=(",", ":"), default=str).encode()
         target = self._entry(key)
         try:
             if not self._ready:
                 prepare_directory(self.directory)
                 self._ready = True
             target.parent.mkdir(exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(payload)
-                os.replace(tmp, target)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_replacing(target, payload)
         except OSError:
             self.writable = False
 
@@ -157,12 +137,25 @@ class Cache:
 
 def prepare_directory(directory: Path) -> None:
     """Create the cache directory with a ``.gitignore`` that ignores it all."""
-    import tempfile
-
     directory.mkdir(parents=True, exist_ok=True)
     ignore = directory / ".gitignore"
     if not ignore.exists():
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-        with os.fdopen(fd, "w") as fh:
-            fh.write("# Created by celerylint.\n*\n")
-        os.replace(tmp, ignore)
+        write_replacing(ignore, b"# Created by celerylint.\n*\n")
+
+
+def write_replacing(target: Path, payload: bytes) -> None:
+    """Write ``payload`` to a temporary file beside ``target`` and rename it
+    into place: a reader sees the whole of it or none."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -79,3 +79,13 @@ class FileResult:
     parsed: bool = False
     digest: str | None = None  # of the bytes linted: fixes apply only to those bytes
     signature: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) when read, for the stat index
+
+    def stored(self) -> dict[str, Any]:
+        """What the cache and the stat index keep of it."""
+        return {"findings": [f.to_dict() for f in self.findings], "facts": self.facts, "parsed": self.parsed}
+
+    @classmethod
+    def from_stored(cls, path: str, raw: dict[str, Any]) -> FileResult:
+        """The result ``stored()`` kept; KeyError, TypeError or ValueError when it is damaged."""
+        return cls(path, findings=[Finding.from_dict(f) for f in raw["findings"]], facts=raw["facts"],
+                   parsed=raw["parsed"])

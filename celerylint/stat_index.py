@@ -69,10 +69,7 @@ class StatIndex:
         if stored is None:
             return FileResult(rel)
         try:
-            return FileResult(
-                rel, findings=[Finding.from_dict(f) for f in stored["findings"]],
-                facts=stored["facts"], parsed=stored["parsed"],
-            )
+            return FileResult.from_stored(rel, stored)
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -82,10 +79,7 @@ class StatIndex:
         sig = result.signature
         if sig is None or result.errors or time.time_ns() - sig[0] < RACY_NS:
             return
-        stored = None
-        if result.findings or result.facts or result.parsed:
-            stored = {"findings": [f.to_dict() for f in result.findings], "facts": result.facts,
-                      "parsed": result.parsed}
+        stored = result.stored() if result.findings or result.facts or result.parsed else None
         entry = [list(sig), stored]
         if self.entries.get(result.path) != entry:
             self.entries[result.path] = entry
@@ -109,28 +103,16 @@ class StatIndex:
         that no longer exist."""
         if not self.changed:
             return
-        import tempfile
-
         for rel in [r for r in self.entries if r not in self.seen]:
             if not os.path.lexists(os.path.join(self.root, rel)):
                 del self.entries[rel]
 
         payload = json.dumps({"format": FORMAT, "files": self.entries, "project": self.project},
                              separators=(",", ":"), default=str).encode()
-        from .cache import prepare_directory
+        from .cache import prepare_directory, write_replacing
 
         try:
             prepare_directory(self.path.parent)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(payload)
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_replacing(self.path, payload)
         except OSError:
             pass
