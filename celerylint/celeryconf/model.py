@@ -403,29 +403,25 @@ class Model:
         """``(value, state)`` of a task's own option, following ``base=`` to a
         task class of the project; state is set | unset | unknown."""
         if option in task["options"]:
-            value, _ = plain(task["options"][option])
-            return value, "set" if value is not None else "unknown"
+            return _option(task["options"], option)
         base = task.get("base")
         if base:
-            cls = self.task_classes.get(base)
-            if cls is None:
-                return None, "unknown"
-            if option in cls["options"]:
-                value, _ = plain(cls["options"][option])
-                return value, "set" if value is not None else "unknown"
+            return self._class_option(base, option)
         return None, "unset"
 
     def task_cls_option(self, app: App, option: str) -> tuple[Any, str]:
         """The app's custom task class (``task_cls=``), if any."""
         if not app.task_cls:
             return None, "unset"
-        cls = self.task_classes.get(app.task_cls.replace(":", "."))
+        return self._class_option(app.task_cls.replace(":", "."), option)
+
+    def _class_option(self, name: str, option: str) -> tuple[Any, str]:
+        """An option of the project's task class ``name``: unknown when the
+        class is not among the linted files."""
+        cls = self.task_classes.get(name)
         if cls is None:
             return None, "unknown"
-        if option in cls["options"]:
-            value, _ = plain(cls["options"][option])
-            return value, "set" if value is not None else "unknown"
-        return None, "unset"
+        return _option(cls["options"], option) if option in cls["options"] else (None, "unset")
 
     def relevant_apps(self) -> list[App]:
         return sorted(self.apps.values(), key=lambda a: (a.path, a.pos))
@@ -449,3 +445,8 @@ def model(project) -> Model:
         except AttributeError:
             pass
     return cached
+
+
+def _option(options: dict[str, Any], option: str) -> tuple[Any, str]:
+    value, _ = plain(options[option])
+    return value, "set" if value is not None else "unknown"
