@@ -12,23 +12,14 @@ narrowing that needle would save).
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+from bench import python_files  # this folder is on sys.path when the script runs
+
 from celerylint.engine import code_bytes
 from celerylint.registry import _matches, entries
-
-SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist"}
-
-
-def python_files(top: Path):
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            if name.endswith((".py", ".pyi")):
-                yield Path(dirpath) / name
 
 
 def main(top: Path) -> None:
