@@ -1,5 +1,6 @@
-"""Worker processes: for the files libcst must parse (``run_pool``), or for
-a whole large tree in chunks of paths (``lint_chunks``)."""
+"""Worker processes, in two phases for a large tree: reading and
+prefiltering every file (``triage_chunks``), then parsing the files that need
+libcst (``run_pool``, also used alone for a few large files)."""
 
 from __future__ import annotations
 
@@ -15,28 +16,33 @@ from .project import warm_up
 if TYPE_CHECKING:
     from .runner import Job, Linter
 
+    Triaged = tuple[FileResult, str | None, Job | None, str | None]
+
 PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 200_000  # a few seconds of libcst on one core
 PARALLEL_MIN_PATHS = 400  # enough prefiltering to pay for starting workers
-CHUNK_PATHS = 16
+CHUNKS_PER_WORKER = 4
 
 
 def parallel_worthwhile(jobs: list[Job]) -> bool:
     return len(jobs) >= PARALLEL_MIN_FILES and sum(len(j.data) for j in jobs) >= PARALLEL_MIN_BYTES
 
 
+# What a worker was started with: forked workers inherit it, so tasks are
+# indices and no file's text crosses a pipe (spawned workers receive it once).
 _worker_settings: Settings | None = None
+_worker_jobs: list[Job] = []
 
 
-def _init_worker(settings: Settings) -> None:
-    global _worker_settings
-    _worker_settings = settings
+def _init_worker(settings: Settings, jobs: list[Job]) -> None:
+    global _worker_settings, _worker_jobs
+    _worker_settings, _worker_jobs = settings, jobs
 
 
-def _work(item: tuple[int, Job]) -> tuple[int, FileResult]:
+def _work(index: int) -> tuple[int, FileResult]:
     from .runner import analyze_job
 
-    index, job = item
+    job = _worker_jobs[index]
     try:
         return index, analyze_job(job, _worker_settings)
     except Exception:
@@ -45,20 +51,26 @@ def _work(item: tuple[int, Job]) -> tuple[int, FileResult]:
         return index, FileResult(job.rel, errors=[f"{job.rel}: internal error:\n{traceback.format_exc()}"])
 
 
-def _context(entries):
-    """Where ``fork`` is safe (Linux), libcst and the checkers are imported
-    here once and inherited by the workers, rather than imported by each
-    (half a second apiece); elsewhere workers are spawned and import what
-    they need."""
-    import multiprocessing
-
-    if not sys.platform.startswith("linux"):
-        return multiprocessing.get_context("spawn")
+def _import_for_parsing(entries) -> None:
+    """libcst, the checkers and what the project phase needs, imported once
+    in the parent: forked workers inherit them rather than import each
+    (half a second apiece)."""
     import libcst  # noqa: F401
 
     for entry in entries:
         if entry.kind != "project":
             entry.load()
+    warm_up(entries)
+
+
+def _context(entries):
+    """``fork`` where it is safe (Linux), after importing what the workers
+    need; elsewhere workers are spawned and import what they need."""
+    import multiprocessing
+
+    if not sys.platform.startswith("linux"):
+        return multiprocessing.get_context("spawn")
+    _import_for_parsing(entries)
     return multiprocessing.get_context("fork")
 
 
@@ -69,34 +81,68 @@ def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResu
     context = _context({e for job in jobs for e in job.active})
     order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].data))
     results: list[FileResult | None] = [None] * len(jobs)
-    with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
-        for index, result in pool.imap_unordered(_work, [(i, jobs[i]) for i in order], chunksize=1):
+    with context.Pool(workers, initializer=_init_worker, initargs=(settings, jobs)) as pool:
+        for index, result in pool.imap_unordered(_work, order, chunksize=1):
             results[index] = result
     return results  # type: ignore[return-value]
 
 
 _worker_linter: Linter | None = None
+_worker_chunks: list[list[tuple[int, Path]]] = []
 
 
-def _init_chunk_worker(linter: Linter) -> None:
-    global _worker_linter
-    _worker_linter = linter
+def _init_triage_worker(linter: Linter, chunks: list[list[tuple[int, Path]]]) -> None:
+    global _worker_linter, _worker_chunks
+    _worker_linter, _worker_chunks = linter, chunks
 
 
-def _lint_chunk(item: tuple[int, list[Path]]) -> tuple[int, list[tuple[FileResult, str | None]]]:
-    from .runner import lint_path
+def _triage_chunk(number: int) -> list[tuple[int, Triaged]]:
+    """Triage one chunk; only what is not the empty result of a file nothing
+    wants comes back, with its index."""
+    from .runner import triage_path
 
-    index, paths = item
     done = []
-    for path in paths:
+    for index, path in _worker_chunks[number]:
         try:
-            done.append(lint_path(_worker_linter, path))
+            triaged = triage_path(_worker_linter, path)
         except Exception:
             import traceback
 
             rel = _worker_linter.rel(path)
-            done.append((FileResult(rel, errors=[f"{rel}: internal error:\n{traceback.format_exc()}"]), None))
-    return index, done
+            triaged = (FileResult(rel, errors=[f"{rel}: internal error:\n{traceback.format_exc()}"]), None, None, None)
+        result, notice, job, data_digest = triaged
+        if notice or job or data_digest or result.findings or result.errors or result.signature:
+            done.append((index, triaged))
+    return done
+
+
+def triage_chunks(paths: list[Path], linter: Linter, workers: int) -> list[Triaged]:
+    """Read and prefilter ``paths`` in worker processes; the results in the
+    order of ``paths``.
+
+    libcst is not imported by these workers: the parent imports it (and what
+    the checkers and the project phase need) while they work, once a file
+    needs parsing, so that the parsing pool forked afterwards inherits it; a
+    large tree without Celery content never pays for the import.  An
+    importing parent holds the GIL that its pool's feeding threads need, so
+    the work goes out in a few chunks of equal size (every ``n``-th file by
+    size) rather than in many small ones."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    count = min(len(paths), workers * CHUNKS_PER_WORKER)
+    by_size = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
+    chunks = [[(i, paths[i]) for i in by_size[k::count]] for k in range(count)]
+    triaged: list[Triaged | None] = [None] * len(paths)
+    with context.Pool(workers, initializer=_init_triage_worker, initargs=(linter, chunks)) as pool:
+        warmed = False
+        for done in pool.imap_unordered(_triage_chunk, range(count)):
+            for index, item in done:
+                triaged[index] = item
+            if not warmed and any(item[2] is not None for _, item in done):
+                _import_for_parsing(linter.entries)
+                warmed = True
+    return [item or (FileResult(linter.rel(path)), None, None, None) for item, path in zip(triaged, paths)]
 
 
 def _size(path: Path) -> int:
@@ -104,37 +150,6 @@ def _size(path: Path) -> int:
         return os.stat(path).st_size
     except OSError:
         return 0
-
-
-def lint_chunks(paths: list[Path], linter: Linter, workers: int) -> tuple[dict[Path, FileResult], list[str]]:
-    """``paths`` in chunks, each read, prefiltered and analysed by a worker;
-    the results by path, and the notices in the order of ``paths``.  The
-    workers import libcst only if a file of theirs needs it: a large tree
-    without Celery content never pays for the import."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    # Largest files first, so that the last chunks are small and no worker
-    # is left with a big file while the other waits (the order of the
-    # results does not depend on it).
-    order = sorted(paths, key=lambda p: -_size(p))
-    chunks = [(i, order[start:start + CHUNK_PATHS]) for i, start in enumerate(range(0, len(order), CHUNK_PATHS))]
-    done: list[list[tuple[FileResult, str | None]]] = [[] for _ in chunks]
-    with context.Pool(workers, initializer=_init_chunk_worker, initargs=(linter,)) as pool:
-        warmed = False
-        for index, results in pool.imap_unordered(_lint_chunk, chunks, chunksize=1):
-            done[index] = results
-            if not warmed and any(result.facts for result, _ in results):
-                warm_up(linter.entries)  # the project phase will run: import for it while the workers work
-                warmed = True
-    results: dict[Path, FileResult] = {}
-    notices: dict[Path, str] = {}
-    for (_, chunk), chunk_results in zip(chunks, done):
-        for path, (result, notice) in zip(chunk, chunk_results):
-            if notice:
-                notices[path] = notice
-            results[path] = result
-    return {path: results[path] for path in paths}, [notices[p] for p in paths if p in notices]
 
 
 def default_jobs() -> int:

@@ -143,12 +143,11 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
     """The per-file phase; the result keeps the order of ``paths`` whatever
     order the workers finish in.
 
-    With the stat index, unchanged files are taken from it unread.  A large
-    tree is split into chunks of paths that worker processes read, prefilter
-    and analyse, as ruff does (reading and prefiltering 4,000 files is half
-    a second of one core).  For fewer files, reading, prefiltering and cache
-    look-ups happen here, and only the files libcst must parse go to
-    workers, when there are enough of them to pay for the pool."""
+    With the stat index, unchanged files are taken from it unread.  The
+    files of a large tree are read, prefiltered and looked up in the cache
+    by worker processes (4,000 files are most of a second of one core);
+    fewer files, here.  Then the files libcst must parse go to a second
+    pool, when there are enough of them to pay for it."""
     results: dict[Path, FileResult] = {}
     todo = paths
     if linter.index is not None:
@@ -161,24 +160,18 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
                 results[path] = hit
     workers = jobs or pool.default_jobs()
     if workers > 1 and len(todo) >= pool.PARALLEL_MIN_PATHS:
-        found, notices = pool.lint_chunks(todo, linter, workers)
-        results.update(found)
-        out.notices.extend(notices)
-        return {path: results[path] for path in paths}
+        triaged = pool.triage_chunks(todo, linter, workers)
+    else:
+        triaged = [triage_path(linter, path) for path in todo]
     pending: list[tuple[Path, Job]] = []
     digests: dict[Path, str] = {}
-    for path in todo:
-        sig = linter.signature(path)
-        data, result, notice = linter.read(path)
+    for path, (result, notice, job, data_digest) in zip(todo, triaged):
         if notice:
             out.notices.append(notice)
-        if data is not None:
-            if linter.keep_digests:
-                digests[path] = digest(data)
-            result, job = linter.prepare(path, data)
-            if job is not None:
-                pending.append((path, job))
-            result.signature = sig
+        if data_digest is not None:
+            digests[path] = data_digest
+        if job is not None:
+            pending.append((path, job))
         results[path] = result
     workers = min(workers, len(pending))
     if workers > 1 and pool.parallel_worthwhile([job for _, job in pending]):
@@ -193,19 +186,16 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, out: RunResu
     return {path: results[path] for path in paths}
 
 
-def lint_path(linter: Linter, path: Path) -> tuple[FileResult, str | None]:
-    """Everything for one file, in whichever process: (result, notice)."""
+def triage_path(linter: Linter, path: Path) -> tuple[FileResult, str | None, Job | None, str | None]:
+    """Read and prefilter one file, in whichever process: its result so far,
+    a notice, the job when libcst must parse it, and its digest when fixing."""
     sig = linter.signature(path)
     data, result, notice = linter.read(path)
     if data is None:
-        return result, notice
+        return result, notice, None, None
     result, job = linter.prepare(path, data)
-    if job is not None:
-        result = linter.store(job, analyze_job(job, linter.settings))
-    if linter.keep_digests:
-        result.digest = digest(data)
     result.signature = sig
-    return result, notice
+    return result, notice, job, digest(data) if linter.keep_digests else None
 
 
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,

@@ -130,8 +130,9 @@ def test_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
     assert len(codes) == count  # every case directory reported something
 
 
-def test_chunked_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
-    """A large tree is read, prefiltered and analysed by workers in chunks."""
+def test_triage_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
+    """A large tree is read and prefiltered by workers in chunks, then the
+    files to parse go to a second pool."""
     root = tmp_path / "project"
     for rule in RULES:
         for i, case in enumerate(rule.INVALID):
@@ -139,12 +140,14 @@ def test_chunked_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
                 write_case(case, root / f"{rule.CODE.lower()}_{i}")
     _, serial = lint(root, "--no-cache", "--jobs", "1")
     monkeypatch.setattr(pool, "PARALLEL_MIN_PATHS", 2)
-    monkeypatch.setattr(pool, "CHUNK_PATHS", 3)
+    monkeypatch.setattr(pool, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(pool, "PARALLEL_MIN_BYTES", 0)
     calls = []
-    real = pool.lint_chunks
-    monkeypatch.setattr(pool, "lint_chunks", lambda *a: calls.append(a) or real(*a))
+    for name in ("triage_chunks", "run_pool"):
+        real = getattr(pool, name)
+        monkeypatch.setattr(pool, name, lambda *a, real=real, name=name: calls.append(name) or real(*a))
     _, parallel = lint(root, "--no-cache", "--jobs", "2")
-    assert calls, "the chunked pool was not used"
+    assert calls == ["triage_chunks", "run_pool"], calls
     assert parallel == serial
     assert {f["code"] for f in serial} >= {"CL201", "CL203", "CL209", "CL101"}
 
