@@ -68,20 +68,19 @@ def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult
             result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
         return result, None, []
     active = wanted(entries, data, path)
+    if active and all(e.code == UNPARSABLE[0] for e in active) and _compiles(source.text):
+        # CL001 is the only checker that wants the file (it mentions Celery
+        # but nothing any rule looks at): CPython's parser says it is valid,
+        # ten times faster than libcst, which is asked only to word the
+        # error of a file CPython rejects.
+        return result, None, []
     return result, (source.text if active else None), active
 
 
 def analyze(path: str, text: str, data: bytes, settings: Settings, entries: Sequence[Entry],
             active: list[Entry], module_name: str | None = None) -> FileResult:
-    """The expensive part: parse ``text`` and run the ``active`` checkers.
-
-    When CL001 is the only checker that wants the file (it mentions Celery
-    but nothing any rule looks at), only the syntax matters: CPython's parser
-    answers that ten times faster than libcst, which is then asked only to
-    word the error of a file CPython rejects."""
+    """The expensive part: parse ``text`` and run the ``active`` checkers."""
     report_unparsable = any(e.code == UNPARSABLE[0] for e in entries)
-    if report_unparsable and all(e.code == UNPARSABLE[0] for e in active) and _compiles(text):
-        return FileResult(path=path)
     try:
         return _analyze(FileResult(path=path), text, data, settings, active, module_name, report_unparsable)
     except RecursionError:  # a deep tree outlived the traversal but not the position or fix pass
