@@ -5,9 +5,10 @@ alternatives) become one ``and``/``or`` expression.  Every distinct substring
 or regular expression is searched at most once per file (a local variable
 remembers the answer: ``TASK_DEFINITION`` alone is shared by five checkers),
 and the parts of an expression are tried cheapest first (the cost of
-refuting it: every alternative of a tuple, one part of an ``All``), so a
-file that matches nothing is refuted by as few substring searches as the
-needles allow.
+refuting it: every alternative of a tuple, one part of an ``All``; nothing
+for what an earlier entry most likely searched already), so a file that
+matches nothing is refuted by as few substring searches as the needles
+allow.
 """
 
 from __future__ import annotations
@@ -38,12 +39,14 @@ class _Compiler:
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = list(entries)
         self.atoms: dict[tuple[bool, bytes], int] = {}
+        self.known: set[tuple[bool, bytes]] = set()  # atoms of the entries before this one
         self.scope: dict[str, object] = {"_search": _search, "_entries": self.entries}
 
     def atom(self, needle: bytes) -> tuple[int, str]:
         """(cost, expression) of one substring or regex, remembered in ``a<i>``."""
         is_regex = isinstance(needle, Regex)
-        index = self.atoms.setdefault((is_regex, bytes(needle)), len(self.atoms))
+        key = (is_regex, bytes(needle))
+        index = self.atoms.setdefault(key, len(self.atoms))
         var = f"a{index}"
         if not is_regex:
             test, cost = f"{bytes(needle)!r} in d", 1
@@ -55,6 +58,8 @@ class _Compiler:
             if needle.literal:  # the literal every match contains, searched once for all needles
                 test = f"{self.atom(needle.literal)[1]} and {test}"
             cost = 2 if needle.literal else 4
+        if key in self.known:
+            cost = 0  # most likely answered already
         return cost, f"({var} if {var} is not None else ({var} := {test}))"
 
     def expr(self, needle) -> tuple[int, str]:
@@ -72,6 +77,7 @@ class _Compiler:
         for i, entry in enumerate(self.entries):
             if not entry.needles:
                 continue
+            self.known = set(self.atoms)
             _, test = self.expr(tuple(entry.needles))
             if entry.paths is not None:
                 self.scope[f"p{i}"] = re.compile(entry.paths).search

@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.calls import has_star
-from ..analysis.clients import client_kind, receiver
+from ..analysis.clients import REDIS_IMPORT_NEEDLE, client_kind, receiver
 from ..analysis.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take
 from ..analysis.tasks import class_options, function_task_options, is_task_class
 from ..analysis.values import evaluate, seconds
-from ..rule import Invalid, PendingFix, Rule, Valid
+from ..rule import All, Invalid, PendingFix, Rule, Valid
 
 MARGIN = 60  # seconds the fix adds to the task's time limit
 # Lock.extend/reacquire, EXPIRE/PEXPIRE, Django cache touch(): a function
@@ -142,7 +142,7 @@ class LockTtlShorterThanTask(Rule):
     TAGS = ("locks", "redis")
     # A finding needs a time limit in the file and a client made or
     # imported in it (see CL203).
-    NEEDLES = (b"time_limit",)
+    NEEDLES = (All((b"time_limit", (REDIS_IMPORT_NEEDLE, b"core.cache"))),)
 
     VALID = (
         Valid("""

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.dataflow import flow
-from ..analysis.tasks import TaskRule
+from ..analysis.tasks import TaskRule, task_and
 from ..rule import Invalid, Valid
 
 BROAD = frozenset({"Exception", "BaseException"})
@@ -61,7 +61,7 @@ class BroadAutoretry(TaskRule):
     HINT = "retry only on the exceptions that are safe to retry, or split the side effects into separate tasks"
     TAGS = ("retries", "idempotency")
     OPTIONS = ("side-effect-calls",)
-    NEEDLES = (b"autoretry_for",)
+    NEEDLES = (task_and((b"autoretry_for",)),)
 
     VALID = (
         Valid("""

@@ -114,16 +114,22 @@ class SettingsChainCollector(Checker):
         module_info(self.ctx, self.module, True)
 
 
+# An upper-case Celery or cache setting, or a new-style lower-case one being
+# assigned, at the start of a line.
+_SETTING_AT_LINE_START = (
+    rb"(?:CELERY|BROKER_|CACHES|(?:broker|result|task|worker|beat|imports|include|accept_content|timezone"
+    rb"|enable_utc)\w*[ \t]*[:=\[])"
+)
+
+
 class ConfigCollector(Checker):
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
     # inside ``if``/``try`` blocks of a file that also has one at column 0).
     NEEDLES = (
         Regex(rb"(?m)Celery(?:\s*[(,)\n#;\\]|\s+as\b|$)"), Regex(rb"\.conf\s*[.\[]"),
-        b"config_from_object", b"config_from_envvar", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
-        Regex(rb"\n(?:CELERY|BROKER_|CACHES)"), Regex(rb"\A(?:CELERY|BROKER_|CACHES)"),
-        Regex(rb"\n(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[]"),
-        Regex(rb"\A(?:broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)\w*[ \t]*[:=\[]"),
+        b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
+        Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
     )
 
     def __init__(self, ctx: FileContext) -> None:
