@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 200_000  # a few seconds of libcst on one core
 PARALLEL_MIN_PATHS = 400  # enough prefiltering to pay for starting workers
-CHUNKS_PER_WORKER = 4
+CHUNKS_PER_WORKER = 8
 
 
 def parallel_worthwhile(jobs: list[Job]) -> bool:
@@ -125,14 +125,13 @@ def triage_chunks(paths: list[Path], linter: Linter, workers: int) -> list[Triag
     needs parsing, so that the parsing pool forked afterwards inherits it; a
     large tree without Celery content never pays for the import.  An
     importing parent holds the GIL that its pool's feeding threads need, so
-    the work goes out in a few chunks of equal size (every ``n``-th file by
-    size) rather than in many small ones."""
+    the work goes out in a few chunks of about equal size (every ``n``-th
+    file) rather than in many small ones."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     count = min(len(paths), workers * CHUNKS_PER_WORKER)
-    by_size = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
-    chunks = [[(i, paths[i]) for i in by_size[k::count]] for k in range(count)]
+    chunks = [[(i, paths[i]) for i in range(k, len(paths), count)] for k in range(count)]
     triaged: list[Triaged | None] = [None] * len(paths)
     with context.Pool(workers, initializer=_init_triage_worker, initargs=(linter, chunks)) as pool:
         warmed = False
@@ -143,13 +142,6 @@ def triage_chunks(paths: list[Path], linter: Linter, workers: int) -> list[Triag
                 _import_for_parsing(linter.entries)
                 warmed = True
     return [item or (FileResult(linter.rel(path)), None, None, None) for item, path in zip(triaged, paths)]
-
-
-def _size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 def default_jobs() -> int:

@@ -127,7 +127,8 @@ class ConfigCollector(Checker):
     # Settings are looked for at the start of a line (indented ones only
     # inside ``if``/``try`` blocks of a file that also has one at column 0).
     NEEDLES = (
-        Regex(rb"(?m)Celery(?:\s*[(,)\n#;\\]|\s+as\b|$)"), Regex(rb"\.conf\s*[.\[]"),
+        # an app is made by a call of ``Celery`` (or of an alias of it)
+        Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"), Regex(rb"\.conf\s*[.\[]"),
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
     )
