@@ -3,7 +3,9 @@
 ``python -m celerylint.devtools`` rewrites ``celerylint/catalog.py`` (the
 prefilter table the engine reads without importing rules) and the pages in
 ``rules/``; ``--check`` only reports what is stale (exit 1), as the test
-suite does.
+suite does.  ``--snapshot`` also rewrites
+``celerylint/celeryconf/settings_snapshot.py`` from the installed Celery
+(not checked: another Celery release does not make it wrong, only unused).
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ def main(argv: list[str]) -> int:
             print(f"stale: {path.relative_to(REPO)}")
         return 1 if paths else 0
     expected = expected_files()
+    if "--snapshot" in argv:
+        from .celeryconf.settings_table import snapshot_source
+
+        expected[PACKAGE / "celeryconf" / "settings_snapshot.py"] = snapshot_source()
     (REPO / "rules").mkdir(exist_ok=True)
     for path in (REPO / "rules").glob("*.md"):
         if path not in expected:

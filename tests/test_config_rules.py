@@ -95,3 +95,31 @@ def test_star_only_modules_are_followed_and_unread_ones_stay_unknown(tmp_path):
     (tmp_path / "proj" / "settings" / "base.py").write_text('broker_url = "redis://localhost:6379/1"\n')
     (tmp_path / "proj" / "app.py").write_text(APP.replace('"celeryconfig"', '"proj.settings.prod"'))
     assert "CL101" in [f.code for f in lint(tmp_path).findings]  # the chain really is read
+
+
+def test_the_shipped_settings_table_is_celerys_own():
+    """``settings_snapshot.py`` stands in for ``celery.app.defaults`` only
+    while the installed file has the digest it was read from; otherwise the
+    table comes from Celery itself."""
+    from celerylint.celeryconf import settings_snapshot, settings_table
+
+    live = settings_table.live_table()
+    if settings_table.defaults_digest() != settings_snapshot.DEFAULTS_SHA256:
+        pytest.skip("the installed Celery is not the release the snapshot was made from")
+    settings_table.table.cache_clear()
+    try:
+        assert settings_table.table() == live
+    finally:
+        settings_table.table.cache_clear()
+
+
+def test_another_celery_release_is_read_from_celery(monkeypatch):
+    from celerylint.celeryconf import settings_snapshot, settings_table
+
+    monkeypatch.setattr(settings_snapshot, "DEFAULTS_SHA256", "another release")
+    monkeypatch.setattr(settings_snapshot, "NEW", ())
+    settings_table.table.cache_clear()
+    try:
+        assert settings_table.table() == settings_table.live_table()
+    finally:
+        settings_table.table.cache_clear()

@@ -53,6 +53,10 @@ def _plant(root):
         "conftest.py": "import celery\n",
         "setup.py": "import celery\n",
         "manage.py": "import celery\n",
+        # a checkout of Celery itself: its package must not stand in for the installed one
+        "celery/__init__.py": "",
+        "celery/app/__init__.py": "",
+        "celery/app/defaults.py": "SETTING_KEYS = ()\n",
     }
     for rel, text in files.items():
         path = root / rel
