@@ -1,13 +1,21 @@
 """Worker processes, in two phases for a large tree: reading and
 prefiltering every file (``triage_chunks``), then parsing the files that need
-libcst (``run_pool``, also used alone for a few large files)."""
+libcst (``run_pool``, also used alone for a few large files).
+
+In both, this process works too: it and ``workers - 1`` children take the
+next piece of work from a shared counter, and each child sends all it did
+back at the end, in one message.  Forked children inherit the work list and
+what this process imported, so no file's text crosses a pipe and libcst is
+imported once; elsewhere children are spawned and import what they need.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .model import FileResult
@@ -21,40 +29,71 @@ if TYPE_CHECKING:
 PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 200_000  # a few seconds of libcst on one core
 PARALLEL_MIN_PATHS = 400  # enough prefiltering to pay for starting workers
-CHUNKS_PER_WORKER = 8
+CHUNK_PATHS = 32  # files read and prefiltered per turn
 
 
 def parallel_worthwhile(jobs: list[Job]) -> bool:
     return len(jobs) >= PARALLEL_MIN_FILES and sum(len(j.data) for j in jobs) >= PARALLEL_MIN_BYTES
 
 
-# What a worker was started with: forked workers inherit it, so tasks are
-# indices and no file's text crosses a pipe (spawned workers receive it once).
-_worker_settings: Settings | None = None
-_worker_jobs: list[Job] = []
+def _context():
+    import multiprocessing
+
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
 
 
-def _init_worker(settings: Settings, jobs: list[Job]) -> None:
-    global _worker_settings, _worker_jobs
-    _worker_settings, _worker_jobs = settings, jobs
+def _turns(counter, count: int) -> Iterator[int]:
+    while True:
+        with counter.get_lock():
+            turn = counter.value
+            counter.value = turn + 1
+        if turn >= count:
+            return
+        yield turn
 
 
-def _work(index: int) -> tuple[int, FileResult]:
-    from .runner import analyze_job
+def _child(work: Callable[[Any, int], Any], state: Any, count: int, counter, send) -> None:
+    send.send({turn: work(state, turn) for turn in _turns(counter, count)})
+    send.close()
 
-    job = _worker_jobs[index]
-    try:
-        return index, analyze_job(job, _worker_settings)
-    except Exception:
-        import traceback
 
-        return index, FileResult(job.rel, errors=[f"{job.rel}: internal error:\n{traceback.format_exc()}"])
+def _share(work: Callable[[Any, int], Any], state: Any, count: int, workers: int,
+           between: Callable[[], None] | None = None) -> dict[int, Any]:
+    """``work(state, turn)`` for every turn below ``count``, shared by this
+    process and ``workers - 1`` children: ``{turn: result}``.  ``between``
+    runs here after each turn this process takes.  The turns of a child that
+    died are done here."""
+    context = _context()
+    counter = context.Value("i", 0)
+    children = []
+    for _ in range(workers - 1):
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(target=_child, args=(work, state, count, counter, send), daemon=True)
+        child.start()
+        send.close()
+        children.append((child, receive))
+    done: dict[int, Any] = {}
+    for turn in _turns(counter, count):
+        done[turn] = work(state, turn)
+        if between is not None:
+            between()
+    for child, receive in children:
+        try:
+            done.update(receive.recv())
+        except (EOFError, OSError):
+            pass
+        receive.close()
+        child.join()
+    for turn in range(count):
+        if turn not in done:
+            done[turn] = work(state, turn)
+    return done
 
 
 def _import_for_parsing(entries) -> None:
     """libcst, the checkers and what the project phase needs, imported once
-    in the parent: forked workers inherit them rather than import each
-    (half a second apiece)."""
+    here: forked children inherit them rather than import each (a quarter
+    of a second apiece)."""
     import libcst  # noqa: F401
 
     for entry in entries:
@@ -63,84 +102,80 @@ def _import_for_parsing(entries) -> None:
     warm_up(entries)
 
 
-def _context(entries):
-    """``fork`` where it is safe (Linux), after importing what the workers
-    need; elsewhere workers are spawned and import what they need."""
-    import multiprocessing
+# -- parsing -----------------------------------------------------------------
 
-    if not sys.platform.startswith("linux"):
-        return multiprocessing.get_context("spawn")
-    _import_for_parsing(entries)
-    return multiprocessing.get_context("fork")
+def _analyse(state: tuple[Settings, list[Job]], index: int) -> FileResult:
+    from .runner import analyze_job
+
+    settings, jobs = state
+    job = jobs[index]
+    try:
+        return analyze_job(job, settings)
+    except Exception:
+        import traceback
+
+        return FileResult(job.rel, errors=[f"{job.rel}: internal error:\n{traceback.format_exc()}"])
 
 
 def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResult]:
     """Analyse ``jobs`` in ``workers`` processes; results in the order of ``jobs``.
-    The biggest files are handed out first so that no worker is left with a
+    The biggest files are taken first so that no process is left with a
     large file at the end."""
-    context = _context({e for job in jobs for e in job.active})
-    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].data))
-    results: list[FileResult | None] = [None] * len(jobs)
-    with context.Pool(workers, initializer=_init_worker, initargs=(settings, jobs)) as pool:
-        for index, result in pool.imap_unordered(_work, order, chunksize=1):
-            results[index] = result
-    return results  # type: ignore[return-value]
+    _import_for_parsing({e for job in jobs for e in job.active})
+    order = sorted(jobs, key=lambda job: -len(job.data))
+    done = _share(_analyse, (settings, order), len(order), workers)
+    by_job = {id(job): done[turn] for turn, job in enumerate(order)}
+    return [by_job[id(job)] for job in jobs]
 
 
-_worker_linter: Linter | None = None
-_worker_chunks: list[list[tuple[int, Path]]] = []
+# -- reading and prefiltering ------------------------------------------------
 
-
-def _init_triage_worker(linter: Linter, chunks: list[list[tuple[int, Path]]]) -> None:
-    global _worker_linter, _worker_chunks
-    _worker_linter, _worker_chunks = linter, chunks
-
-
-def _triage_chunk(number: int) -> list[tuple[int, Triaged]]:
-    """Triage one chunk; only what is not the empty result of a file nothing
-    wants comes back, with its index."""
+def _triage(state: tuple[Linter, list[Path], Any], turn: int) -> list[tuple[int, Triaged]]:
+    """Triage one chunk of paths: what is not the empty result of a file
+    nothing wants comes back, with its index; ``found`` is set when a file
+    needs parsing."""
     from .runner import triage_path
 
+    linter, paths, found = state
     done = []
-    for index, path in _worker_chunks[number]:
+    for index in range(turn * CHUNK_PATHS, min(len(paths), (turn + 1) * CHUNK_PATHS)):
+        path = paths[index]
         try:
-            triaged = triage_path(_worker_linter, path)
+            triaged = triage_path(linter, path)
         except Exception:
             import traceback
 
-            rel = _worker_linter.rel(path)
+            rel = linter.rel(path)
             triaged = (FileResult(rel, errors=[f"{rel}: internal error:\n{traceback.format_exc()}"]), None, None, None)
         result, notice, job, data_digest = triaged
+        if job is not None:
+            found.value = 1
         if notice or job or data_digest or result.findings or result.errors or result.signature:
             done.append((index, triaged))
     return done
 
 
 def triage_chunks(paths: list[Path], linter: Linter, workers: int) -> list[Triaged]:
-    """Read and prefilter ``paths`` in worker processes; the results in the
-    order of ``paths``.
+    """Read and prefilter ``paths`` in ``workers`` processes; the results in
+    the order of ``paths``.  Once a file needs parsing, this process imports
+    libcst (and what the checkers and the project phase need) between its
+    chunks while the children go on, so that the parsing phase's children
+    inherit it; a large tree without Celery content never pays for it."""
+    found = _context().Value("b", 0, lock=False)
+    imported = False
 
-    libcst is not imported by these workers: the parent imports it (and what
-    the checkers and the project phase need) while they work, once a file
-    needs parsing, so that the parsing pool forked afterwards inherits it; a
-    large tree without Celery content never pays for the import.  An
-    importing parent holds the GIL that its pool's feeding threads need, so
-    the work goes out in a few chunks of about equal size (every ``n``-th
-    file) rather than in many small ones."""
-    import multiprocessing
+    def between() -> None:
+        nonlocal imported
+        if found.value and not imported:
+            imported = True
+            _import_for_parsing(linter.entries)
 
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    count = min(len(paths), workers * CHUNKS_PER_WORKER)
-    chunks = [[(i, paths[i]) for i in range(k, len(paths), count)] for k in range(count)]
+    count = -(-len(paths) // CHUNK_PATHS)
+    done = _share(_triage, (linter, paths, found), count, workers, between)
     triaged: list[Triaged | None] = [None] * len(paths)
-    with context.Pool(workers, initializer=_init_triage_worker, initargs=(linter, chunks)) as pool:
-        warmed = False
-        for done in pool.imap_unordered(_triage_chunk, range(count)):
-            for index, item in done:
-                triaged[index] = item
-            if not warmed and any(item[2] is not None for _, item in done):
-                _import_for_parsing(linter.entries)
-                warmed = True
+    for chunk in done.values():
+        for index, item in chunk:
+            triaged[index] = item
     return [item or (FileResult(linter.rel(path)), None, None, None) for item, path in zip(triaged, paths)]
 
 
