@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PosixPath
 
 from . import pool
 from .cache import Cache, cache_dir
@@ -59,6 +59,10 @@ class Linter:
         self.entries = enabled_entries(settings)
         self.cache = cache
         self.keep_digests = False  # fixing: remember what each file held when linted
+        # where the working directory is under the root: a relative Path
+        # (normal already, and without "..") is reported as prefix + itself
+        here = relative_path(Path(os.getcwd()), settings.root) if os.sep == "/" else "/"
+        self.prefix = None if here.startswith("/") else ("" if here == "." else here + "/")
         self.index = None  # a StatIndex, for runs over many files that fix nothing
 
     def signature(self, path: Path) -> tuple[int, int, int] | None:
@@ -74,6 +78,10 @@ class Linter:
             return None
 
     def rel(self, path: Path) -> str:
+        if self.prefix is not None and type(path) is PosixPath:
+            text = str(path)
+            if not text.startswith("/") and ".." not in text:
+                return self.prefix + text
         return relative_path(path, self.settings.root)
 
     def entries_for(self, path: Path) -> list[Entry]:

@@ -191,3 +191,13 @@ def test_a_file_reached_twice_is_linted_once(cli, tmp_path):
         done = cli("--select", "CL203", "--format", "json", *args)
         findings = json.loads(done.stdout)
         assert [(f["path"], f["code"]) for f in findings] == [("pkg/jobs.py", "CL203")], args
+
+
+def test_paths_are_relative_to_the_repository_root_from_any_directory(cli, tmp_path):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, "app/jobs.py", LOCK)
+    write(tmp_path, "other/eta.py", ETA)
+    for cwd, args in ((tmp_path, ["app"]), (tmp_path / "app", ["."]), (tmp_path / "app", ["jobs.py"]),
+                      (tmp_path / "other", ["../app/jobs.py"]), (tmp_path / "other", [str(tmp_path / "app")])):
+        done = cli("--format", "json", "--select", "CL203", *args, cwd=cwd)
+        assert [f["path"] for f in json.loads(done.stdout)] == ["app/jobs.py"], (cwd, args, done.stdout)
