@@ -130,15 +130,15 @@ def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResu
 
 # -- reading and prefiltering ------------------------------------------------
 
-def _triage(state: tuple[Linter, list[Path], Any], turn: int) -> list[tuple[int, Triaged]]:
+def _triage(state: tuple[Linter, list[Path], int, Any], turn: int) -> list[tuple[int, Triaged]]:
     """Triage one chunk of paths: what is not the empty result of a file
     nothing wants comes back, with its index; ``found`` is set when a file
     needs parsing."""
     from .runner import triage_path
 
-    linter, paths, found = state
+    linter, paths, size, found = state
     done = []
-    for index in range(turn * CHUNK_PATHS, min(len(paths), (turn + 1) * CHUNK_PATHS)):
+    for index in range(turn * size, min(len(paths), (turn + 1) * size)):
         path = paths[index]
         try:
             triaged = triage_path(linter, path)
@@ -171,7 +171,7 @@ def triage_chunks(paths: list[Path], linter: Linter, workers: int) -> list[Triag
             _import_for_parsing(linter.entries)
 
     count = -(-len(paths) // CHUNK_PATHS)
-    done = _share(_triage, (linter, paths, found), count, workers, between)
+    done = _share(_triage, (linter, paths, CHUNK_PATHS, found), count, workers, between)
     triaged: list[Triaged | None] = [None] * len(paths)
     for chunk in done.values():
         for index, item in chunk:
