@@ -61,13 +61,15 @@ def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult
     result = FileResult(path=path)
     if b"celerylint" in data and SKIP_FILE.search(data):
         return result, None, []
+    active = wanted(entries, data, path)
+    if not active and _decodes(data):
+        return result, None, []
     try:
         source = decode(data)
     except DecodeError as exc:
         if any(e.code == UNPARSABLE[0] for e in entries):
             result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
         return result, None, []
-    active = wanted(entries, data, path)
     if active and all(e.code == UNPARSABLE[0] for e in active) and _compiles(source.text):
         # CL001 is the only checker that wants the file (it mentions Celery
         # but nothing any rule looks at): CPython's parser says it is valid,
@@ -75,6 +77,17 @@ def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult
         # error of a file CPython rejects.
         return result, None, []
     return result, (source.text if active else None), active
+
+
+def _decodes(data: bytes) -> bool:
+    """True when ``decode(data)`` certainly succeeds, found without decoding:
+    ASCII without NUL bytes and without a coding cookie in its first two
+    lines (one could name a codec that cannot read it)."""
+    if not data.isascii() or b"\x00" in data:
+        return False
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first != -1 else -1
+    return b"coding" not in (data if second == -1 else data[:second])
 
 
 def analyze(path: str, text: str, data: bytes, settings: Settings, entries: Sequence[Entry],

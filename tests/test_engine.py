@@ -39,3 +39,23 @@ def test_files_without_needles_are_not_parsed(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli.main, ["--format", "json", "."])
     assert [f["path"] for f in json.loads(result.stdout)] == ["lock.py"]
     assert parsed == [LOCK]
+
+
+def test_a_file_nothing_wants_is_decoded_only_when_decoding_could_fail():
+    """``triage`` skips decoding a file no checker wants only when decoding
+    certainly succeeds; every other file is decoded, so CL001 still reports
+    the ones that cannot be read."""
+    from celerylint.engine import _decodes
+    from celerylint.source import DecodeError, decode
+
+    samples = [b"", b"x = 1\n", b"x = 1", "s = 'é'\n".encode(), b"x = 1\x00\n", b"\xff\xfe",
+               b"# -*- coding: utf-16 -*-\nx = 1\n", b"#!/usr/bin/env python\n# coding: latin-1\nx = 1\n",
+               b"# coding: rot13\nk = 1\n", b"# vim: set fileencoding=nope :\n", b"a = 1\nb = 2\n# coding: utf-16\n"]
+    for data in samples:
+        try:
+            decode(data)
+            decodes = True
+        except DecodeError:
+            decodes = False
+        assert not _decodes(data) or decodes, data
+    assert _decodes(b"x = 1\n") and not _decodes(b"# -*- coding: utf-16 -*-\nx = 1\n")
