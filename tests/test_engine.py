@@ -59,3 +59,20 @@ def test_a_file_nothing_wants_is_decoded_only_when_decoding_could_fail():
             decodes = False
         assert not _decodes(data) or decodes, data
     assert _decodes(b"x = 1\n") and not _decodes(b"# -*- coding: utf-16 -*-\nx = 1\n")
+
+
+def test_analysis_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+
+    from celerylint.config import Settings
+    from celerylint.engine import lint_source
+    from celerylint.registry import entries
+
+    source = b"from celery import shared_task\n@shared_task\ndef f():\n    pass\n"
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            lint_source("t.py", source, Settings(), entries())
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
