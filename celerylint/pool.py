@@ -65,6 +65,11 @@ def _share(work: Callable[[Any, int], Any], state: Any, count: int, workers: int
     died are done here."""
     context = _context()
     counter = context.Value("i", 0)
+    for stream in (sys.stdout, sys.stderr):  # a forked child must not write our buffers again
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
     children = []
     for _ in range(workers - 1):
         receive, send = context.Pipe(duplex=False)
