@@ -71,7 +71,7 @@ def _share(work: Callable[[Any, int], Any], state: Any, count: int, workers: int
         except (AttributeError, OSError, ValueError):
             pass
     children = []
-    for _ in range(workers - 1):
+    for _ in range(min(workers, count) - 1):
         receive, send = context.Pipe(duplex=False)
         child = context.Process(target=_child, args=(work, state, count, counter, send), daemon=True)
         child.start()
