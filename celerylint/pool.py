@@ -137,8 +137,8 @@ def run_pool(jobs: list[Job], settings: Settings, workers: int) -> list[FileResu
 
 def _triage(state: tuple[Linter, list[Path], int, Any], turn: int) -> list[tuple[int, Triaged]]:
     """Triage one chunk of paths: what is not the empty result of a file
-    nothing wants comes back, with its index; ``found`` is set when a file
-    needs parsing."""
+    nothing wants (a cached result, a notice, a job...) comes back, with its
+    index; ``found`` is set when a file needs parsing."""
     from .runner import triage_path
 
     linter, paths, size, found = state
@@ -155,8 +155,8 @@ def _triage(state: tuple[Linter, list[Path], int, Any], turn: int) -> list[tuple
         result, notice, job, data_digest = triaged
         if job is not None:
             found.value = 1
-        if notice or job or data_digest or result.findings or result.errors or result.signature:
-            done.append((index, triaged))
+        if notice or job or data_digest or result != FileResult(result.path):
+            done.append((index, triaged))  # not the empty result of a file nothing wants
     return done
 
 

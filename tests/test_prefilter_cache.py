@@ -152,6 +152,26 @@ def test_triage_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
     assert {f["code"] for f in serial} >= {"CL201", "CL203", "CL209", "CL101"}
 
 
+def test_results_served_from_the_cache_survive_the_triage_pool(tmp_path, monkeypatch):
+    """A file the stat index does not know but the content cache does (its
+    mtime changed, its bytes did not) comes back from a triage worker with
+    its cached facts: the project phase must see them."""
+    root = tmp_path / "project"
+    for rule in RULES:
+        for i, case in enumerate(rule.INVALID):
+            if not case.config:
+                write_case(case, root / f"{rule.CODE.lower()}_{i}")
+    _, serial = lint(root, "--no-cache", "--jobs", "1")
+    assert any(f["code"].startswith("CL1") for f in serial)  # project findings from facts
+    monkeypatch.setattr(pool, "PARALLEL_MIN_PATHS", 2)
+    monkeypatch.setattr(runner, "INDEX_MIN_FILES", 10**9)  # no stat index: every file is triaged
+    cache = tmp_path / "cache"
+    lint(root, "--jobs", "2", cache_dir=cache)  # fill
+    forbid_libcst(monkeypatch)
+    _, served = lint(root, "--jobs", "2", cache_dir=cache)
+    assert served == serial
+
+
 def test_compiled_prefilter_agrees_with_the_needles():
     """prefilter.py's compiled function gives, for every rule case and for
     texts with one needle part each, the entries Entry.matches gives."""
