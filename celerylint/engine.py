@@ -71,7 +71,7 @@ def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult
         if any(e.code == UNPARSABLE[0] for e in entries):
             result.findings.append(unparsable(path, exc.reason, exc.line, exc.col))
         return result, None, []
-    if active and all(e.code == UNPARSABLE[0] for e in active) and _compiles(source.text):
+    if active and all(e.code == UNPARSABLE[0] for e in active) and _valid(source.text):
         # CL001 is the only checker that wants the file (it mentions Celery
         # but nothing any rule looks at): CPython's parser says it is valid,
         # ten times faster than libcst, which is asked only to word the
@@ -173,6 +173,15 @@ def _skip_validation(self) -> None:
 
 def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+
+
+def _valid(text: str) -> bool:
+    """What ``parse`` would accept, as far as CPython can tell: the guard's
+    limits (which do not depend on the Python version: 3.10 compiles a
+    20,000-term sum that 3.11 refuses) and CPython's parser."""
+    from .guard import refuse
+
+    return refuse(text) is None and _compiles(text)
 
 
 def _compiles(text: str) -> bool:
