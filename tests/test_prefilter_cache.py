@@ -106,17 +106,20 @@ def test_invalid_case_survives_prefilter_and_cache(rule, case, tmp_path, monkeyp
     assert indexed == uncached
 
 
-def test_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
-    root = tmp_path / "project"
-    count = 0
+def write_cases(root: Path, *, file_rules_only: bool = False) -> Path:
+    """Every rule's INVALID case without configuration, each in its own directory."""
     for rule in RULES:
-        if issubclass(rule, ProjectRule):
+        if file_rules_only and issubclass(rule, ProjectRule):
             continue
         for i, case in enumerate(rule.INVALID):
-            if case.config:
-                continue
-            write_case(case, root / f"{rule.CODE.lower()}_{i}")
-            count += 1
+            if not case.config:
+                write_case(case, root / f"{rule.CODE.lower()}_{i}")
+    return root
+
+
+def test_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
+    root = write_cases(tmp_path / "project", file_rules_only=True)
+    count = sum(1 for _ in root.iterdir())
     monkeypatch.setattr(pool, "PARALLEL_MIN_FILES", 2)
     monkeypatch.setattr(pool, "PARALLEL_MIN_BYTES", 0)
     _, serial = lint(root, "--no-cache", "--jobs", "1")
@@ -133,11 +136,7 @@ def test_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
 def test_triage_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
     """A large tree is read and prefiltered by workers in chunks, then the
     files to parse go to a second pool."""
-    root = tmp_path / "project"
-    for rule in RULES:
-        for i, case in enumerate(rule.INVALID):
-            if not case.config:
-                write_case(case, root / f"{rule.CODE.lower()}_{i}")
+    root = write_cases(tmp_path / "project")
     _, serial = lint(root, "--no-cache", "--jobs", "1")
     monkeypatch.setattr(pool, "PARALLEL_MIN_PATHS", 2)
     monkeypatch.setattr(pool, "PARALLEL_MIN_FILES", 2)
@@ -156,11 +155,7 @@ def test_results_served_from_the_cache_survive_the_triage_pool(tmp_path, monkeyp
     """A file the stat index does not know but the content cache does (its
     mtime changed, its bytes did not) comes back from a triage worker with
     its cached facts: the project phase must see them."""
-    root = tmp_path / "project"
-    for rule in RULES:
-        for i, case in enumerate(rule.INVALID):
-            if not case.config:
-                write_case(case, root / f"{rule.CODE.lower()}_{i}")
+    root = write_cases(tmp_path / "project")
     _, serial = lint(root, "--no-cache", "--jobs", "1")
     assert any(f["code"].startswith("CL1") for f in serial)  # project findings from facts
     monkeypatch.setattr(pool, "PARALLEL_MIN_PATHS", 2)
