@@ -22,7 +22,7 @@ from .model import FileResult
 from .project import warm_up
 
 if TYPE_CHECKING:
-    from .runner import Job, Linter
+    from .linter import Job, Linter
 
     Triaged = tuple[FileResult, str | None, Job | None, str | None]
 
@@ -110,7 +110,7 @@ def _import_for_parsing(entries) -> None:
 # -- parsing -----------------------------------------------------------------
 
 def _analyse(state: tuple[Settings, list[Job]], index: int) -> FileResult:
-    from .runner import analyze_job
+    from .linter import analyze_job
 
     settings, jobs = state
     job = jobs[index]
@@ -139,7 +139,7 @@ def _triage(state: tuple[Linter, list[Path], int, Any], turn: int) -> list[tuple
     """Triage one chunk of paths: what is not the empty result of a file
     nothing wants (a cached result, a notice, a job...) comes back, with its
     index; ``found`` is set when a file needs parsing."""
-    from .runner import triage_path
+    from .linter import triage_path
 
     linter, paths, size, found = state
     done = []

@@ -13,9 +13,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from .config import Settings
-from .model import Finding
+from .model import FileResult, Finding
 from .registry import Entry
+from .source import DecodeError, decode
+
+if TYPE_CHECKING:
+    from .linter import Linter
 
 
 @dataclass
@@ -55,3 +62,49 @@ def run_project(project: Project, entries: Iterable[Entry]) -> tuple[list[Findin
         except Exception:
             errors.append(f"internal error in {entry.code}:\n{traceback.format_exc()}")
     return findings, errors
+
+
+def project_findings(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,
+                     errors: list[str]) -> list[Finding]:
+    facts = [fact for r in results.values() for fact in r.facts]
+    if not facts or not any(e.kind == "project" for e in linter.entries):
+        return []  # every project rule reasons over facts; none were recorded
+    project = Project(
+        settings=linter.settings,
+        facts=facts,
+        other_files=other,
+        python_files=tuple(r.path for r in results.values()),
+    )
+    key = findings = None
+    if linter.index is not None:
+        import hashlib
+        import json
+
+        key = hashlib.sha256(json.dumps([facts, other, project.python_files], default=str).encode()).hexdigest()
+        findings = linter.index.project_findings(key)
+    if findings is None:
+        findings, problems = run_project(project, linter.entries)
+        errors.extend(problems)
+        if key is not None and not problems:
+            linter.index.put_project(key, findings)
+    by_rel = {r.path: p for p, r in results.items()}
+    return [f for f in findings if not _suppressed_on_disk(f, by_rel)]
+
+
+def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path]) -> bool:
+    """noqa and skip-file for project findings, which no per-file pass saw."""
+    from .engine import SKIP_FILE
+    from .noqa import is_suppressed
+    from .source import LineIndex
+
+    path = by_rel.get(finding.path)
+    if path is None:
+        return False
+    try:
+        data = path.read_bytes()
+        text = decode(data).text
+    except (OSError, DecodeError):
+        return False
+    if SKIP_FILE.search(data):
+        return True
+    return b"noqa" in data.lower() and is_suppressed(LineIndex(text), finding.code, finding.line, finding.end_line)

@@ -8,7 +8,7 @@ import sys
 from click.testing import CliRunner
 
 from conftest import REPO
-from celerylint import cli, runner
+from celerylint import cli, linter
 from celerylint.registry import Entry, entries
 
 sys.path.insert(0, str(REPO / "tests" / "fixtures"))
@@ -17,7 +17,7 @@ LOCK = "import redis\nr = redis.Redis()\nwith r.lock('lock:x'):\n    pass\n"
 
 
 def test_exception_in_one_rule_keeps_other_findings_and_exits_two(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "all_entries", lambda: (*entries(), BROKEN))
+    monkeypatch.setattr(linter, "all_entries", lambda: (*entries(), BROKEN))
     (tmp_path / "a.py").write_text(LOCK)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli.main, ["--format", "json", "a.py"])

@@ -100,19 +100,19 @@ def test_read_only_directory_is_reported_and_the_rest_fixed(tmp_path, monkeypatc
 
 
 def test_file_changed_after_reading_is_not_overwritten(tmp_path, monkeypatch):
-    import celerylint.runner as runner
+    import celerylint.fixing as fixing
 
     (tmp_path / "a.py").write_text(BEFORE)
     (tmp_path / "b.py").write_text(BEFORE)
     edited = "# edited by someone else\n" + BEFORE
-    real = runner.parses
+    real = fixing.parses
 
     def parses_then_edit(text):  # runs after the fix phase read the file, before the write
         if not (tmp_path / "a.py").read_text().startswith("#"):
             (tmp_path / "a.py").write_text(edited)
         return real(text)
 
-    monkeypatch.setattr(runner, "parses", parses_then_edit)
+    monkeypatch.setattr(fixing, "parses", parses_then_edit)
     result = run([tmp_path], _settings(tmp_path), fix=True, unsafe=True)
     assert "a.py: not fixed: it changed on disk while celerylint ran; not overwritten" in result.notices
     assert (tmp_path / "a.py").read_text() == edited
@@ -138,10 +138,10 @@ def test_file_changed_between_lint_and_fix_is_fixed_as_it_is_now(tmp_path, monke
 
 
 def test_fix_that_would_not_parse_is_dropped_and_reported(tmp_path, monkeypatch):
-    import celerylint.runner as runner
+    import celerylint.linter as linter
 
     (tmp_path / "a.py").write_text(BEFORE)
-    real = runner.analyze
+    real = linter.analyze
 
     def with_a_broken_fix(path, data, *args, **kwargs):
         result = real(path, data, *args, **kwargs)
@@ -149,7 +149,7 @@ def test_fix_that_would_not_parse_is_dropped_and_reported(tmp_path, monkeypatch)
         result.findings.append(Finding("CL203", "lock-without-ttl", "x", path, 1, 0, 1, 6, fix=broken))
         return result
 
-    monkeypatch.setattr(runner, "analyze", with_a_broken_fix)
+    monkeypatch.setattr(linter, "analyze", with_a_broken_fix)
     result = run([tmp_path], _settings(tmp_path), fix=True, unsafe=True)
     assert result.notices == ["a.py: a fix was dropped because the result would not parse"]
     assert (tmp_path / "a.py").read_text() == AFTER  # the good fix still applied
@@ -157,10 +157,10 @@ def test_fix_that_would_not_parse_is_dropped_and_reported(tmp_path, monkeypatch)
 
 
 def test_only_broken_fixes_leave_the_file_alone(tmp_path, monkeypatch):
-    import celerylint.runner as runner
+    import celerylint.linter as linter
 
     (tmp_path / "a.py").write_text("import redis\n")
-    real = runner.analyze
+    real = linter.analyze
 
     def broken_only(path, data, *args, **kwargs):
         result = real(path, data, *args, **kwargs)
@@ -168,7 +168,7 @@ def test_only_broken_fixes_leave_the_file_alone(tmp_path, monkeypatch):
         result.findings.append(Finding("CL203", "lock-without-ttl", "x", path, 1, 0, 1, 6, fix=broken))
         return result
 
-    monkeypatch.setattr(runner, "analyze", broken_only)
+    monkeypatch.setattr(linter, "analyze", broken_only)
     result = run([tmp_path], _settings(tmp_path), fix=True)
     assert result.notices == ["a.py: a fix was dropped because the result would not parse"]
     assert (tmp_path / "a.py").read_text() == "import redis\n"

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from celerylint.config import Settings
 from celerylint.engine import lint_source
-from celerylint.runner import _apply, _applicable, enabled_entries, parses
+from celerylint.fixing import _apply, _applicable, parses
+from celerylint.linter import enabled_entries
 
 LONG = os.environ.get("CELERYLINT_FUZZ_EXAMPLES")
 

@@ -51,7 +51,7 @@ def test_spawned_children_give_the_same_results(tmp_path, monkeypatch):
 
     from celerylint.config import load_settings
     from celerylint.registry import known_codes
-    from celerylint.runner import Linter, analyze_job, triage_path
+    from celerylint.linter import Linter, analyze_job, triage_path
 
     (tmp_path / "tasks.py").write_text(
         "from celery import shared_task\nimport redis\nr = redis.Redis()\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from celerylint import pool, runner
+from celerylint import linter, pool, runner
 from celerylint.cache import ENV as CACHE_ENV
 from celerylint.cli import main
 from celerylint.registry import discover_classes
@@ -72,7 +72,7 @@ def forbid_libcst(monkeypatch) -> None:
     def fail(*args, **kwargs):
         raise AssertionError("a cached file was analysed again")
 
-    monkeypatch.setattr(runner, "analyze_job", fail)
+    monkeypatch.setattr(linter, "analyze_job", fail)
 
 
 @pytest.mark.parametrize(("rule", "case"), CASES)

@@ -167,18 +167,18 @@ def test_file_disappearing_between_discovery_and_reading(tmp_path, monkeypatch):
 
 def test_unreadable_file(tmp_path, monkeypatch):
     """Tests run as root, where chmod 000 does not stop a read: simulate EACCES."""
-    import celerylint.runner as runner
+    import celerylint.linter as linter
 
     (tmp_path / "good.py").write_text(GOOD)
     (tmp_path / "secret.py").write_text(GOOD)
-    real = runner.read_source
+    real = linter.read_source
 
     def read(path):
         if Path(path).name == "secret.py":
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
 
-    monkeypatch.setattr(runner, "read_source", read)
+    monkeypatch.setattr(linter, "read_source", read)
     result = run([tmp_path], _settings(tmp_path))
     got = sorted((f.path, f.code, f.message) for f in result.findings)
     assert got[0][:2] == ("good.py", "CL203")
@@ -203,7 +203,7 @@ def test_recursion_limit_anywhere_in_the_engine_is_a_finding():
     import sys
 
     from celerylint.engine import lint_source
-    from celerylint.runner import enabled_entries
+    from celerylint.linter import enabled_entries
 
     settings = Settings(root=Path("/nonexistent"))
     entries = enabled_entries(settings)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from celerylint import runner
+from celerylint import project, runner
 from celerylint.cache import ENV as CACHE_ENV
 from celerylint.cli import main
 
@@ -61,7 +61,7 @@ def test_unchanged_tree_reads_nothing_and_runs_no_project_rule(tree, monkeypatch
     assert len(list(cache.glob("index-*.json"))) == 1
     with monkeypatch.context() as m:
         forbid_reading(m)
-        m.setattr(runner, "run_project", lambda *a: pytest.fail("the project phase ran again"))
+        m.setattr(project, "run_project", lambda *a: pytest.fail("the project phase ran again"))
         _, warm = lint(root, cache_dir=cache)
     assert warm == cold
 

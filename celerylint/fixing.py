@@ -1,0 +1,162 @@
+"""The fix loop: apply non-overlapping fixes, re-lint, repeat; then write or diff."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .engine import parse
+from .model import FileResult, Finding, Fix
+from .project import project_findings
+from .source import DecodeError, SourceText, apply_edits, decode, digest, overlaps, read_source
+
+if TYPE_CHECKING:
+    from .linter import Linter
+    from .runner import RunResult
+
+MAX_FIX_ROUNDS = 5
+
+
+def parses(text: str) -> bool:
+    """The fixed text must be valid for libcst and for CPython's compiler."""
+    module, _ = parse(text)
+    if module is None:
+        return False
+    from .guard import compile_quietly
+
+    try:
+        compile_quietly(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _applicable(finding: Finding, unsafe: bool) -> Fix | None:
+    fix = finding.fix
+    if fix is None or not fix.edits or (not fix.safe and not unsafe):
+        return None
+    return fix
+
+
+def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: list[Finding],
+              linter: Linter, out: RunResult, *, unsafe: bool, write: bool) -> list[Finding]:
+    """Apply fixes in rounds until none is left (at most ``MAX_FIX_ROUNDS``),
+    re-linting the changed files between rounds; write them (or record their
+    diffs) at the end.  Returns the project findings of the final state."""
+    import difflib
+
+    by_rel = {r.path: p for p, r in results.items()}
+    originals: dict[Path, tuple[bytes, SourceText]] = {}
+    current: dict[Path, str] = {}
+    fixed: dict[Path, int] = defaultdict(int)
+    dropped: set[Path] = set()
+    for round_ in range(MAX_FIX_ROUNDS):
+        pending = _pending(results, found, by_rel, unsafe)
+        if round_ == 0:
+            # Fixes apply to the bytes read now: a file edited since the lint
+            # pass is linted again and fixed as it is, not as it was.
+            stale = False
+            for path in list(pending):
+                try:
+                    data = read_source(path)
+                    originals[path] = (data, decode(data))
+                except (OSError, DecodeError) as exc:
+                    out.notices.append(f"{linter.rel(path)}: not fixed: cannot read it again: {_reason(exc)}")
+                    del pending[path]
+                    continue
+                current[path] = originals[path][1].text
+                if digest(data) != results[path].digest:
+                    results[path], stale = linter.lint_bytes(path, data), True
+            if stale:
+                found = project_findings(results, other, linter, [])
+                pending = {p: f for p, f in _pending(results, found, by_rel, unsafe).items() if p in originals}
+        changed = []
+        for path, fixes in pending.items():
+            if path not in originals:  # a project fix reaching a file first touched now
+                try:
+                    data = read_source(path)
+                    originals[path] = (data, decode(data))
+                except (OSError, DecodeError) as exc:
+                    out.notices.append(f"{linter.rel(path)}: not fixed: cannot read it again: {_reason(exc)}")
+                    continue
+                current[path] = originals[path][1].text
+            text, applied, rejected = _apply(current[path], fixes)
+            if rejected and path not in dropped:
+                dropped.add(path)
+                out.notices.append(f"{linter.rel(path)}: a fix was dropped because the result would not parse")
+            if applied and text != current[path]:
+                current[path] = text
+                fixed[path] += applied
+                changed.append(path)
+        if not changed:
+            break
+        for path in changed:
+            data, source = originals[path]
+            results[path] = linter.lint_bytes(path, source.encode(current[path]))
+        found = project_findings(results, other, linter, [])
+    else:
+        out.notices.append("fixes did not converge after %d rounds; some findings may be fixable on another run" % MAX_FIX_ROUNDS)
+    for path, text in current.items():
+        data, source = originals[path]
+        new = source.encode(text)
+        if new == data:
+            continue
+        rel = linter.rel(path)
+        if not write:
+            out.diffs.append("".join(difflib.unified_diff(
+                source.text.splitlines(keepends=True), text.splitlines(keepends=True),
+                fromfile=f"a/{rel}", tofile=f"b/{rel}",
+            )))
+            out.fixed[rel] = fixed[path]
+            continue
+        from .writer import WriteError, write_atomic
+
+        try:
+            write_atomic(path, new, data)
+            out.fixed[rel] = fixed[path]
+        except WriteError as exc:
+            out.notices.append(f"{rel}: not fixed: {exc}")
+            results[path] = linter.lint_bytes(path, data)
+    return found
+
+
+def _reason(exc: Exception) -> str:
+    return getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+
+
+def _pending(results: dict[Path, FileResult], project_findings: list[Finding], by_rel: dict[str, Path],
+             unsafe: bool) -> dict[Path, list[Fix]]:
+    pending: dict[Path, list[Fix]] = defaultdict(list)
+    for finding in [f for r in results.values() for f in r.findings] + project_findings:
+        fix = _applicable(finding, unsafe)
+        path = by_rel.get(fix.path or finding.path) if fix else None
+        if fix and path is not None:
+            pending[path].append(fix)
+    return pending
+
+
+def _apply(text: str, fixes: list[Fix]) -> tuple[str, int, bool]:
+    """Apply as many non-overlapping fixes as parse; return (text, count,
+    whether a fix was rejected because its result would not parse)."""
+    chosen: list[Fix] = []
+    for fix in sorted(fixes, key=lambda f: f.edits[0]):
+        if not any(overlaps(list(fix.edits), list(c.edits)) for c in chosen):
+            chosen.append(fix)
+    edits = [e for f in chosen for e in f.edits]
+    try:
+        new = apply_edits(text, edits)
+    except ValueError:
+        new = None
+    if new is not None and parses(new):
+        return new, len(chosen), False
+    # Some fix breaks the file: apply the first one that parses alone; the
+    # positions of the others are stale, the next round lints again.
+    for i, fix in enumerate(chosen):
+        try:
+            candidate = apply_edits(text, list(fix.edits))
+        except ValueError:
+            continue
+        if parses(candidate):
+            return candidate, 1, i > 0
+    return text, 0, True

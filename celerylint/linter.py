@@ -1,0 +1,195 @@
+"""The per-file phase: read, triage, look up the cache, parse what must be parsed.
+
+``Linter`` holds what every file of a run shares (settings, enabled checkers,
+cache, stat index); ``lint_files`` runs the phase over a list of paths, in
+this process or shared with worker processes (``pool``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PosixPath
+
+from . import pool
+from .cache import Cache
+from .config import Settings, relative_path
+from .engine import analyze, module_name_for, triage, unparsable
+from .model import FileResult
+from .registry import Entry, entries as all_entries
+from .source import NotAFile, digest, read_source
+
+
+def enabled_entries(settings: Settings) -> list[Entry]:
+    """Checkers a run needs: selected rules, plus the fact collectors when a
+    project rule is selected."""
+    chosen = [e for e in all_entries() if e.code and settings.enabled(e.code)]
+    if any(e.kind == "project" for e in chosen):
+        chosen += [e for e in all_entries() if e.kind == "collector"]
+    return chosen
+
+
+@dataclass
+class Job:
+    """A file that must be parsed: everything a worker process needs."""
+
+    rel: str
+    text: str
+    data: bytes
+    entries: list[Entry]
+    active: list[Entry]
+    module: str | None
+    key: str | None  # cache key, None without a cache
+
+
+class Linter:
+    def __init__(self, settings: Settings, cache: Cache | None = None) -> None:
+        self.settings = settings
+        self.entries = enabled_entries(settings)
+        self.cache = cache
+        self.keep_digests = False  # fixing: remember what each file held when linted
+        # where the working directory is under the root: a relative Path
+        # (normal already, and without "..") is reported as prefix + itself
+        here = relative_path(Path(os.getcwd()), settings.root) if os.sep == "/" else "/"
+        self.prefix = None if here.startswith("/") else ("" if here == "." else here + "/")
+        self.index = None  # a StatIndex, for runs over many files that fix nothing
+
+    def signature(self, path: Path) -> tuple[int, int, int] | None:
+        """The file's stat signature, taken before it is read, when the stat
+        index will record it."""
+        if self.index is None:
+            return None
+        from .stat_index import signature
+
+        try:
+            return tuple(signature(os.stat(path)))
+        except OSError:
+            return None
+
+    def rel(self, path: Path) -> str:
+        if self.prefix is not None and type(path) is PosixPath:
+            text = str(path)
+            if not text.startswith("/") and ".." not in text:
+                return self.prefix + text
+        return relative_path(path, self.settings.root)
+
+    def entries_for(self, path: Path) -> list[Entry]:
+        if not self.settings.per_file_ignores:
+            return self.entries
+        rel = relative_path(path, self.settings.config_dir or self.settings.root)
+        return [e for e in self.entries if not e.code or self.settings.enabled(e.code, rel)]
+
+    def prepare(self, path: Path, data: bytes) -> tuple[FileResult, Job | None]:
+        """The cheap part: the finished result, or a job when libcst must
+        parse the file and the cache does not know it."""
+        rel = self.rel(path)
+        entries = self.entries_for(path)
+        result, text, active = triage(rel, data, entries)
+        if text is None:
+            return result, None
+        module = module_name_for(path.resolve())
+        key = None
+        if self.cache is not None:
+            key = self.cache.key(data, rel, module, [f"{e.code}:{e.module}.{e.cls}" for e in entries])
+            cached = self.cache.get(key, rel)
+            if cached is not None:
+                return cached, None
+        return result, Job(rel, text, data, entries, active, module, key)
+
+    def store(self, job: Job, result: FileResult) -> FileResult:
+        if self.cache is not None and job.key is not None:
+            self.cache.put(job.key, result)
+        return result
+
+    def lint_bytes(self, path: Path, data: bytes) -> FileResult:
+        result, job = self.prepare(path, data)
+        if job is not None:
+            result = self.store(job, analyze_job(job, self.settings))
+        result.digest = digest(data)
+        return result
+
+    def read(self, path: Path) -> tuple[bytes | None, FileResult | None, str | None]:
+        """The bytes of a file, or the result and notice when it cannot be read."""
+        try:
+            return read_source(path), None, None
+        except FileNotFoundError:
+            why = "a broken symbolic link" if path.is_symlink() else "the file disappeared"
+            return None, FileResult(self.rel(path)), f"{self.rel(path)}: skipped: {why}"
+        except (IsADirectoryError, NotAFile) as exc:
+            return None, FileResult(self.rel(path)), f"{self.rel(path)}: skipped: {exc.strerror or exc}"
+        except OSError as exc:
+            result = FileResult(self.rel(path))
+            if any(e.code == "CL001" for e in self.entries_for(path)):
+                result.findings.append(unparsable(result.path, f"cannot read the file: {exc.strerror or exc}"))
+            return None, result, None
+
+
+def analyze_job(job: Job, settings: Settings) -> FileResult:
+    """Analyse one file.  Its facts are passed through JSON here, as the cache
+    stores them, so that the project phase sees the same values (lists, not
+    tuples) whether a file was analysed now or served from the cache."""
+    result = analyze(job.rel, job.text, job.data, settings, job.entries, job.active, job.module)
+    if result.facts:
+        import json
+
+        result.facts = json.loads(json.dumps(result.facts, default=str))
+    return result
+
+
+def lint_files(paths: list[Path], linter: Linter, jobs: int | None, notices: list[str]) -> dict[Path, FileResult]:
+    """The per-file phase; the result keeps the order of ``paths`` whatever
+    order the workers finish in.
+
+    With the stat index, unchanged files are taken from it unread.  The
+    files of a large tree are read, prefiltered and looked up in the cache
+    by worker processes (4,000 files are most of a second of one core);
+    fewer files, here.  Then the files libcst must parse go to a second
+    pool, when there are enough of them to pay for it."""
+    results: dict[Path, FileResult] = {}
+    todo = paths
+    if linter.index is not None:
+        todo = []
+        for path in paths:
+            hit = linter.index.get(linter.rel(path), path)
+            if hit is None:
+                todo.append(path)
+            else:
+                results[path] = hit
+    workers = jobs or pool.default_jobs()
+    if workers > 1 and len(todo) >= pool.PARALLEL_MIN_PATHS:
+        triaged = pool.triage_chunks(todo, linter, workers)
+    else:
+        triaged = [triage_path(linter, path) for path in todo]
+    pending: list[tuple[Path, Job]] = []
+    digests: dict[Path, str] = {}
+    for path, (result, notice, job, data_digest) in zip(todo, triaged):
+        if notice:
+            notices.append(notice)
+        if data_digest is not None:
+            digests[path] = data_digest
+        if job is not None:
+            pending.append((path, job))
+        results[path] = result
+    workers = min(workers, len(pending))
+    if workers > 1 and pool.parallel_worthwhile([job for _, job in pending]):
+        done = pool.run_pool([job for _, job in pending], linter.settings, workers)
+    else:
+        done = [analyze_job(job, linter.settings) for _, job in pending]
+    for (path, job), result in zip(pending, done):
+        result.signature = results[path].signature
+        results[path] = linter.store(job, result)
+    for path, value in digests.items():
+        results[path].digest = value
+    return {path: results[path] for path in paths}
+
+
+def triage_path(linter: Linter, path: Path) -> tuple[FileResult, str | None, Job | None, str | None]:
+    """Read and prefilter one file, in whichever process: its result so far,
+    a notice, the job when libcst must parse it, and its digest when fixing."""
+    sig = linter.signature(path)
+    data, result, notice = linter.read(path)
+    if data is None:
+        return result, notice, None, None
+    result, job = linter.prepare(path, data)
+    result.signature = sig
+    return result, notice, job, digest(data) if linter.keep_digests else None
