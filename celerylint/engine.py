@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from .config import Settings
-from .model import FileResult, Finding, Fix
+from .model import FileResult, Finding
 from .noqa import is_suppressed
 from .prefilter import prefilter
 from .registry import Entry
@@ -201,7 +201,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     from libcst.metadata import MetadataWrapper
 
     from .context import ContextCloser, ContextOpener, FileContext
-    from .rule import EditBuilder
+    from .edits import EditBuilder
     from .traverse import supported, walk
 
     path = result.path
@@ -253,7 +253,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         fix = None
         if pending is not None:
             try:
-                fix = Fix(pending.description, tuple(sorted(pending.build(builder))), pending.safe)
+                fix = builder.build(pending)
             except RecursionError:
                 raise
             except Exception:

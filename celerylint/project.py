@@ -44,7 +44,7 @@ def warm_up(entries: Iterable[Entry]) -> None:
     for entry in wanted:
         entry.load()
     if wanted:
-        from .celeryconf.settings_table import table
+        from .domain.celeryconf.settings_table import table
 
         table()
 

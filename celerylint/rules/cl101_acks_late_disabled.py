@@ -1,26 +1,8 @@
 from __future__ import annotations
 
-from ..celeryconf.model import App, Model
-from ..celeryconf.rulebase import ConfigRule, where
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
 from ..rule import Invalid, Valid
-
-
-def tasks_opt_in(m: Model, option: str) -> bool:
-    """Every task of the project sets ``option`` (or may, through a base
-    class celerylint cannot read); False when there are no tasks."""
-    if not m.tasks:
-        return False
-    for task in m.tasks:
-        value, state = m.task_option(task, option)
-        if state == "unset" or (state == "set" and value is not True):
-            return False
-    return True
-
-
-def app_task_class_sets(m: Model, app: App, option: str) -> bool:
-    """The app's ``task_cls`` sets ``option`` to True, or might."""
-    value, state = m.task_cls_option(app, option)
-    return state == "unknown" or (state == "set" and value is True)
 
 
 class AcksLateDisabled(ConfigRule):
@@ -60,9 +42,6 @@ class AcksLateDisabled(ConfigRule):
     True` after the app is created), or turns an explicit `False` into
     `True`. It is unsafe: it changes delivery semantics, and tasks that are
     not idempotent then run twice after a crash.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: task_acks_late](https://docs.celeryq.dev/en/stable/userguide/configuration.html#task-acks-late)

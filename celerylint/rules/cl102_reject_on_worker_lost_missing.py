@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from ..celeryconf.model import Model
-from ..celeryconf.rulebase import ConfigRule, where
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
 from ..rule import Invalid, Valid
-from .cl101_acks_late_disabled import app_task_class_sets, tasks_opt_in
 
 
 class RejectOnWorkerLostMissing(ConfigRule):
@@ -38,9 +37,6 @@ class RejectOnWorkerLostMissing(ConfigRule):
     configuration lives (or turns an explicit `False` into `True`). It is
     unsafe: a task that reliably kills its worker is then redelivered again
     and again, so it must be made safe first.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: task_reject_on_worker_lost](https://docs.celeryq.dev/en/stable/userguide/configuration.html#task-reject-on-worker-lost)

@@ -4,18 +4,14 @@ import os
 import re
 from pathlib import Path
 
-from ..celeryconf.fixes import add_setting, replace_value
+from ..domain.celeryconf.fixes import add_setting, replace_value
 from ..config import DEFAULT_EXCLUDE
-from ..celeryconf.model import App, Model
-from ..celeryconf.rulebase import ConfigRule, where
-from ..celeryconf.values import plain
+from ..domain.celeryconf.model import App, Model
+from ..domain.celeryconf.rulebase import ConfigRule, where
+from ..domain.celeryconf.values import number, plain
 from ..rule import Invalid, Valid
 
 LONG_TASK = 300  # seconds: a time limit at least this long declares a long task
-
-
-def number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def longest_time_limit(m: Model, app: App) -> float | None:
@@ -110,9 +106,6 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     The fix sets `worker_prefetch_multiplier = 1` where the app's
     configuration lives. It is unsafe: throughput of many tiny tasks can
     drop, because workers ask the broker more often.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: worker_prefetch_multiplier](https://docs.celeryq.dev/en/stable/userguide/configuration.html#worker-prefetch-multiplier)

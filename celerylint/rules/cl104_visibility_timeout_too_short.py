@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from ..celeryconf.fixes import add_setting, read, replace_at
-from ..celeryconf.model import App, Model
-from ..celeryconf.redis_conf import transport
-from ..celeryconf.rulebase import ConfigRule
-from ..celeryconf.values import plain
+from ..domain.celeryconf.fixes import add_setting, read, replace_at
+from ..domain.celeryconf.model import App, Model
+from ..domain.celeryconf.redis_conf import transport
+from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.delays import human
+from ..domain.celeryconf.values import number, plain
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
 from ..source import LineIndex
-from .cl103_prefetch_multiplier_unsafe import number
-from .cl206_far_future_eta import human
 
 DEFAULT_VISIBILITY = {"redis": 3600, "sqs": 1800}
 
@@ -85,9 +84,6 @@ class VisibilityTimeoutTooShort(ConfigRule):
     `broker_transport_options` dict, or adding the setting). It is unsafe: a
     longer timeout also delays the redelivery of tasks whose worker really
     died.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: Redis visibility timeout](https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#visibility-timeout)

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from ..celeryconf.model import Model
-from ..celeryconf.redis_conf import RedisAddress, policies
-from ..celeryconf.rulebase import ConfigRule
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.redis_conf import RedisAddress, policies
+from ..domain.celeryconf.redis_instances import cache_locations, instance_of
+from ..domain.celeryconf.rulebase import ConfigRule
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
-from .cl105_shared_redis_instance import cache_locations, instance_of
 
 
 def redis_instances(m: Model) -> set[tuple[str, int]]:
@@ -73,9 +73,6 @@ class RedisEvictionPolicy(ConfigRule):
     cache sharing that instance then fails writes when memory is full).
     Redis and compose files are not edited; the message says what to
     change.
-
-    ## Options
-    - `redis-config-files`: the non-Python files read for Redis settings.
 
     ## References
     - [Redis: key eviction](https://redis.io/docs/latest/develop/reference/eviction/)

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..celeryconf.model import Assignment, Model
-from ..celeryconf.rulebase import ConfigRule, sources
-from ..celeryconf.settings_table import Table, table
+from ..domain.celeryconf.model import Assignment, Model
+from ..domain.celeryconf.rulebase import ConfigRule, sources
+from ..domain.celeryconf.settings_table import Table, table
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
 
@@ -67,9 +67,6 @@ class UnknownSetting(ConfigRule):
     When exactly one real name is close, the fix renames the setting to it.
     It is unsafe: the setting then takes effect, which changes behaviour,
     and other code reading the misspelt name is not changed.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: configuration and defaults](https://docs.celeryq.dev/en/stable/userguide/configuration.html)

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from ..celeryconf.model import Model
-from ..celeryconf.rulebase import ConfigRule
-from ..celeryconf.settings_table import table
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.celeryconf.settings_table import table
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
 
@@ -42,9 +42,6 @@ class SettingsNamespaceMismatch(ConfigRule):
     ## Fix safety
     The fix adds `namespace="CELERY"` (or upper-cases a lower-case one). It
     is unsafe: settings that were ignored until now take effect.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: First steps with Django](https://docs.celeryq.dev/en/stable/django/first-steps-with-django.html)

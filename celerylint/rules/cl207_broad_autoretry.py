@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.dataflow import flow
-from ..analysis.tasks import TaskRule, task_and
+from ..domain.dataflow import flow
+from ..domain.tasks import TaskRule, task_and
 from ..rule import Invalid, Valid
 
 BROAD = frozenset({"Exception", "BaseException"})
@@ -46,9 +46,6 @@ class BroadAutoretry(TaskRule):
     There is no automatic fix: which exceptions are safe to retry, and
     where to split the task, is a design decision.
 
-    ## Options
-    - `side-effect-calls`: extra call names that count as external side effects.
-
     ## References
     - [Celery: automatic retry for known exceptions](https://docs.celeryq.dev/en/stable/userguide/tasks.html#automatic-retry-for-known-exceptions)
     - [Celery: tasks should be idempotent](https://docs.celeryq.dev/en/stable/userguide/tasks.html#idempotence)
@@ -61,7 +58,7 @@ class BroadAutoretry(TaskRule):
     HINT = "retry only on the exceptions that are safe to retry, or split the side effects into separate tasks"
     TAGS = ("retries", "idempotency")
     OPTIONS = ("side-effect-calls",)
-    NEEDLES = (task_and((b"autoretry_for",)),)
+    REQUIRES = (task_and((b"autoretry_for",)),)
 
     VALID = (
         Valid("""

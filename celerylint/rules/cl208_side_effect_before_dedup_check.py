@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.dataflow import Event, Flow, flow
-from ..analysis.tasks import TaskRule, task_and
+from ..domain.dataflow import Event, Flow, flow
+from ..domain.tasks import TaskRule, task_and
 from ..rule import Invalid, Valid
 
 
@@ -56,9 +56,6 @@ class SideEffectBeforeDedupCheck(TaskRule):
     There is no automatic fix: the task needs a lock or a check before the
     external call.
 
-    ## Options
-    - `side-effect-calls`: extra call names that count as external side effects.
-
     ## References
     - [Redis: distributed locks](https://redis.io/docs/latest/develop/use/patterns/distributed-locks/)
     - [Django: `IntegrityError`](https://docs.djangoproject.com/en/stable/ref/exceptions/#database-exceptions)
@@ -72,7 +69,7 @@ class SideEffectBeforeDedupCheck(TaskRule):
     TAGS = ("idempotency", "locks")
     OPTIONS = ("side-effect-calls",)
     # the handler and the task are in one file: IntegrityError and a task marker
-    NEEDLES = (task_and((b"IntegrityError",)),)
+    REQUIRES = (task_and((b"IntegrityError",)),)
 
     VALID = (
         # the seed's defence in depth: the lock comes first

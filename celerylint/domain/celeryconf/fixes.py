@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..model import Edit, Fix
-from ..source import DecodeError, LineIndex, decode
+from ...model import Edit, Fix
+from ...source import DecodeError, LineIndex, decode
 from .model import App, Assignment, Model, Pos
 from .settings_table import table
 

@@ -1,7 +1,7 @@
 """Fact collectors for the configuration rules (CL1xx): Celery apps and
 everything that configures them, read during the single traversal.
 
-Facts (plain data, see ``celerylint.celeryconf.model`` for their use):
+Facts (plain data, see ``celerylint.domain.celeryconf.model`` for their use):
 
 - ``celery_app`` (at the ``Celery(...)`` call) and ``app_stmt`` (its
   statement): ``app`` key ``module:variable``;
@@ -23,11 +23,11 @@ import re
 
 import libcst as cst
 
-from ..analysis.clients import REDIS, client_kind
-from ..analysis.tasks import APP_FACTORIES, APP_OBJECTS
-from ..celeryconf.paths import SETTINGS_PATH
-from ..celeryconf.redis_conf import parse_redis_url
-from ..celeryconf.values import encode, setting_value
+from ..domain.clients import REDIS, client_kind
+from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
+from ..domain.celeryconf.paths import SETTINGS_PATH
+from ..domain.celeryconf.redis_conf import parse_redis_url
+from ..domain.celeryconf.values import encode, setting_value
 from ..context import FileContext, dotted_name
 from ..rule import Checker, Regex
 
@@ -91,7 +91,7 @@ class SettingsChainCollector(Checker):
     imports of the files it reads anyway."""
 
     PATHS = SETTINGS_PATH.pattern
-    NEEDLES = (Regex(rb"import[ \t]+\*"),)
+    REQUIRES = (Regex(rb"import[ \t]+\*"),)
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -126,7 +126,7 @@ class ConfigCollector(Checker):
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
     # inside ``if``/``try`` blocks of a file that also has one at column 0).
-    NEEDLES = (
+    REQUIRES = (
         # an app is made by a call of ``Celery`` (or of an alias of it)
         Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"), Regex(rb"\.conf\s*[.\[]"),
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
