@@ -17,18 +17,19 @@
   read it with ``self.option(name)``.
 - ``Valid``/``Invalid``: the rule's test cases, run through the real engine
   and fix loop (``tests/test_rule_cases.py``); the ``## Example`` blocks of
-  the rule's docstring run as cases too.
+  the rule's docstring run as cases too.  ``django_project(settings)``
+  builds the usual Django + Celery scaffold around a settings body.
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import libcst as cst
 
+from .cases import Case, Invalid, Valid, django_project
 from .model import Finding
 from .model import Fix as TextFix
 from .needles import All, Regex
@@ -41,49 +42,8 @@ __all__ = [
     "All", "Case", "Checker", "ConfigRule", "Fix",  # noqa: F822 (ConfigRule: see __getattr__)
     "InsertAfter", "InsertBefore", "InsertLinesAfter",
     "Invalid", "MoveLinesAfter", "Option", "ProjectRule", "Regex", "RemoveLines", "Replace", "Rule", "Valid",
+    "django_project",
 ]
-
-
-# -- test cases ---------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Case:
-    """A test case embedded in a rule.  ``fixed`` is the expected source
-    after ``--fix --unsafe-fixes`` (None: the case offers no fix; ``...``:
-    not checked).  ``count`` is the expected number of findings of this rule
-    (invalid cases: at least one when None); ``message`` a substring of each
-    of them, ``at`` the ``"line:col"`` (1-based) of the first.  ``path``
-    names the file; a source may hold several, each after a line
-    ``# file: path/to/module.py``."""
-
-    code: str
-    fixed: str | None | type(Ellipsis) = ...
-    count: int | None = None
-    path: str = "tasks.py"
-    config: dict = field(default_factory=dict)
-    message: str | None = None
-    at: str | None = None
-
-    @property
-    def source(self) -> str:
-        return textwrap.dedent(self.code).lstrip("\n")
-
-    @property
-    def expected(self) -> str | None | type(Ellipsis):
-        if isinstance(self.fixed, str):
-            return textwrap.dedent(self.fixed).lstrip("\n")
-        return self.fixed
-
-
-def Valid(code: str, path: str = "tasks.py", config: dict | None = None) -> Case:  # noqa: N802
-    return Case(code, fixed=..., count=0, path=path, config=config or {})
-
-
-def Invalid(  # noqa: N802
-    code: str, fixed: str | None | type(Ellipsis) = ..., count: int | None = None,
-    path: str = "tasks.py", config: dict | None = None, message: str | None = None, at: str | None = None,
-) -> Case:
-    return Case(code, fixed=fixed, count=count, path=path, config=config or {}, message=message, at=at)
 
 
 # -- fixes as data --------------------------------------------------------------

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
-from ..rule import Invalid, Valid
+from ..rule import Invalid, Valid, django_project
 
 
 class AcksLateDisabled(ConfigRule):
@@ -56,26 +56,9 @@ class AcksLateDisabled(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
-        Valid("""
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-        """),
-        Valid("""
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            import os
-            from celery import Celery
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
+        Valid(django_project("""
             CELERY_TASK_ACKS_LATE = True
-        """),
+        """)),
         Valid("""
             # file: proj.py
             from celery import Celery as C
@@ -111,21 +94,6 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
-        Invalid(
-            """
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed="""
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            """,
-        ),
         Invalid(
             """
             # file: proj/__init__.py

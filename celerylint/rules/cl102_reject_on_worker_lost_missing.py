@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
-from ..rule import Invalid, Valid
+from ..rule import Invalid, Valid, django_project
 
 
 class RejectOnWorkerLostMissing(ConfigRule):
@@ -52,15 +52,6 @@ class RejectOnWorkerLostMissing(ConfigRule):
 
     VALID = (
         Valid("""
-            # file: celeryconfig.py
-            task_acks_late = True
-            task_reject_on_worker_lost = True
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-        """),
-        Valid("""
             # file: proj.py
             from celery import Celery
             app = Celery("proj")
@@ -70,18 +61,10 @@ class RejectOnWorkerLostMissing(ConfigRule):
             from celery import Celery as App
             app = App("proj", task_acks_late=True, task_reject_on_worker_lost=True)
         """),
-        Valid("""
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            import os
-            from celery import Celery
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
+        Valid(django_project("""
             CELERY_TASK_ACKS_LATE = True
             CELERY_TASK_REJECT_ON_WORKER_LOST = True
-        """),
+        """)),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -101,21 +84,6 @@ class RejectOnWorkerLostMissing(ConfigRule):
     INVALID = (
         Invalid(
             """
-            # file: celeryconfig.py
-            task_acks_late = True
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed="""
-            # file: celeryconfig.py
-            task_acks_late = True
-            task_reject_on_worker_lost = True
-            """,
-        ),
-        Invalid(
-            """
             # file: proj.py
             from celery import Celery as C
             app = C("proj", task_acks_late=True)
@@ -128,17 +96,9 @@ class RejectOnWorkerLostMissing(ConfigRule):
             """,
         ),
         Invalid(
-            """
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            import os
-            from celery import Celery
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
+            django_project("""
             CELERY_TASK_ACKS_LATE = True
-            """,
+        """),
             fixed="""
             # file: proj/settings.py
             CELERY_TASK_ACKS_LATE = True

@@ -9,7 +9,7 @@ from ..config import DEFAULT_EXCLUDE
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.rulebase import ConfigRule, where
 from ..domain.celeryconf.values import number, plain
-from ..rule import Invalid, Valid
+from ..rule import Invalid, Valid, django_project
 
 LONG_TASK = 300  # seconds: a time limit at least this long declares a long task
 
@@ -121,15 +121,6 @@ class PrefetchMultiplierUnsafe(ConfigRule):
 
     VALID = (
         Valid("""
-            # file: celeryconfig.py
-            task_acks_late = True
-            worker_prefetch_multiplier = 1
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-        """),
-        Valid("""
             # file: proj.py
             from celery import Celery as C
             app = C("proj", worker_prefetch_multiplier=8)
@@ -221,18 +212,10 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             """,
         ),
         Invalid(
-            """
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            import os
-            from celery import Celery
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
+            django_project("""
             CELERY_TASK_ACKS_LATE = True
             CELERYD_PREFETCH_MULTIPLIER = 4
-            """,
+        """),
             fixed="""
             # file: proj/settings.py
             CELERY_TASK_ACKS_LATE = True

@@ -99,17 +99,6 @@ class VisibilityTimeoutTooShort(ConfigRule):
 
     VALID = (
         Valid("""
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            task_time_limit = 2 * 60 * 60
-            broker_transport_options = {"visibility_timeout": 3 * 60 * 60}
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-        """),
-        Valid("""
             # file: proj.py
             from celery import Celery
             app = Celery("proj", broker="amqp://guest@localhost//", task_acks_late=True, task_time_limit=7200)
@@ -141,25 +130,6 @@ class VisibilityTimeoutTooShort(ConfigRule):
         """),
     )
     INVALID = (
-        Invalid(
-            """
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            task_time_limit = 2 * 60 * 60
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed="""
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            task_time_limit = 2 * 60 * 60
-            broker_transport_options = {"visibility_timeout": 10800}
-            """,
-        ),
         Invalid(
             """
             # file: proj.py

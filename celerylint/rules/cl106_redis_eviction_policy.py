@@ -53,19 +53,26 @@ class RedisEvictionPolicy(ConfigRule):
 
     ## Example
     ```yaml
-    # docker-compose.yml, with CELERY_BROKER_URL = "redis://redis:6379/0"
+    # file: docker-compose.yml
     services:
       redis:
         image: redis:7
         command: redis-server --maxmemory 256mb --maxmemory-policy allkeys-lru
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj", broker="redis://redis:6379/0")
     ```
 
     Use instead:
     ```yaml
+    # file: docker-compose.yml
     services:
       redis:
         image: redis:7
         command: redis-server --maxmemory 256mb --maxmemory-policy noeviction
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj", broker="redis://redis:6379/0")
     ```
 
     ## Fix safety

@@ -124,20 +124,6 @@ class UnknownSetting(ConfigRule):
     INVALID = (
         Invalid(
             """
-            # file: celeryconfig.py
-            task_ack_late = True
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed="""
-            # file: celeryconfig.py
-            task_acks_late = True
-            """,
-        ),
-        Invalid(
-            """
             # file: proj.py
             from celery import Celery as C
             app = C("proj")

@@ -25,18 +25,28 @@ class SettingsNamespaceMismatch(ConfigRule):
 
     ## Example
     ```python
-    # proj/celery.py
+    # file: proj/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+    app = Celery("proj")
     app.config_from_object("django.conf:settings")
-
-    # proj/settings.py
+    # file: proj/settings.py
     CELERY_BROKER_URL = "redis://localhost:6379/0"
     CELERY_TASK_ACKS_LATE = True
     ```
 
     Use instead:
     ```python
-    # proj/celery.py
+    # file: proj/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+    app = Celery("proj")
     app.config_from_object("django.conf:settings", namespace="CELERY")
+    # file: proj/settings.py
+    CELERY_BROKER_URL = "redis://localhost:6379/0"
+    CELERY_TASK_ACKS_LATE = True
     ```
 
     ## Fix safety

@@ -48,7 +48,10 @@ class IdempotencyKeyInTask(TaskRule):
     ## Example
     ```python
     import uuid
+    import redis
     from celery import shared_task
+
+    redis_client = redis.Redis()
 
     @shared_task
     def charge_order(order_id, amount):
@@ -61,8 +64,10 @@ class IdempotencyKeyInTask(TaskRule):
 
     Use instead:
     ```python
-    import uuid
+    import redis
     from celery import shared_task
+
+    redis_client = redis.Redis()
 
     def checkout(order):
         charge_order.delay(order.id, order.total, idempotency_key=f"charge-{order.id}")

@@ -37,6 +37,10 @@ class MarkerBeforeSideEffect(TaskRule):
 
     ## Example
     ```python
+    from celery import shared_task
+    from django.core.cache import cache
+    from django.core.mail import send_mail
+
     @shared_task
     def send_confirmation(order_id):
         key = f"confirmation-sent:{order_id}"
@@ -48,6 +52,10 @@ class MarkerBeforeSideEffect(TaskRule):
 
     Use instead:
     ```python
+    from celery import shared_task
+    from django.core.cache import cache
+    from django.core.mail import send_mail
+
     @shared_task
     def send_confirmation(order_id):
         key = f"confirmation-sent:{order_id}"

@@ -28,6 +28,8 @@ class BroadAutoretry(TaskRule):
 
     ## Example
     ```python
+    from celery import shared_task
+
     @shared_task(autoretry_for=(Exception,), max_retries=5)
     def checkout(order_id):
         payments.charge(order_id)
@@ -36,6 +38,9 @@ class BroadAutoretry(TaskRule):
 
     Use instead:
     ```python
+    from celery import shared_task
+    from payments import GatewayTimeout
+
     @shared_task(autoretry_for=(GatewayTimeout,), max_retries=5)
     def checkout(order_id):
         payments.charge(order_id)

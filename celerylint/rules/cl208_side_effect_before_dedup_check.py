@@ -29,6 +29,9 @@ class SideEffectBeforeDedupCheck(TaskRule):
 
     ## Example
     ```python
+    from celery import shared_task
+    from django.db import IntegrityError
+
     @shared_task
     def charge_customer(idempotency_key, order_id, amount):
         charge_id = gateway.charge(order_id=order_id, amount=amount)
@@ -40,6 +43,12 @@ class SideEffectBeforeDedupCheck(TaskRule):
 
     Use instead:
     ```python
+    import redis
+    from celery import shared_task
+    from django.db import IntegrityError
+
+    redis_client = redis.Redis()
+
     @shared_task
     def charge_customer(idempotency_key, order_id, amount):
         with redis_client.lock(f"lock:charge:{idempotency_key}", timeout=300, blocking=False):
