@@ -198,9 +198,9 @@ class AcksLateDisabled(ConfigRule):
     def check_model(self, m: Model):
         for app in m.configured_apps():
             acks = app.get("task_acks_late")
-            if acks.state == "unknown" or acks.truthy:
+            if acks.is_unknown or acks.truthy:
                 continue
-            if app.get("task_annotations").state != "default" or app_task_class_sets(m, app, "acks_late"):
+            if not app.get("task_annotations").is_default or app_task_class_sets(m, app, "acks_late"):
                 continue
             if tasks_opt_in(m, "acks_late"):
                 continue

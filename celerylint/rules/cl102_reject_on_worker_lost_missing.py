@@ -143,11 +143,11 @@ class RejectOnWorkerLostMissing(ConfigRule):
             if not app.get("task_acks_late").truthy:
                 continue
             reject = app.get("task_reject_on_worker_lost")
-            if reject.state == "unknown" or reject.truthy:
+            if reject.is_unknown or reject.truthy:
                 continue
             if app_task_class_sets(m, app, "reject_on_worker_lost") or tasks_opt_in(m, "reject_on_worker_lost"):
                 continue
-            if app.get("task_annotations").state != "default":
+            if not app.get("task_annotations").is_default:
                 continue
             why = ("with acks_late, a task whose worker process dies (OOM, SIGKILL) is still acknowledged "
                    "and lost; `task_reject_on_worker_lost = True` requeues it")

@@ -238,9 +238,9 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     def check_model(self, m: Model):
         for app in m.configured_apps():
             prefetch = app.get("worker_prefetch_multiplier")
-            if prefetch.state == "unknown" or app.get("worker_disable_prefetch").truthy:
+            if prefetch.is_unknown or app.get("worker_disable_prefetch").truthy:
                 continue
-            if prefetch.state == "default":
+            if prefetch.is_default:
                 if prefetch_set_elsewhere(m):
                     continue
                 yield self.at_app(app, f"`worker_prefetch_multiplier` is not set in {where(app)}, so each worker process "

@@ -221,7 +221,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
             if kind not in DEFAULT_VISIBILITY:
                 continue
             options = app.get("broker_transport_options")
-            if options.state == "unknown" or not isinstance(options.value, dict):
+            if options.is_unknown or not isinstance(options.value, dict):
                 continue
             raw = options.value.get("visibility_timeout", DEFAULT_VISIBILITY[kind])
             timeout = number(raw)

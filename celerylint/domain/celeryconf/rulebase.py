@@ -42,7 +42,7 @@ class ConfigRule(ProjectRule):
         from .fixes import add_setting, replace_value
 
         value = app.get(setting)
-        if value.state == "set":
+        if value.is_set:
             fix = None if value.env else replace_value(value.at, "True", f"set `{setting}` to True")
             return self.at_assignment(value.at, f"`{setting}` is {value.shown()}: {why}", fix)
         return self.at_app(app, f"{missing}: {why}", add_setting(m, app, setting, "True"))
