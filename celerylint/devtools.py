@@ -34,7 +34,31 @@ def expected_files() -> dict[Path, str]:
     for cls in ruled:
         files[REPO / "rules" / f"{cls.CODE}.md"] = rule_page(cls)
     files[REPO / "rules" / "README.md"] = index_page(ruled)
+    readme = REPO / "README.md"
+    if readme.exists():
+        files[readme] = with_options_table(readme.read_text(encoding="utf-8"), ruled)
     return files
+
+
+def with_options_table(readme: str, ruled: list[type]) -> str:
+    """The README with its options table (between the two markers) made from
+    the declarations: the global options and each rule's own."""
+    from .config import GLOBAL_OPTIONS
+    from .docs import declared_options
+
+    users: dict[str, list[str]] = {}
+    for cls in ruled:
+        for option in declared_options(cls):
+            users.setdefault(option.name, []).append(cls.CODE)
+    rows = ["| option | default | meaning | read by |", "| --- | --- | --- | --- |"]
+    rule_options = [o for cls in ruled for o in getattr(cls, "OPTIONS", ()) if not isinstance(o, str)]
+    for option in {o.name: o for o in (*GLOBAL_OPTIONS, *rule_options)}.values():
+        rows.append(f"| `{option.name}` | `{option.shown_default()}` | {option.doc} | "
+                    f"{', '.join(users.get(option.name, [])) or 'the run'} |")
+    begin, end = "<!-- options:begin -->\n", "<!-- options:end -->"
+    head, _, rest = readme.partition(begin)
+    _, _, tail = rest.partition(end)
+    return head + begin + "\n".join(rows) + "\n" + end + tail
 
 
 def stale() -> list[Path]:
