@@ -68,25 +68,43 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
     for error in result.errors:
         click.echo(f"celerylint: {error}", err=True)
     if diff:
-        report = "".join(result.diffs)
+        # A patch holds each file's own bytes (its encoding, its line
+        # endings, whatever control characters it contains): written as they
+        # are, never re-encoded or stripped of escape sequences.
+        report = b"".join(result.diffs)
         status = 1 if result.diffs else 0
     else:
-        report = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None)
+        text = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None)
         status = 1 if result.findings else 0
-    # File names that are not UTF-8 reach here as lone surrogates: print them
-    # as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
-    report = report.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        # File names that are not UTF-8 reach here as lone surrogates: print
+        # them as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
+        report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
     if output is not None:
         try:
-            output.write_text(report, encoding="utf-8")
+            output.write_bytes(report)
         except OSError as exc:
             _fail(f"cannot write {output}: {exc.strerror or exc}")
     elif report:
-        click.echo(report, nl=not report.endswith("\n"), color=None)
+        _write_stdout(report)
     if result.errors:
         click.echo("celerylint: internal errors occurred; findings above may be incomplete", err=True)
         sys.exit(2)
     sys.exit(0 if exit_zero else status)
+
+
+def _write_stdout(data: bytes) -> None:
+    """Write the report's bytes to standard output as they are: not through
+    ``click.echo``, which re-encodes text and strips escape sequences when
+    stdout is not a terminal."""
+    stream = sys.stdout
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a text-only stream (an embedding application's)
+        stream.write(data.decode("utf-8", "replace"))
+        stream.flush()
+        return
+    stream.flush()
+    buffer.write(data)
+    buffer.flush()
 
 
 def entry() -> None:

@@ -1,0 +1,105 @@
+"""Reliability of the process as a whole (issue 12): the patch ``--diff``
+prints, what reaches the terminal, signals, broken standard streams, and
+the bounds on what one file may cost.  Every test runs the real command."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CMD = [sys.executable, "-m", "celerylint"]
+ENV = {**os.environ, "NO_COLOR": "1"}
+
+# CL203 (lock without a TTL): --fix --unsafe-fixes adds ``timeout=60``.
+LOCK = 'import redis\nr = redis.Redis()\ndef f(k):\n    with r.lock("lock:" + k):\n        pass'
+
+
+def run(*args: str, cwd: Path, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([*CMD, *args], cwd=cwd, capture_output=True, timeout=300, env=ENV, **kw)
+
+
+# -- F3: --diff is a patch git applies ----------------------------------------
+
+def _lock_with(line: str) -> str:
+    """The lock case with ``line`` just above the fixed one: inside the hunk."""
+    return LOCK.replace("    with", f"    {line}\n    with")
+
+
+DIFF_CASES = {
+    "no trailing newline": {"a.py": LOCK.encode(), "b.py": (LOCK + "\n").encode()},
+    "no trailing newline, far from the fix": {"a.py": (LOCK + "\n" + "x = 1\n" * 8 + "# end").encode()},
+    "form feed and U+2028": {
+        "a.py": _lock_with('s = "x\u2028y"  # a\x0cb\x0b\x1c\x85').encode(),
+        "b.py": ("import redis\nr = redis.Redis()\n\x0c\ndef f(k):\n    # \u2029\n"
+                 "    with r.lock(k):\n        pass\n").encode()},
+    "CRLF": {"a.py": (LOCK + "\n").replace("\n", "\r\n").encode(),
+             "b.py": LOCK.replace("\n", "\r\n").encode()},
+    "CR only": {"a.py": (LOCK + "\n").replace("\n", "\r").encode(),
+                "b.py": LOCK.replace("\n", "\r").encode()},
+    "latin-1": {"a.py": ("# -*- coding: latin-1 -*-\n" + _lock_with('s = "caf\xe9 \xa0"')).encode("latin-1")},
+    "escape bytes": {"a.py": _lock_with('s = "\x1b[2J\x1b]0;PWNED\x07\x9b"  # \x1b[31mred\x7f').encode()},
+    "odd file names": {"caf\xe9 and space.py": (LOCK + "\n").encode(), 'q"uote\\d.py': LOCK.encode()},
+}
+
+
+def _git(*args: str, cwd: Path, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-c", "core.autocrlf=false", *args], cwd=cwd, capture_output=True,
+                          timeout=60, **kw)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("case", sorted(DIFF_CASES))
+def test_diff_is_a_patch_git_applies(tmp_path, case):
+    files = DIFF_CASES[case]
+    repo, fixed = tmp_path / "repo", tmp_path / "fixed"
+    for root in (repo, fixed):
+        root.mkdir()
+        for name, data in files.items():
+            (root / name).write_bytes(data)
+    _git("init", "-q", ".", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start", cwd=repo)
+
+    diff = run("--no-cache", "--diff", "--unsafe-fixes", ".", cwd=repo)
+    assert diff.returncode == 1, diff.stderr
+    patch = diff.stdout
+    assert patch.endswith(b"\n")
+    check = _git("apply", "--check", "-", cwd=repo, input=patch)
+    assert check.returncode == 0, check.stderr.decode() + patch.decode("latin-1")
+    assert _git("apply", "-", cwd=repo, input=patch).returncode == 0
+    assert {name: (repo / name).read_bytes() for name in files} != files  # something changed
+
+    done = run("--no-cache", "--fix", "--unsafe-fixes", ".", cwd=fixed)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in files:
+        assert (repo / name).read_bytes() == (fixed / name).read_bytes(), name
+    # Nothing is left to fix: the applied patch is what --fix writes.
+    assert run("--no-cache", "--diff", "--unsafe-fixes", ".", cwd=repo).stdout == b""
+
+
+def test_diff_keeps_the_file_bytes(tmp_path):
+    """The patch is in the file's own encoding and keeps its control bytes,
+    also when stdout is not a terminal (click.echo would strip them)."""
+    (tmp_path / "a.py").write_bytes(("# -*- coding: latin-1 -*-\n" + _lock_with('s = "\xe9\x1b[2J"')).encode("latin-1"))
+    patch = run("--no-cache", "--diff", "--unsafe-fixes", ".", cwd=tmp_path).stdout
+    assert b' s = "\xe9\x1b[2J"\n' in patch
+    assert b"\\ No newline at end of file\n" in patch
+    assert run("--no-cache", "--diff", "--unsafe-fixes", "--output", "fixes.patch", ".", cwd=tmp_path).returncode == 1
+    assert (tmp_path / "fixes.patch").read_bytes() == patch
+
+
+def test_patch_builder_edge_cases():
+    from celerylint.patch import unified_diff
+
+    assert unified_diff(b"x\n", b"x\n", "a.py") == b""
+    assert unified_diff(b"", b"x\n", "a.py") == b"--- a/a.py\n+++ b/a.py\n@@ -0,0 +1 @@\n+x\n"
+    assert unified_diff(b"x", b"x\n", "a.py").endswith(
+        b"@@ -1 +1 @@\n-x\n\\ No newline at end of file\n+x\n")
+    assert unified_diff(b"x\n", b"", "a.py").endswith(b"@@ -1 +0,0 @@\n-x\n")
+    assert unified_diff(b"a\nb", b"a\nc", "a.py").endswith(
+        b"@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n")
