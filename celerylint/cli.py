@@ -17,8 +17,16 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def _err(message: str) -> None:
+    """One message on stderr, its control characters escaped (it may quote
+    file names and file content)."""
+    from .reporters.printable import printable
+
+    click.echo(printable(message, newlines=True), err=True)
+
+
 def _fail(message: str) -> None:
-    click.echo(f"celerylint: error: {message}", err=True)
+    _err(f"celerylint: error: {message}")
     sys.exit(2)
 
 
@@ -64,9 +72,9 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
     result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff,
                  jobs=jobs, cache=not no_cache)
     for notice in result.notices:
-        click.echo(f"celerylint: {notice}", err=True)
+        _err(f"celerylint: {notice}")
     for error in result.errors:
-        click.echo(f"celerylint: {error}", err=True)
+        _err(f"celerylint: {error}")
     if diff:
         # A patch holds each file's own bytes (its encoding, its line
         # endings, whatever control characters it contains): written as they
@@ -87,7 +95,7 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
     elif report:
         _write_stdout(report)
     if result.errors:
-        click.echo("celerylint: internal errors occurred; findings above may be incomplete", err=True)
+        _err("celerylint: internal errors occurred; findings above may be incomplete")
         sys.exit(2)
     sys.exit(0 if exit_zero else status)
 

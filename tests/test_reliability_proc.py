@@ -103,3 +103,53 @@ def test_patch_builder_edge_cases():
     assert unified_diff(b"x\n", b"", "a.py").endswith(b"@@ -1 +0,0 @@\n-x\n")
     assert unified_diff(b"a\nb", b"a\nc", "a.py").endswith(
         b"@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n")
+
+
+# -- F4: nothing from the linted files reaches the terminal raw ---------------
+
+HOSTILE = "\x1b]0;PWNED\x07\x1b[2J\u202e\x9b\x7f\x00"[:-1]  # title, clear screen, RLO, CSI (C1), DEL
+HOSTILE_SHOWN = "\\x1b]0;PWNED\\x07\\x1b[2J\\u202e\\x9b\\x7f"
+RAW = [chr(c) for c in [*range(0x00, 0x0A), *range(0x0B, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F),
+                        *range(0x2066, 0x206A)]]
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    key = f'"lock:{HOSTILE}"'
+    source = f"import redis\nr = redis.Redis()\ndef f(token):\n    r.set({key}, token, nx=True, ex=30)\n    r.delete({key})\n"
+    (tmp_path / "jobs.py").write_text(source)
+    (tmp_path / f"x{HOSTILE}.py").write_text(source)  # the path is shown too
+    os.symlink(tmp_path / "missing", tmp_path / f"gone{HOSTILE}.py")  # a notice naming it
+    return tmp_path
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_human_formats_escape_control_characters(hostile, fmt):
+    done = run("--no-cache", "--format", fmt, ".", cwd=hostile)
+    assert done.returncode == 1, done.stderr
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert [c for c in RAW if c in out] == []
+    assert [c for c in RAW if c in err] == []
+    assert out.count(HOSTILE_SHOWN) == 3  # one finding in each of two files, one of them named with it
+    assert f"gone{HOSTILE_SHOWN}.py: skipped" in err
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_json_formats_escape_control_characters_and_keep_them(hostile, fmt):
+    import json
+
+    done = run("--no-cache", "--format", fmt, ".", cwd=hostile)
+    out = done.stdout.decode()
+    assert [c for c in RAW if c in out] == []
+    data = json.loads(out)
+    messages = [f["message"] for f in data] if fmt == "json" else [
+        r["message"]["text"] for r in data["runs"][0]["results"]]
+    assert sum(HOSTILE in m for m in messages) == 2  # the same text, once decoded
+
+
+def test_printable():
+    from celerylint.reporters.printable import json_escaped, printable
+
+    assert printable("a\tb\nc\rd\x1b\x85\u2066 é ✓") == "a\\tb\\nc\\rd\\x1b\\x85\\u2066 é ✓"
+    assert printable("line\none\x07", newlines=True) == "line\none\\x07"
+    assert json_escaped('"\x7f\u202e"') == '"\\u007f\\u202e"'
