@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -19,10 +20,14 @@ def _split(value: str | None) -> list[str]:
 
 def _err(message: str) -> None:
     """One message on stderr, its control characters escaped (it may quote
-    file names and file content)."""
+    file names and file content).  A stderr that cannot be written to
+    (closed, a full disk) loses the message, nothing else."""
     from .reporters.printable import printable
 
-    click.echo(printable(message, newlines=True), err=True)
+    try:
+        click.echo(printable(message, newlines=True), err=True)
+    except (OSError, ValueError):
+        pass
 
 
 def _fail(message: str) -> None:
@@ -50,18 +55,22 @@ def _fail(message: str) -> None:
 def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, exit_zero, explain,
          list_rules, no_cache, jobs, force_exclude) -> None:
     """Find the Celery patterns that make tasks run twice or vanish."""
+    if sys.stdout is None and (output is None or explain or list_rules):
+        # ``celerylint . >&-``: say so before any work, rather than fix files
+        # and lose the report
+        _fail("cannot write the report: standard output is closed")
     if explain:
         from .docs import explain_text
 
         text = explain_text(explain)
         if text is None:
             _fail(f"unknown rule {explain!r}; see --list-rules")
-        click.echo(text)
+        _write_stdout((text + "\n").encode("utf-8"))
         return
     if list_rules:
         from .docs import rule_table_text
 
-        click.echo(rule_table_text())
+        _write_stdout((rule_table_text() + "\n").encode("utf-8"))
         return
     settings = _settings(config, select, ignore, force_exclude)
     for path in paths:
@@ -103,28 +112,79 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
 def _write_stdout(data: bytes) -> None:
     """Write the report's bytes to standard output as they are: not through
     ``click.echo``, which re-encodes text and strips escape sequences when
-    stdout is not a terminal."""
+    stdout is not a terminal.  A stdout that fails (``>/dev/full``) is one
+    line on stderr and exit status 2; a reader that left (``| head``), exit
+    status 2 alone."""
     stream = sys.stdout
-    buffer = getattr(stream, "buffer", None)
-    if buffer is None:  # a text-only stream (an embedding application's)
-        stream.write(data.decode("utf-8", "replace"))
+    try:
         stream.flush()
-        return
-    stream.flush()
-    buffer.write(data)
-    buffer.flush()
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # not a file (tests, an embedding application)
+            buffer = getattr(stream, "buffer", None)
+            if buffer is None:
+                stream.write(data.decode("utf-8", "replace"))
+            else:
+                buffer.write(data)
+            stream.flush()
+            return
+        _write_fd(fd, data)
+    except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
+        _stdout_to_devnull()  # what is left in its buffer must not fail again at exit
+        if getattr(exc, "errno", None) == errno.EPIPE:  # the reader left (``| head``): nothing to say
+            sys.exit(2)
+        _fail(f"cannot write the report to standard output: {getattr(exc, 'strerror', None) or exc}")
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    """All of ``data``, or an OSError: a buffered stream returns quietly
+    after a partial write to a pipe its reader closed, losing the rest."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:  # a descriptor left non-blocking by whoever gave it to us
+            import select
+
+            select.select([], [fd], [])
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def entry() -> None:
     """The ``celerylint`` command: ``main``, after which the garbage collector
     is told to leave what the run made alone (``gc.freeze``): the interpreter
     then exits without one last walk over every object libcst made."""
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:
+        _reserve_standard_fds()
     try:
         main(prog_name="celerylint")
     finally:
         import gc
 
         gc.freeze()
+
+
+def _reserve_standard_fds() -> None:
+    """Put /dev/null on a standard descriptor that was closed, so that no file
+    this run opens gets descriptor 0, 1 or 2, where a stray write meant for
+    the terminal (a crash message from native code) would land in it.
+    ``sys.stdout`` stays None: the closed stream is still reported."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+            except OSError:
+                return
 
 
 def _settings(config, select, ignore, force_exclude):

@@ -153,3 +153,59 @@ def test_printable():
     assert printable("a\tb\nc\rd\x1b\x85\u2066 é ✓") == "a\\tb\\nc\\rd\\x1b\\x85\\u2066 é ✓"
     assert printable("line\none\x07", newlines=True) == "line\none\\x07"
     assert json_escaped('"\x7f\u202e"') == '"\\u007f\\u202e"'
+
+
+# -- F15: a standard output that cannot be written to -------------------------
+
+@pytest.fixture
+def findings(tmp_path):
+    (tmp_path / "jobs.py").write_text(LOCK + "\n")
+    return tmp_path
+
+
+def _one_line_error(stderr: bytes, what: str) -> None:
+    lines = stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("celerylint: error: ") and what in lines[0], stderr.decode()
+
+
+@pytest.mark.parametrize("args", [[], ["--format", "json"], ["--diff", "--unsafe-fixes"], ["--list-rules"]])
+def test_closed_stdout_exits_2_with_one_line(findings, args):
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *CMD, "--no-cache", *args, "."],
+                          cwd=findings, capture_output=False, stderr=subprocess.PIPE, timeout=120, env=ENV)
+    assert done.returncode == 2
+    _one_line_error(done.stderr, "standard output is closed")
+
+
+def test_closed_stdout_with_output_file_still_works(findings):
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *CMD, "--no-cache", "--output", "r.txt", "."],
+                          cwd=findings, stderr=subprocess.PIPE, timeout=120, env=ENV)
+    assert (done.returncode, done.stderr) == (1, b"")
+    assert "CL203" in (findings / "r.txt").read_text()
+
+
+@pytest.mark.parametrize("args", [[], ["--format", "sarif"], ["--diff", "--unsafe-fixes"], ["--explain", "CL203"]])
+def test_full_stdout_exits_2_with_one_line(findings, args):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([*CMD, "--no-cache", *args, "."], cwd=findings, stdout=full,
+                              stderr=subprocess.PIPE, timeout=120, env=ENV)
+    assert done.returncode == 2
+    _one_line_error(done.stderr, "No space left on device")
+
+
+def test_broken_stdout_and_stderr_exit_2_quietly(findings):
+    """Neither stream works: no traceback can be shown, the status says it."""
+    for shell in ('exec "$@" >&- 2>&-', 'exec "$@" >/dev/full 2>/dev/full'):
+        done = subprocess.run(["sh", "-c", shell, "sh", *CMD, "--no-cache", "."], cwd=findings, timeout=120, env=ENV)
+        assert done.returncode == 2, shell
+
+
+def test_reader_leaving_the_pipe_is_not_a_traceback(tmp_path):
+    """``celerylint . | head -1`` on a report larger than the pipe's buffer."""
+    (tmp_path / "jobs.py").write_text("import redis\nr = redis.Redis()\n" + "with r.lock('x'):\n    pass\n" * 3000)
+    proc = subprocess.Popen([*CMD, "--no-cache", "."], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=ENV)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 2
+    assert b"Traceback" not in err and b"Exception ignored" not in err, err.decode()
