@@ -164,12 +164,40 @@ def entry() -> None:
     then exits without one last walk over every object libcst made."""
     if sys.stdin is None or sys.stdout is None or sys.stderr is None:
         _reserve_standard_fds()
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by whoever started us: keep it so
+            signal.signal(signum, _stop)
     try:
         main(prog_name="celerylint")
+    except Stopped as exc:
+        # Interrupted (Ctrl-C) or told to stop: the pool has ended its
+        # workers, a file being written was left as it was; nothing more is
+        # printed, and the status is the shell's for that signal (130, 143).
+        # Neither 1 ("findings remain") nor a traceback.
+        sys.exit(128 + exc.signum)
     finally:
         import gc
 
         gc.freeze()
+
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM arrived.  Not a KeyboardInterrupt: click would
+    print "Aborted!" and exit 1, the status for findings."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, frame) -> None:
+    import signal
+
+    for other in (signal.SIGINT, signal.SIGTERM):  # one is enough: let the clean-up finish
+        signal.signal(other, signal.SIG_IGN)
+    raise Stopped(signum)
 
 
 def _reserve_standard_fds() -> None:

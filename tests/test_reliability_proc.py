@@ -209,3 +209,177 @@ def test_reader_leaving_the_pipe_is_not_a_traceback(tmp_path):
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 2
     assert b"Traceback" not in err and b"Exception ignored" not in err, err.decode()
+
+
+# -- F13, F14: signals ----------------------------------------------------------
+
+import signal  # noqa: E402
+import time  # noqa: E402
+
+TASKS = "from celery import shared_task\nimport redis\nr = redis.Redis()\n" + "".join(
+    f"@shared_task(bind=True)\ndef task_{j}(self, k):\n    with r.lock('lock:' + k):\n        self.retry(countdown=7200)\n"
+    for j in range(1200))  # ~130 kB, 2,400 findings: a result far larger than a pipe's buffer
+
+
+@pytest.fixture
+def pool_tree(tmp_path):
+    """Enough files for both pools (pool.PARALLEL_MIN_PATHS and
+    PARALLEL_MIN_FILES/BYTES): several seconds of work for two processes."""
+    from celerylint import pool
+
+    for i in range(pool.PARALLEL_MIN_PATHS + 50):
+        (tmp_path / f"m{i}.py").write_text(f"from celery import shared_task\n@shared_task\ndef t{i}(x):\n    return x\n")
+    for i in range(max(pool.PARALLEL_MIN_FILES, 6)):
+        (tmp_path / f"big{i}.py").write_text(TASKS)
+    assert 6 * len(TASKS) >= pool.PARALLEL_MIN_BYTES
+    yield tmp_path
+    for pid in _running_in(tmp_path):  # what a failed test left behind
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _default_sigint() -> None:
+    # as at a terminal, whatever the test runner inherited (a background job ignores SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _start(cwd: Path, *args: str, **kw) -> subprocess.Popen:
+    return subprocess.Popen([*CMD, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+                            preexec_fn=_default_sigint, **kw)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _running_in(directory: Path) -> list[int]:
+    """Live processes (not zombies) whose working directory is ``directory``:
+    celerylint and any worker it forked, whoever their parent is now."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/cwd") != str(directory):
+                continue
+            with open(f"/proc/{entry}/stat") as fh:
+                state = fh.read().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def _wait_for(condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def _loaded(pid: int, library: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/maps") as fh:
+            return library in fh.read()
+    except OSError:
+        return False
+
+
+def _parsing_worker(pid: int) -> bool:
+    """A worker of the parsing pool runs: forked after libcst was imported."""
+    return any(_loaded(child, "libcst") for child in _children(pid))
+
+
+def _none_left(directory: Path) -> None:
+    deadline = time.monotonic() + 10
+    while _running_in(directory):
+        assert time.monotonic() < deadline, f"processes left behind: {_running_in(directory)}"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_while_workers_run_leaves_no_worker(pool_tree, signum):
+    """The caller's communicate() returns: no worker outlives celerylint,
+    blocked writing its results, with the caller's stdout and stderr open."""
+    proc = _start(pool_tree, "--no-cache", "--jobs", "2", ".")
+    try:
+        _wait_for(lambda: _parsing_worker(proc.pid))
+        time.sleep(0.3)
+        assert _parsing_worker(proc.pid), "the run ended before the signal: make the tree larger"
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == (-signal.SIGKILL if signum == signal.SIGKILL else 128 + signal.SIGTERM)
+    if signum == signal.SIGTERM:
+        assert (out, err) == (b"", b"")
+    _none_left(pool_tree)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_terminated_process_group_is_quiet(pool_tree):
+    """``timeout``, systemd and CI runners signal the whole group: the
+    workers die too, and nobody prints a traceback."""
+    proc = _start(pool_tree, "--no-cache", "--jobs", "2", ".", start_new_session=True)
+    try:
+        _wait_for(lambda: _parsing_worker(proc.pid))
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (proc.returncode, out, err) == (128 + signal.SIGTERM, b"", b"")
+    _none_left(pool_tree)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("group", [False, True], ids=["process", "process group"])
+def test_ctrl_c_exits_130_and_prints_nothing(pool_tree, group):
+    """Ctrl-C at a terminal signals the whole group; ``kill -INT`` the process."""
+    proc = _start(pool_tree, "--no-cache", "--jobs", "2", ".", start_new_session=True)
+    try:
+        _wait_for(lambda: _parsing_worker(proc.pid))
+        time.sleep(0.3)
+        if group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (proc.returncode, out, err) == (130, b"", b"")
+    _none_left(pool_tree)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_in_one_process_exits_130(tmp_path):
+    """No pool: interrupted while libcst parses."""
+    (tmp_path / "big.py").write_text(TASKS * 3)
+    proc = _start(tmp_path, "--no-cache", "--jobs", "1", ".")
+    try:
+        _wait_for(lambda: _loaded(proc.pid, "libcst"))
+        time.sleep(0.3)
+        assert proc.poll() is None, "the run ended before the signal: make the file larger"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (proc.returncode, out, err) == (130, b"", b"")
