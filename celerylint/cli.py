@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -17,8 +18,20 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def _err(message: str) -> None:
+    """One message on stderr, its control characters escaped (it may quote
+    file names and file content).  A stderr that cannot be written to
+    (closed, a full disk) loses the message, nothing else."""
+    from .reporters.printable import printable
+
+    try:
+        click.echo(printable(message, newlines=True), err=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _fail(message: str) -> None:
-    click.echo(f"celerylint: error: {message}", err=True)
+    _err(f"celerylint: error: {message}")
     sys.exit(2)
 
 
@@ -42,18 +55,22 @@ def _fail(message: str) -> None:
 def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, exit_zero, explain,
          list_rules, no_cache, jobs, force_exclude) -> None:
     """Find the Celery patterns that make tasks run twice or vanish."""
+    if sys.stdout is None and (output is None or explain or list_rules):
+        # ``celerylint . >&-``: say so before any work, rather than fix files
+        # and lose the report
+        _fail("cannot write the report: standard output is closed")
     if explain:
         from .docs import explain_text
 
         text = explain_text(explain)
         if text is None:
             _fail(f"unknown rule {explain!r}; see --list-rules")
-        click.echo(text)
+        _write_stdout((text + "\n").encode("utf-8"))
         return
     if list_rules:
         from .docs import rule_table_text
 
-        click.echo(rule_table_text())
+        _write_stdout((rule_table_text() + "\n").encode("utf-8"))
         return
     settings = _settings(config, select, ignore, force_exclude)
     for path in paths:
@@ -64,41 +81,138 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
     result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff,
                  jobs=jobs, cache=not no_cache)
     for notice in result.notices:
-        click.echo(f"celerylint: {notice}", err=True)
+        _err(f"celerylint: {notice}")
     for error in result.errors:
-        click.echo(f"celerylint: {error}", err=True)
+        _err(f"celerylint: {error}")
     if diff:
-        report = "".join(result.diffs)
+        # A patch holds each file's own bytes (its encoding, its line
+        # endings, whatever control characters it contains): written as they
+        # are, never re-encoded or stripped of escape sequences.
+        report = b"".join(result.diffs)
         status = 1 if result.diffs else 0
     else:
-        report = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None)
+        text = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None)
         status = 1 if result.findings else 0
-    # File names that are not UTF-8 reach here as lone surrogates: print them
-    # as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
-    report = report.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        # File names that are not UTF-8 reach here as lone surrogates: print
+        # them as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
+        report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
     if output is not None:
         try:
-            output.write_text(report, encoding="utf-8")
+            output.write_bytes(report)
         except OSError as exc:
             _fail(f"cannot write {output}: {exc.strerror or exc}")
     elif report:
-        click.echo(report, nl=not report.endswith("\n"), color=None)
+        _write_stdout(report)
     if result.errors:
-        click.echo("celerylint: internal errors occurred; findings above may be incomplete", err=True)
+        _err("celerylint: internal errors occurred; findings above may be incomplete")
         sys.exit(2)
     sys.exit(0 if exit_zero else status)
+
+
+def _write_stdout(data: bytes) -> None:
+    """Write the report's bytes to standard output as they are: not through
+    ``click.echo``, which re-encodes text and strips escape sequences when
+    stdout is not a terminal.  A stdout that fails (``>/dev/full``) is one
+    line on stderr and exit status 2; a reader that left (``| head``), exit
+    status 2 alone."""
+    stream = sys.stdout
+    try:
+        stream.flush()
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # not a file (tests, an embedding application)
+            buffer = getattr(stream, "buffer", None)
+            if buffer is None:
+                stream.write(data.decode("utf-8", "replace"))
+            else:
+                buffer.write(data)
+            stream.flush()
+            return
+        _write_fd(fd, data)
+    except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
+        _stdout_to_devnull()  # what is left in its buffer must not fail again at exit
+        if getattr(exc, "errno", None) == errno.EPIPE:  # the reader left (``| head``): nothing to say
+            sys.exit(2)
+        _fail(f"cannot write the report to standard output: {getattr(exc, 'strerror', None) or exc}")
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    """All of ``data``, or an OSError: a buffered stream returns quietly
+    after a partial write to a pipe its reader closed, losing the rest."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:  # a descriptor left non-blocking by whoever gave it to us
+            import select
+
+            select.select([], [fd], [])
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def entry() -> None:
     """The ``celerylint`` command: ``main``, after which the garbage collector
     is told to leave what the run made alone (``gc.freeze``): the interpreter
     then exits without one last walk over every object libcst made."""
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:
+        _reserve_standard_fds()
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by whoever started us: keep it so
+            signal.signal(signum, _stop)
     try:
         main(prog_name="celerylint")
+    except Stopped as exc:
+        # Interrupted (Ctrl-C) or told to stop: the pool has ended its
+        # workers, a file being written was left as it was; nothing more is
+        # printed, and the status is the shell's for that signal (130, 143).
+        # Neither 1 ("findings remain") nor a traceback.
+        sys.exit(128 + exc.signum)
     finally:
         import gc
 
         gc.freeze()
+
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM arrived.  Not a KeyboardInterrupt: click would
+    print "Aborted!" and exit 1, the status for findings."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, frame) -> None:
+    import signal
+
+    for other in (signal.SIGINT, signal.SIGTERM):  # one is enough: let the clean-up finish
+        signal.signal(other, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+def _reserve_standard_fds() -> None:
+    """Put /dev/null on a standard descriptor that was closed, so that no file
+    this run opens gets descriptor 0, 1 or 2, where a stray write meant for
+    the terminal (a crash message from native code) would land in it.
+    ``sys.stdout`` stays None: the closed stream is still reported."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+            except OSError:
+                return
 
 
 def _settings(config, select, ignore, force_exclude):

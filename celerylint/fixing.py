@@ -44,8 +44,6 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
     """Apply fixes in rounds until none is left (at most ``MAX_FIX_ROUNDS``),
     re-linting the changed files between rounds; write them (or record their
     diffs) at the end.  Returns the project findings of the final state."""
-    import difflib
-
     by_rel = {r.path: p for p, r in results.items()}
     originals: dict[Path, tuple[bytes, SourceText]] = {}
     current: dict[Path, str] = {}
@@ -104,10 +102,9 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             continue
         rel = linter.rel(path)
         if not write:
-            out.diffs.append("".join(difflib.unified_diff(
-                source.text.splitlines(keepends=True), text.splitlines(keepends=True),
-                fromfile=f"a/{rel}", tofile=f"b/{rel}",
-            )))
+            from .patch import unified_diff
+
+            out.diffs.append(unified_diff(data, new, rel))  # the file's bytes, as git reads them
             out.fixed[rel] = fixed[path]
             continue
         from .writer import WriteError, write_atomic

@@ -12,6 +12,7 @@ imported once; elsewhere children are spawned and import what they need.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ PARALLEL_MIN_FILES = 4
 PARALLEL_MIN_BYTES = 200_000  # a few seconds of libcst on one core
 PARALLEL_MIN_PATHS = 400  # enough prefiltering to pay for starting workers
 CHUNK_PATHS = 32  # files read and prefiltered per turn
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # cli.py turns them into an exception (``Stopped``)
 
 
 def parallel_worthwhile(jobs: list[Job]) -> bool:
@@ -52,9 +54,47 @@ def _turns(counter, count: int) -> Iterator[int]:
         yield turn
 
 
-def _child(work: Callable[[Any, int], Any], state: Any, count: int, counter, send) -> None:
-    send.send({turn: work(state, turn) for turn in _turns(counter, count)})
-    send.close()
+def _mask(how: str, signals):
+    """``signal.pthread_sigmask``, where there is one (not on Windows)."""
+    sigmask = getattr(signal, "pthread_sigmask", None)
+    return sigmask(getattr(signal, how), signals) if sigmask is not None else set()
+
+
+def _bind_to_parent(parent: int, inherited: list) -> None:
+    """A child dies with this process and never outlives it in a blocked write.
+
+    Ctrl-C reaches the whole process group: the parent decides, and ends
+    the children (SIGINT is ignored here; SIGTERM keeps its default, which
+    ends the child).  On Linux the kernel kills the child when the parent
+    dies, even by SIGKILL (``PR_SET_PDEATHSIG``).  The read ends of the
+    pipes the child inherited are closed: holding its own pipe's read end, a
+    child whose parent is gone would wait forever to write its results to
+    it, with the caller's stdout and stderr still open."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # no-op where SIGTERM is not a real signal
+    _mask("SIG_UNBLOCK", _STOP_SIGNALS)
+    for receive in inherited:
+        receive.close()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the closed pipes still free us
+            pass
+    if os.getppid() != parent:  # the parent died before the kernel was told
+        os._exit(1)
+
+
+def _child(work: Callable[[Any, int], Any], state: Any, count: int, counter, send, parent: int,
+           inherited: list) -> None:
+    _bind_to_parent(parent, inherited)
+    results = {turn: work(state, turn) for turn in _turns(counter, count)}
+    try:
+        send.send(results)
+        send.close()
+    except OSError:  # the parent is gone: nobody to tell
+        os._exit(1)
 
 
 def _share(work: Callable[[Any, int], Any], state: Any, count: int, workers: int,
@@ -70,25 +110,44 @@ def _share(work: Callable[[Any, int], Any], state: Any, count: int, workers: int
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    children = []
-    for _ in range(min(workers, count) - 1):
-        receive, send = context.Pipe(duplex=False)
-        child = context.Process(target=_child, args=(work, state, count, counter, send), daemon=True)
-        child.start()
-        send.close()
-        children.append((child, receive))
-    done: dict[int, Any] = {}
-    for turn in _turns(counter, count):
-        done[turn] = work(state, turn)
-        if between is not None:
-            between()
-    for child, receive in children:
-        try:
-            done.update(receive.recv())
-        except (EOFError, OSError):
-            pass
-        receive.close()
-        child.join()
+    children: list = []
+    forked = context.get_start_method() == "fork"
+    try:
+        for _ in range(min(workers, count) - 1):
+            receive, send = context.Pipe(duplex=False)
+            # a forked child inherits every read end open here (a spawned one, none)
+            inherited = [receive, *(r for _, r in children)] if forked else []
+            child = context.Process(target=_child, args=(work, state, count, counter, send, os.getpid(), inherited),
+                                    daemon=True)
+            # no SIGINT or SIGTERM until the child has its own handlers: this
+            # process's would make it raise (and print a traceback)
+            mask = _mask("SIG_BLOCK", _STOP_SIGNALS)
+            try:
+                child.start()
+                children.append((child, receive))  # before a pending signal can stop us
+                send.close()
+            finally:
+                _mask("SIG_SETMASK", mask)
+        done: dict[int, Any] = {}
+        for turn in _turns(counter, count):
+            done[turn] = work(state, turn)
+            if between is not None:
+                between()
+        for child, receive in children:
+            try:
+                done.update(receive.recv())
+            except (EOFError, OSError):
+                pass
+            receive.close()
+            child.join()
+    except BaseException:  # a signal (cli.py turns SIGINT and SIGTERM into an exception) or an error
+        for child, receive in children:
+            if child.is_alive():
+                child.kill()
+        for child, receive in children:
+            child.join()
+            receive.close()
+        raise
     for turn in range(count):
         if turn not in done:
             done[turn] = work(state, turn)

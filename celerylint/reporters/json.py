@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from .printable import json_escaped
+
 
 def finding_dict(f) -> dict:
     fix = None
@@ -29,4 +31,4 @@ def finding_dict(f) -> dict:
 
 
 def render(result, settings) -> str:
-    return json.dumps([finding_dict(f) for f in result.findings], indent=2, ensure_ascii=False) + "\n"
+    return json_escaped(json.dumps([finding_dict(f) for f in result.findings], indent=2, ensure_ascii=False)) + "\n"

@@ -18,6 +18,7 @@ from ..model import Edit
 from ..source import DecodeError, LineIndex, decode
 from ..guard import MAX_PARSE_CHARS
 from .fingerprint import line_hashes
+from .printable import json_escaped
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "note": "note"}
@@ -124,7 +125,8 @@ def render(result, settings) -> str:
         "columnKind": "utf16CodeUnits",
         "results": results,
     }
-    return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=False) + "\n"
+    return json_escaped(json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2,
+                                   ensure_ascii=False)) + "\n"
 
 
 def _replacement(files: _Files, rel: str, edit: Edit) -> dict:

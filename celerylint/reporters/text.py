@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .printable import printable
+
 
 def render(result, settings, *, color: bool = False, unsafe: bool = False) -> str:
     def style(text: str, **kw) -> str:
@@ -11,14 +13,15 @@ def render(result, settings, *, color: bool = False, unsafe: bool = False) -> st
 
     lines = []
     for f in result.findings:
-        where = style(f"{f.path}:{f.line}:{f.col + 1}:", bold=True)
+        where = style(f"{printable(f.path)}:{f.line}:{f.col + 1}:", bold=True)
         code = style(f.code, fg="red" if f.severity == "error" else "yellow", bold=True)
-        lines.append(f"{where} {code} [{f.name}] {f.message}")
+        lines.append(f"{where} {code} [{f.name}] {printable(f.message)}")
         if f.fix is not None:
             how = "--fix" if f.fix.safe else "--fix --unsafe-fixes"
-            lines.append(style(f"    fix ({'safe' if f.fix.safe else 'unsafe'}, {how}): {f.fix.description}", fg="cyan"))
+            lines.append(style(f"    fix ({'safe' if f.fix.safe else 'unsafe'}, {how}): {printable(f.fix.description)}",
+                               fg="cyan"))
         elif f.hint:
-            lines.append(style(f"    hint: {f.hint}", dim=True))
+            lines.append(style(f"    hint: {printable(f.hint)}", dim=True))
     lines.append(summary(result, unsafe))
     return "\n".join(lines) + "\n"
 
