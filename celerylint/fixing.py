@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,21 @@ def parses(text: str) -> bool:
     return True
 
 
+def refused(path: Path, root: Path) -> str | None:
+    """Why a fix must not write ``path``, or None: a fix never writes through
+    a symbolic link, nor outside the linted tree (the repository root)."""
+    try:
+        if os.path.islink(path):
+            return "it is a symbolic link"
+        real = os.path.realpath(path)
+        top = os.path.realpath(root)
+    except (OSError, ValueError):
+        return "cannot resolve its path"
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        return "it is outside the repository root"
+    return None
+
+
 def _applicable(finding: Finding, unsafe: bool) -> Fix | None:
     fix = finding.fix
     if fix is None or not fix.edits or (not fix.safe and not unsafe):
@@ -51,6 +67,7 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
     current: dict[Path, str] = {}
     fixed: dict[Path, int] = defaultdict(int)
     dropped: set[Path] = set()
+    refused_paths: set[Path] = set()
     for round_ in range(MAX_FIX_ROUNDS):
         pending = _pending(results, found, by_rel, unsafe)
         if round_ == 0:
@@ -58,6 +75,9 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             # pass is linted again and fixed as it is, not as it was.
             stale = False
             for path in list(pending):
+                if _refuse(path, linter, out, refused_paths):
+                    del pending[path]
+                    continue
                 try:
                     data = read_source(path)
                     originals[path] = (data, decode(data))
@@ -74,6 +94,8 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
         changed = []
         for path, fixes in pending.items():
             if path not in originals:  # a project fix reaching a file first touched now
+                if _refuse(path, linter, out, refused_paths):
+                    continue
                 try:
                     data = read_source(path)
                     originals[path] = (data, decode(data))
@@ -119,6 +141,17 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             out.notices.append(f"{rel}: not fixed: {exc}")
             results[path] = linter.lint_bytes(path, data)
     return found
+
+
+def _refuse(path: Path, linter: Linter, out: RunResult, seen: set[Path]) -> bool:
+    """True (with one notice per file) when fixes must leave ``path`` alone."""
+    why = refused(path, linter.settings.root)
+    if why is None:
+        return False
+    if path not in seen:
+        seen.add(path)
+        out.notices.append(f"{linter.rel(path)}: not fixed: {why}")
+    return True
 
 
 def _reason(exc: Exception) -> str:

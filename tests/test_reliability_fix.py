@@ -1,0 +1,105 @@
+"""Issue 12 (reliability of fixes): each failure reproduced with fixtures made
+here, through the real CLI or ``celerylint.runner.run``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from celerylint.config import Settings
+from celerylint.runner import run
+
+LOCK_BEFORE = 'import redis\nr = redis.Redis()\ndef f(key):\n    if r.set("lock:" + key, 1, nx=True):\n        r.delete("lock:" + key)\n'
+LOCK_AFTER = LOCK_BEFORE.replace("nx=True)", "nx=True, ex=60)")
+LOCK_FIX = ("--fix", "--unsafe-fixes", "--no-cache", "--select", "CL203")
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)  # the repository root
+    return repo
+
+
+def _settings(root: Path, *select: str) -> Settings:
+    return Settings(root=root, config_dir=root, select=select)
+
+
+def _write(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+
+
+def _fix_twice(root: Path, *select: str):
+    """``--fix --unsafe-fixes`` twice; the second run must change nothing."""
+    first = run([root], _settings(root, *select), fix=True, unsafe=True)
+    assert not first.errors, first.errors
+    before = {p: p.read_bytes() for p in root.rglob("*.py")}
+    second = run([root], _settings(root, *select), fix=True, unsafe=True)
+    assert not second.errors, second.errors
+    assert not second.fixed, f"the second --fix changed files: {second.fixed}"
+    assert {p: p.read_bytes() for p in root.rglob("*.py")} == before
+    return first, second
+
+
+# -- F8: a fix never writes through a symbolic link or outside the tree -------
+
+def test_f8_symlink_to_a_file_outside_the_tree_is_reported_not_fixed(cli, tmp_path):
+    repo = _repo(tmp_path)
+    outside = tmp_path / "outside" / "real.py"
+    outside.parent.mkdir()
+    outside.write_text(LOCK_BEFORE)
+    (repo / "link.py").symlink_to(outside)
+    (repo / "own.py").write_text(LOCK_BEFORE)
+    proc = cli(*LOCK_FIX, ".", cwd=repo)
+    assert "Traceback" not in proc.stderr
+    assert outside.read_text() == LOCK_BEFORE, "the file outside the tree was rewritten"
+    assert (repo / "link.py").is_symlink()
+    assert (repo / "own.py").read_text() == LOCK_AFTER
+    assert "link.py: not fixed: it is a symbolic link" in proc.stderr
+    assert "link.py:4:" in proc.stdout  # still reported
+    assert proc.returncode == 1
+    diff = cli("--diff", "--unsafe-fixes", "--no-cache", "--select", "CL203", ".", cwd=repo)
+    assert "link.py" not in diff.stdout and "real.py" not in diff.stdout
+    assert "link.py: not fixed: it is a symbolic link" in diff.stderr
+
+
+def test_f8_symlink_inside_the_tree_is_not_fixed_through_the_link(cli, tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "real.py").write_text(LOCK_BEFORE)
+    (repo / "link.py").symlink_to("real.py")
+    proc = cli(*LOCK_FIX, "link.py", cwd=repo)
+    assert (repo / "real.py").read_text() == LOCK_BEFORE
+    assert (repo / "link.py").is_symlink()
+    assert "link.py: not fixed: it is a symbolic link" in proc.stderr
+    assert proc.returncode == 1
+
+
+def test_f8_file_reached_through_a_symlinked_directory_outside_the_tree(cli, tmp_path):
+    repo = _repo(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "mod.py").write_text(LOCK_BEFORE)
+    (repo / "vendored").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    proc = cli(*LOCK_FIX, "vendored/mod.py", cwd=repo)
+    assert (tmp_path / "elsewhere" / "mod.py").read_text() == LOCK_BEFORE
+    assert "vendored/mod.py: not fixed: it is outside the repository root" in proc.stderr
+    assert proc.returncode == 1
+
+
+def test_f8_configuration_fix_into_a_symlinked_module_is_not_applied(tmp_path):
+    """A project fix targets another file than its finding: the same rule."""
+    repo = _repo(tmp_path)
+    outside = tmp_path / "shared_conf.py"
+    outside.write_text('broker_url = "redis://localhost:6379/0"\n')
+    (repo / "celeryconfig.py").symlink_to(outside)
+    _write(repo, {"proj.py": 'from celery import Celery\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'})
+    result = run([repo], _settings(repo, "CL101"), fix=True, unsafe=True)
+    assert outside.read_text() == 'broker_url = "redis://localhost:6379/0"\n'
+    assert "celeryconfig.py: not fixed: it is a symbolic link" in result.notices
+    assert [f.code for f in result.findings] == ["CL101"]
