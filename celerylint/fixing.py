@@ -89,7 +89,7 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
                 if digest(data) != results[path].digest:
                     results[path], stale = linter.lint_bytes(path, data), True
             if stale:
-                found = project_findings(results, other, linter, [])
+                found = project_findings(results, other, linter, [], _texts(results, current))
                 pending = {p: f for p, f in _pending(results, found, by_rel, unsafe).items() if p in originals}
         changed = []
         for path, fixes in pending.items():
@@ -116,7 +116,7 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
         for path in changed:
             data, source = originals[path]
             results[path] = linter.lint_bytes(path, source.encode(current[path]))
-        found = project_findings(results, other, linter, [])
+        found = project_findings(results, other, linter, [], _texts(results, current))
     else:
         out.notices.append("fixes did not converge after %d rounds; some findings may be fixable on another run" % MAX_FIX_ROUNDS)
     for path, text in current.items():
@@ -141,6 +141,12 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             out.notices.append(f"{rel}: not fixed: {exc}")
             results[path] = linter.lint_bytes(path, data)
     return found
+
+
+def _texts(results: dict[Path, FileResult], current: dict[Path, str]) -> dict[str, str]:
+    """The in-memory text of every file the loop holds, by relative path: the
+    project phase computes its fixes from it, never from the stale disk."""
+    return {results[p].path: text for p, text in current.items() if p in results}
 
 
 def _refuse(path: Path, linter: Linter, out: RunResult, seen: set[Path]) -> bool:

@@ -103,3 +103,56 @@ def test_f8_configuration_fix_into_a_symlinked_module_is_not_applied(tmp_path):
     assert outside.read_text() == 'broker_url = "redis://localhost:6379/0"\n'
     assert "celeryconfig.py: not fixed: it is a symbolic link" in result.notices
     assert [f.code for f in result.findings] == ["CL101"]
+
+
+# -- F10: the fix loop computes every round's fixes from the current text -----
+
+F10_MINIMAL = ('from celery import Celery\napp = Celery("proj", broker="redis://localhost")\n'
+               'app.conf.update(accept_content=["json"], task_queues=[1,],)\n')
+F10_MULTILINE = '''\
+import os
+from celery import Celery
+
+celery = Celery("h")
+celery.conf.update(
+    accept_content=["json"],
+    broker_url=os.environ.get(
+        "CELERY_BROKER_URL",
+        os.environ.get("BROKER_URL", "amqp://guest:guest@localhost:5672//"),
+    ),
+    # a comment between the keywords
+    task_soft_time_limit=120,
+    task_queues=[
+        Queue("celery", durable=True),
+    ],
+)
+'''
+WORKER_SETTINGS = ("task_acks_late=True", "task_reject_on_worker_lost=True", "worker_prefetch_multiplier=1")
+
+
+@pytest.mark.parametrize("source", [F10_MINIMAL, F10_MULTILINE], ids=["one-line", "multi-line"])
+def test_f10_settings_added_to_conf_update_once_and_the_second_run_changes_nothing(tmp_path, source):
+    _write(tmp_path, {"proj.py": source})
+    first, second = _fix_twice(tmp_path, "CL1")
+    text = (tmp_path / "proj.py").read_text()
+    for setting in WORKER_SETTINGS:
+        assert text.count(setting) == 1, text
+    assert not any("dropped" in n for n in first.notices + second.notices), first.notices
+    assert not [f for f in second.findings if f.fix is not None]
+
+
+def test_f10_multi_line_update_gets_one_keyword_per_line(tmp_path):
+    _write(tmp_path, {"proj.py": F10_MULTILINE})
+    _fix_twice(tmp_path, "CL1")
+    assert (tmp_path / "proj.py").read_text() == F10_MULTILINE.replace(
+        "    ],\n)\n", "    ],\n    task_acks_late=True,\n    task_reject_on_worker_lost=True,\n"
+                      "    worker_prefetch_multiplier=1,\n)\n")
+
+
+def test_f10_project_fixes_read_the_text_the_loop_holds(tmp_path):
+    """Round 2's fix (CL102, once acks_late is on) must be computed from the
+    text round 1 produced, not from the file on disk."""
+    _write(tmp_path, {"proj.py": F10_MULTILINE})
+    result = run([tmp_path], _settings(tmp_path, "CL101", "CL102"), fix=True, unsafe=True)
+    assert not result.notices, result.notices
+    assert result.fixed == {"proj.py": 2}

@@ -3,6 +3,7 @@ configuration lives, or change a value in place."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..model import Edit, Fix
@@ -12,6 +13,11 @@ from .settings_table import table
 
 
 def read(model: Model, path: str) -> str | None:
+    """The text of ``path`` as the fix loop holds it (it may have changed it
+    in an earlier round), else as on disk."""
+    texts = getattr(model.project, "texts", None)
+    if texts and path in texts:
+        return texts[path]
     try:
         return decode((Path(model.root) / path).read_bytes()).text
     except (OSError, DecodeError):
@@ -32,6 +38,13 @@ def spelled(app: App, name: str) -> str | None:
     if source.django or source.old_style(t):
         return t.to_old.get(name)
     return name
+
+
+_COMMA_ENDS_LINE = re.compile(r"[ \t]*,[ \t]*(?:#.*)?$")
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def _after_line(text: str, line: int, content: str) -> Edit:
@@ -74,11 +87,15 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
         text = read(model, f["path"])
         if text is None:
             return None
-        if f["trailing_comma"] and f["line"] > app.pos[0]:
-            index = LineIndex(text)
-            indent = index.line_text(f["line"])[: f["col"]]
+        index = LineIndex(text)
+        rest = index.line_text(f["end_line"])[f["end_col"]:]
+        if f["trailing_comma"] and _COMMA_ENDS_LINE.match(rest):
+            # one keyword per line, the closing parenthesis on a later line:
+            # a new line after the last keyword, indented like it
+            start = index.line_text(f["line"])
+            indent = start[: f["col"]] if not start[: f["col"]].strip() else _indent(start) + "    "
             edit = _after_line(text, f["end_line"], f"{indent}{name}={value},\n")
-        else:
+        else:  # after the last keyword, on its line (before its comma, if any)
             edit = Edit(f["end_line"], f["end_col"], f["end_line"], f["end_col"], f", {name}={value}")
         return Fix(f"add `{name}={value}` to `{app.var}.conf.update(...)`", (edit,), False, f["path"])
     text = read(model, app.path)

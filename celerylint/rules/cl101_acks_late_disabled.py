@@ -197,6 +197,20 @@ class AcksLateDisabled(ConfigRule):
         Invalid(
             """
             # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.update(accept_content=["json"], task_queues=[1,],)
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.update(accept_content=["json"], task_queues=[1,], task_acks_late=True,)
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
             import celery
             app = celery.Celery("proj")
             app.conf.task_acks_late = False
