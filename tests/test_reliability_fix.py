@@ -156,3 +156,32 @@ def test_f10_project_fixes_read_the_text_the_loop_holds(tmp_path):
     result = run([tmp_path], _settings(tmp_path, "CL101", "CL102"), fix=True, unsafe=True)
     assert not result.notices, result.notices
     assert result.fixed == {"proj.py": 2}
+
+
+# -- F11: a setting is added after the whole statement of the last one --------
+
+F11_DJANGO_APP = ('import os\nfrom celery import Celery\n'
+                  'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.common")\n'
+                  'app = Celery("proj")\napp.config_from_object("django.conf:settings", namespace="CELERY")\n')
+
+
+@pytest.mark.parametrize("last", [
+    'CELERY_IMPORTS = (\n    "a.b",\n)\n@',
+    'CELERY_IMPORTS = (\n    "a.b",\n)@',  # no newline at the end of the file
+    'CELERY_IMPORTS = [\n    "a.b",\n]  # the imports\n@',
+    'CELERY_IMPORTS = \\\n    ("a.b",)\n@',
+    'CELERY_IMPORTS = ("a.b",\n                  "c.d"); OTHER = 1\n@',
+    'CELERY_TASK_ROUTES = {\n    "a.*": {"queue": "a"},\n}\n@\nLOGGING = {}\n',
+], ids=["tuple", "tuple-no-newline", "list-comment", "backslash", "semicolon", "dict-then-other"])
+def test_f11_setting_inserted_after_a_multi_line_last_setting(tmp_path, last):
+    """``@`` marks where the new setting belongs."""
+    common = 'DEBUG = False\nCELERY_BROKER_URL = "redis://localhost:6379/0"\n' + last
+    _write(tmp_path, {"proj/__init__.py": "", "proj/settings/__init__.py": "", "proj/celery.py": F11_DJANGO_APP,
+                      "proj/settings/common.py": common.replace("@", "")})
+    first, second = _fix_twice(tmp_path, "CL101")
+    assert not first.notices, first.notices
+    text = (tmp_path / "proj/settings/common.py").read_text()
+    added = "CELERY_TASK_ACKS_LATE = True\n"
+    assert text == common.replace(")@", ")\n" + added.rstrip("\n")).replace("@", added), text
+    compile(text, "common.py", "exec")
+    assert not [f for f in second.findings if f.code == "CL101"]

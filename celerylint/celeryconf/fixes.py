@@ -59,6 +59,27 @@ def _last_line(a: Assignment) -> int:
     return (a.value_pos or a.pos)[2]
 
 
+def statement_end(text: str, a: Assignment) -> int:
+    """The last line of the statement that makes assignment ``a``: the value's
+    position leaves out closing parentheses (``X = (\n "a",\n)``), a
+    backslash continuation or a ``;`` after it."""
+    import io
+    import tokenize
+
+    index = LineIndex(text)
+    first, last = a.pos[0], _last_line(a)
+    if first > len(index.starts):
+        return last
+    rest = io.StringIO(text[index.starts[first - 1]:], newline=None)  # universal newlines: \r too
+    try:
+        for token in tokenize.generate_tokens(rest.readline):
+            if token.type == tokenize.NEWLINE or token.type == tokenize.ENDMARKER:
+                return max(last, first + token.start[0] - 1 - (token.type == tokenize.ENDMARKER))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return last
+
+
 def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
     """Add ``name = value`` (new-style name, Python source of the value)."""
     t = table()
@@ -74,7 +95,8 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
         if text is None:
             return None
         mine = [a for a in source.assignments if a.path == path and not a.cond and t.canonical(a.name, source.namespace)]
-        anchor = max((_last_line(a) for a in mine), default=None)
+        latest = max(mine, key=_last_line, default=None)
+        anchor = statement_end(text, latest) if latest is not None else None
         line = f"{written} = {value}\n"
         if anchor is None:
             anchor = len(LineIndex(text).starts)

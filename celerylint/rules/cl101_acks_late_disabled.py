@@ -260,6 +260,27 @@ class AcksLateDisabled(ConfigRule):
             CELERY_ACKS_LATE = True
             """,
         ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            imports = (
+                "proj.tasks",
+            )
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            imports = (
+                "proj.tasks",
+            )
+            task_acks_late = True
+            """,
+        ),
     )
 
     def check_model(self, m: Model):
