@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .engine import parse
 from .model import FileResult, Finding, Fix
 from .project import project_findings
-from .source import DecodeError, SourceText, apply_edits, decode, digest, overlaps, read_source
+from .source import DecodeError, LineIndex, SourceText, apply_edits, decode, digest, overlaps, read_source
 
 if TYPE_CHECKING:
     from .linter import Linter
@@ -175,9 +177,34 @@ def _pending(results: dict[Path, FileResult], project_findings: list[Finding], b
     return pending
 
 
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+
+
+def newline_at(text: str, index: LineIndex, line: int) -> str:
+    """The line ending of ``line`` (else of the line before it, else the
+    file's first, else ``\\n``): what lines inserted there must end with."""
+    for n in (line, line - 1):
+        if 1 <= n < len(index.starts):
+            start, end = index.starts[n - 1], index.starts[n]
+            return text[start:end][len(text[start:end].rstrip("\r\n")):] or "\n"
+    found = _NEWLINES.search(text)
+    return found.group() if found else "\n"
+
+
+def _native_newlines(text: str, index: LineIndex, fix: Fix) -> Fix:
+    """Line breaks in a fix's new text take the file's line endings (Python
+    reads every ending alike, so this changes nothing but the bytes)."""
+    if not any("\n" in e.content or "\r" in e.content for e in fix.edits):
+        return fix
+    edits = tuple(replace(e, content=_NEWLINES.sub(newline_at(text, index, e.line), e.content)) for e in fix.edits)
+    return replace(fix, edits=edits)
+
+
 def _apply(text: str, fixes: list[Fix]) -> tuple[str, int, bool]:
     """Apply as many non-overlapping fixes as parse; return (text, count,
     whether a fix was rejected because its result would not parse)."""
+    index = LineIndex(text)
+    fixes = [_native_newlines(text, index, f) for f in fixes]
     chosen: list[Fix] = []
     for fix in sorted(fixes, key=lambda f: f.edits[0]):
         if not any(overlaps(list(fix.edits), list(c.edits)) for c in chosen):

@@ -185,3 +185,62 @@ def test_f11_setting_inserted_after_a_multi_line_last_setting(tmp_path, last):
     assert text == common.replace(")@", ")\n" + added.rstrip("\n")).replace("@", added), text
     compile(text, "common.py", "exec")
     assert not [f for f in second.findings if f.code == "CL101"]
+
+
+# -- F18: inserted lines take the file's line endings -------------------------
+
+F18_CASES = {
+    "module": ({"celeryconfig.py": 'broker_url = "redis://localhost:6379/0"\nimports = (\n    "proj.tasks",\n)\n',
+                "proj.py": 'from celery import Celery\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'},
+               "celeryconfig.py"),
+    "module-no-final-newline": ({"celeryconfig.py": 'import os\nbroker_url = "redis://localhost:6379/0"',
+                                 "proj.py": 'from celery import Celery\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'},
+                                "celeryconfig.py"),
+    "conf-attribute": ({"proj.py": 'from celery import Celery\napp = Celery("proj", broker="redis://localhost")\n'
+                                   'app.conf.task_serializer = "json"\n\n@app.task\ndef t(): ...\n'}, "proj.py"),
+    "conf-update": ({"proj.py": 'from celery import Celery\napp = Celery("proj", broker="redis://localhost")\n'
+                                'app.conf.update(\n    task_serializer="json",\n)\n'}, "proj.py"),
+}
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
+@pytest.mark.parametrize("case", sorted(F18_CASES))
+def test_f18_inserted_settings_use_the_file_line_endings(tmp_path, case, newline):
+    files, target = F18_CASES[case]
+    _write(tmp_path, {rel: text.replace("\n", newline).encode() for rel, text in files.items()})
+    first, _ = _fix_twice(tmp_path, "CL1")
+    assert first.fixed.get(target), first.fixed
+    data = (tmp_path / target).read_bytes()
+    endings = data.replace(b"\r\n", b"").replace(newline.encode(), b"")
+    assert b"\n" not in endings and b"\r" not in endings, data  # no other line ending crept in
+    assert data.count(b"task_acks_late") == 1, data
+    compile(data, target, "exec")
+
+
+def test_f18_mixed_file_takes_the_ending_of_the_line_it_inserts_after(tmp_path):
+    conf = b'# a comment\nbroker_url = "redis://localhost:6379/0"\r\ntask_serializer = "json"\r\n'
+    _write(tmp_path, {"celeryconfig.py": conf,
+                      "proj.py": 'from celery import Celery\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'})
+    _fix_twice(tmp_path, "CL101")
+    assert (tmp_path / "celeryconfig.py").read_bytes() == conf + b"task_acks_late = True\r\n"
+
+
+def test_f18_the_fix_loop_gives_any_fix_the_file_line_endings(tmp_path):
+    """The loop's safety net, for fixes of every rule: a fix whose new text
+    holds ``\\n`` gets the endings of the line it edits."""
+    from celerylint.fixing import _apply
+    from celerylint.model import Edit, Fix
+
+    text = "a = 1\r\nb = 2\r\n"
+    fix = Fix("add c", (Edit(2, 5, 2, 5, "\nc = 3"),), True)
+    assert _apply(text, [fix]) == ("a = 1\r\nb = 2\r\nc = 3\r\n", 1, False)
+
+
+def test_f18_settings_of_a_cr_only_module_are_read(tmp_path):
+    """A CR-only module whose first line is not a setting was never read (the
+    prefilter looked for settings after a ``\\n``): the fix added
+    ``task_acks_late`` on every round."""
+    _write(tmp_path, {"celeryconfig.py": b'import os\rtask_acks_late = True\r',
+                      "proj.py": 'from celery import Celery\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'})
+    result = run([tmp_path], _settings(tmp_path, "CL101"))
+    assert not result.findings, result.findings

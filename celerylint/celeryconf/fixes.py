@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..fixing import newline_at
 from ..model import Edit, Fix
 from ..source import DecodeError, LineIndex, decode
 from .model import App, Assignment, Model, Pos
@@ -48,10 +49,13 @@ def _indent(line: str) -> str:
 
 
 def _after_line(text: str, line: int, content: str) -> Edit:
-    """Insert ``content`` (one or more full lines) after line ``line``."""
+    """Insert ``content`` (one or more full lines) after line ``line``, with
+    the line endings of the file there (CRLF, CR or LF)."""
     index = LineIndex(text)
+    content = content.replace("\n", newline_at(text, index, line))
     if line >= len(index.starts) and text and not text.endswith(("\n", "\r")):
-        return Edit(line, len(index.line_text(line)), line, len(index.line_text(line)), "\n" + content.rstrip("\n"))
+        end = len(index.line_text(line))
+        return Edit(line, end, line, end, newline_at(text, index, line) + content.rstrip("\r\n"))
     return Edit(line + 1, 0, line + 1, 0, content)
 
 

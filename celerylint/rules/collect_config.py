@@ -131,6 +131,7 @@ class ConfigCollector(Checker):
         Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"), Regex(rb"\.conf\s*[.\[]"),
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
+        Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings
     )
 
     def __init__(self, ctx: FileContext) -> None:
