@@ -64,7 +64,20 @@ def run_project(project: Project, entries: Iterable[Entry]) -> tuple[list[Findin
                     findings.append(finding)
         except Exception:
             errors.append(f"internal error in {entry.code}:\n{traceback.format_exc()}")
-    return findings, errors
+    return _distinct(findings), errors
+
+
+def _distinct(findings: list[Finding]) -> list[Finding]:
+    """Findings without exact repeats: several apps sharing one configuration
+    module each find the same thing at the same place.  Only findings equal
+    in every field (code, place, message, fix) are merged."""
+    seen: set[Finding] = set()
+    out = []
+    for finding in findings:
+        if finding not in seen:
+            seen.add(finding)
+            out.append(finding)
+    return out
 
 
 def project_findings(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,

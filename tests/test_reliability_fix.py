@@ -244,3 +244,80 @@ def test_f18_settings_of_a_cr_only_module_are_read(tmp_path):
                       "proj.py": 'from celery import Celery\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'})
     result = run([tmp_path], _settings(tmp_path, "CL101"))
     assert not result.findings, result.findings
+
+
+# -- F12: each app's finding at its own configuration, no duplicates ----------
+
+def _app_module(name: str, extra: str = "") -> str:
+    return (f'from celery import Celery\napp = Celery("{name}", broker="redis://localhost:6379/0")\n'
+            'app.conf.task_acks_late = True\napp.conf.broker_transport_options = {}\n'
+            'app.conf.broker_transport_options["visibility_timeout"] = 3600\n' + extra)
+
+
+LONG_TASK = "@app.task(time_limit=7200)\ndef export(): ...\n"
+
+
+def _no_duplicates(findings) -> None:
+    keys = [(f.code, f.path, f.line, f.col, f.message) for f in findings]
+    assert len(keys) == len(set(keys)), [k for k in keys if keys.count(k) > 1][:3]
+
+
+def test_f12_two_apps_sharing_a_broker_are_each_reported_at_their_own_configuration(tmp_path):
+    # same layout in both files: the item's position alone named a.py for both
+    _write(tmp_path, {"a.py": _app_module("a"), "b.py": _app_module("b", LONG_TASK)})
+    result = run([tmp_path], _settings(tmp_path, "CL104"))
+    _no_duplicates(result.findings)
+    assert sorted((f.path, f.line) for f in result.findings) == [("a.py", 5), ("b.py", 5)]
+    assert {f.fix.path for f in result.findings} == {"a.py", "b.py"}
+    first, _ = _fix_twice(tmp_path, "CL104")
+    assert first.fixed == {"a.py": 1, "b.py": 1}
+    assert not first.notices, first.notices
+    for name in ("a.py", "b.py"):
+        assert '["visibility_timeout"] = 10800' in (tmp_path / name).read_text()
+
+
+def test_f12_two_hundred_apps_converge_in_one_run_without_duplicates(tmp_path):
+    files = {f"app{i:03}.py": _app_module(f"app{i}") for i in range(199)}
+    files["app199.py"] = _app_module("app199", LONG_TASK)
+    _write(tmp_path, files)
+    result = run([tmp_path], _settings(tmp_path, "CL104"))
+    _no_duplicates(result.findings)
+    assert len(result.findings) == 200 and len({f.path for f in result.findings}) == 200
+    first, _ = _fix_twice(tmp_path, "CL104")
+    assert len(first.fixed) == 200 and not first.notices, first.notices[:3]
+
+
+def test_f12_apps_of_same_named_modules_in_different_directories_are_different_apps(tmp_path):
+    """``svc1/worker.py`` and ``svc2/worker.py`` outside any package are both
+    module ``worker``: their apps were merged into one, and one was never
+    reported."""
+    for svc in ("svc1", "svc2"):
+        _write(tmp_path, {f"{svc}/worker.py": f'from celery import Celery\napp = Celery("{svc}", broker="redis://localhost")\n'})
+    result = run([tmp_path], _settings(tmp_path, "CL101"))
+    _no_duplicates(result.findings)
+    assert sorted(f.path for f in result.findings) == ["svc1/worker.py", "svc2/worker.py"]
+    first, _ = _fix_twice(tmp_path, "CL101")
+    for svc in ("svc1", "svc2"):
+        assert (tmp_path / svc / "worker.py").read_text().count("app.conf.task_acks_late = True") == 1
+
+
+def test_f12_apps_sharing_a_configuration_module_get_one_finding_there(tmp_path):
+    conf = ('broker_url = "redis://localhost:6379/0"\ntask_acks_late = True\ntask_reject_on_worker_lost = True\n'
+            'worker_prefetch_multiplier = 1\nbroker_transport_options = {"max_connections": 20}\n')
+    files = {"celeryconfig.py": conf}
+    for i in range(3):
+        files[f"app{i}.py"] = 'from celery import Celery\napp = Celery("x")\napp.config_from_object("celeryconfig")\n'
+    files["app2.py"] += LONG_TASK
+    _write(tmp_path, files)
+    result = run([tmp_path], _settings(tmp_path, "CL1"))
+    assert [(f.code, f.path) for f in result.findings] == [("CL104", "celeryconfig.py")]
+
+
+def test_f12_identical_findings_are_merged_distinct_ones_kept():
+    from celerylint.model import Finding
+    from celerylint.project import _distinct
+
+    a = Finding("CL104", "n", "m", "c.py", 1, 0, 1, 5)
+    b = Finding("CL104", "n", "m", "c.py", 2, 0, 2, 5)
+    c = Finding("CL104", "n", "other message", "c.py", 1, 0, 1, 5)
+    assert _distinct([a, b, a, c, a]) == [a, b, c]

@@ -50,7 +50,8 @@ class Assignment:
     value_pos: Pos | None
     cond: bool
     via: str
-    items: dict[str, tuple[Any, Pos | None, bool]] = field(default_factory=dict)  # key -> (value, pos, literal)
+    # key -> (value, pos, literal, path): ``X["key"] = v`` may be in another file than X
+    items: dict[str, tuple[Any, Pos | None, bool, str]] = field(default_factory=dict)
 
     @property
     def line(self) -> int:
@@ -136,6 +137,7 @@ class App:
     update_call: dict[str, Any] | None = None
     conf_stmts: list[dict[str, Any]] = field(default_factory=list)
     task_cls: str | None = None
+    send_only: bool = False  # made in a function only to send_task (see collect_config)
 
     @property
     def namespace(self) -> str | None:
@@ -168,7 +170,7 @@ class App:
         resolved = self.get(name)
         if resolved.at is None:
             return {} if resolved.state == "default" else None
-        return {k: (*v, resolved.at.path) for k, v in resolved.at.items.items()}
+        return dict(resolved.at.items)
 
     def where_configured(self) -> str:
         if self.source is not None:
@@ -227,9 +229,10 @@ class Model:
             target = by_id.get((f["path"], f["id"])) if "id" in f else None
             if target is None:
                 candidates = [a for a in self.assignments.get(f["source"], ()) if a.name == f["name"]]
+                candidates = [a for a in candidates if a.path == f["path"]] or candidates
                 target = candidates[-1] if candidates else None
             if target is not None:
-                target.items[f["key"]] = (None if f.get("cond") else f["value"], _pos(f), f["literal"])
+                target.items[f["key"]] = (None if f.get("cond") else f["value"], _pos(f), f["literal"], f["path"])
         self.read_paths = {f["path"] for f in self.project.facts}
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in self.by_kind["star_import"]:
@@ -326,40 +329,61 @@ class Model:
 
     # -- apps -------------------------------------------------------------
     def _apps(self) -> dict[str, App]:
-        stmts = {f["app"]: f for f in self.by_kind["app_stmt"]}
-        apps: dict[str, App] = {}
+        """One app per ``module:variable`` key and file: files of different
+        directories may share a module name (two ``worker.py`` outside any
+        package), and their apps are different apps.  A fact of the app's own
+        file configures it; a fact of another file naming a shared key could
+        mean any of them, which makes their configuration unknown."""
+        stmts = {(f["app"], f["path"]): f for f in self.by_kind["app_stmt"]}
+        index: dict[str, dict[str, App]] = defaultdict(dict)  # key -> path -> app
         for f in self.by_kind["celery_app"]:
-            key = f["app"]
-            apps[key] = App(key, f["path"], key.rsplit(":", 1)[1], _pos(f), _pos(stmts.get(key)))
+            key, path = f["app"], f["path"]
+            previous = index[key].get(path)
+            app = App(key, path, key.rsplit(":", 1)[1], _pos(f), _pos(stmts.get((key, path))))
+            # the same name made twice in one file (two factory functions) stays one app,
+            # send-only only if every one of them is
+            app.send_only = bool(f.get("send_only")) and (previous is None or previous.send_only)
+            index[key][path] = app
+        apps = {(key if len(by_path) == 1 else f"{key}@{path}"): app
+                for key, by_path in index.items() for path, app in by_path.items()}
 
-        def targets(key: str) -> list[App]:
+        def targets(key: str, path: str) -> list[App]:
             if key == "*":
                 return list(apps.values()) if len(apps) == 1 else []
-            return [apps[key]] if key in apps else []
+            by_path = index.get(key)
+            if not by_path:
+                return []
+            if len(by_path) == 1:
+                return list(by_path.values())
+            if path in by_path:
+                return [by_path[path]]
+            for app in by_path.values():
+                app.open.append(f"`{key}` is configured in {path}, but several apps have that name")
+            return []
 
         for source, assigned in self.assignments.items():
             if source.startswith("app:"):
-                for app in targets(source[4:]):
-                    for a in assigned:
+                for a in assigned:
+                    for app in targets(source[4:], a.path):
                         app.preconf[a.name].append(a)
         for f in self.by_kind["app_open"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.open.append(f["why"])
         for kind in ("config_source_last_arg", "config_source_namespace"):
             for f in self.by_kind[kind]:
-                for app in targets(f["app"]):
+                for app in targets(f["app"], f["path"]):
                     app.config_args[kind] = f
         for f in self.by_kind["config_source"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.config = f
         for f in self.by_kind["update_call"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.update_call = f
         for f in self.by_kind["conf_stmt"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.conf_stmts.append(f)
         for f in self.by_kind["task_cls"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.task_cls = f["value"] or "?"
         for app in apps.values():
             self._attach_source(app)

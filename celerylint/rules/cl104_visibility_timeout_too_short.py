@@ -246,6 +246,41 @@ class VisibilityTimeoutTooShort(ConfigRule):
             app.conf.broker_transport_options = {"visibility_timeout": 3600}
             """,
         ),
+        Invalid(
+            """
+            # file: a.py
+            from celery import Celery
+            app = Celery("a", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 3600
+            # file: b.py
+            from celery import Celery
+            app = Celery("b", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 3600
+            @app.task(time_limit=7200)
+            def export(): ...
+            """,
+            fixed="""
+            # file: a.py
+            from celery import Celery
+            app = Celery("a", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 10800
+            # file: b.py
+            from celery import Celery
+            app = Celery("b", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 10800
+            @app.task(time_limit=7200)
+            def export(): ...
+            """,
+            count=2,
+        ),
     )
 
     def check_model(self, m: Model):
@@ -283,10 +318,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
 
 def _item_path(m: Model, assignment, item) -> str:
     """Items set with ``X["visibility_timeout"] = v`` may live in another file."""
-    for f in m.by_kind["setting_item"]:
-        if f["key"] == "visibility_timeout" and (f["line"], f["col"], f["end_line"], f["end_col"]) == item[1]:
-            return f["path"]
-    return assignment.path
+    return item[3] if len(item) > 3 else assignment.path
 
 
 def _insert_key(m: Model, assignment, new: int) -> Fix | None:
