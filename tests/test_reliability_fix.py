@@ -321,3 +321,72 @@ def test_f12_identical_findings_are_merged_distinct_ones_kept():
     b = Finding("CL104", "n", "m", "c.py", 2, 0, 2, 5)
     c = Finding("CL104", "n", "other message", "c.py", 1, 0, 1, 5)
     assert _distinct([a, b, a, c, a]) == [a, b, c]
+
+
+# -- F20: two rules' fixes of one setting write it once ------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+APP_LOADING_CONF = 'from celery import Celery\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'
+
+
+def _assigned_names(text: str) -> list[str]:
+    import ast
+
+    return [t.id for node in ast.parse(text).body if isinstance(node, ast.Assign)
+            for t in node.targets if isinstance(t, ast.Name)]
+
+
+def test_f20_shop_example_gets_one_task_acks_late(cli, tmp_path):
+    import shutil
+
+    shop = tmp_path / "shop"
+    shutil.copytree(REPO / "examples" / "shop", shop)
+    (shop / ".git").mkdir()
+    first = cli("--fix", "--unsafe-fixes", "--no-cache", ".", cwd=shop)
+    assert "Traceback" not in first.stderr and "dropped" not in first.stderr, first.stderr
+    text = (shop / "shop" / "celeryconfig.py").read_text()
+    assert "task_ack_late" not in text
+    assert text.count("task_acks_late = True") == 1, text
+    names = _assigned_names(text)
+    assert len(names) == len(set(names)), f"a setting is assigned twice:\n{text}"
+    before = {p: p.read_bytes() for p in shop.rglob("*.py")}
+    second = cli("--fix", "--unsafe-fixes", "--no-cache", ".", cwd=shop)
+    assert "Fixed" not in second.stdout, second.stdout
+    assert {p: p.read_bytes() for p in shop.rglob("*.py")} == before
+
+
+@pytest.mark.parametrize(("select", "conf", "expected"), [
+    ("CL1", "task_ack_late = False\n", "task_acks_late = True\n"),
+    ("CL101", "task_ack_late = False\n", "task_acks_late = True\n"),  # CL107 not even selected
+    ("CL1", "task_ack_late = True  # sic\n", "task_acks_late = True  # sic\n"),
+    ("CL1", 'import os\ntask_ack_late = os.environ.get("ACKS", True)\n', 'import os\ntask_acks_late = os.environ.get("ACKS", True)\n'),
+    ("CL104", 'task_acks_late = True\ntask_time_limit = 7200\nbroker_transport_option = {"max_connections": 20}\n',
+     'task_acks_late = True\ntask_time_limit = 7200\nbroker_transport_options = {"visibility_timeout": 10800, "max_connections": 20}\n'),
+], ids=["both-rules", "cl101-alone", "already-true", "environment", "dict-keeps-its-keys"])
+def test_f20_a_misspelt_setting_is_the_setting_line(tmp_path, select, conf, expected):
+    broker = 'broker_url = "redis://localhost:6379/0"\n'
+    _write(tmp_path, {"celeryconfig.py": broker + conf, "proj.py": APP_LOADING_CONF})
+    _, second = _fix_twice(tmp_path, select)
+    text = (tmp_path / "celeryconfig.py").read_text()
+    if select == "CL104":
+        assert text == broker + expected
+    else:
+        assert text.count(expected) == 1 and conf not in text.replace(expected, ""), text
+        names = _assigned_names(text)
+        assert len(names) == len(set(names)), text
+
+
+def test_f20_django_and_preconfiguration_misspellings(tmp_path):
+    _write(tmp_path, {
+        "proj/__init__.py": "",
+        "proj/celery.py": ('import os\nfrom celery import Celery\nos.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")\n'
+                           'app = Celery("proj")\napp.config_from_object("django.conf:settings", namespace="CELERY")\n'
+                           'app.conf.worker_prefetch_multipler = 4\n'),
+        "proj/settings.py": 'CELERY_BROKER_URL = "redis://localhost:6379/0"\nCELERY_TASK_ACK_LATE = False\n',
+    })
+    _fix_twice(tmp_path, "CL1")
+    assert (tmp_path / "proj/settings.py").read_text() == (
+        'CELERY_BROKER_URL = "redis://localhost:6379/0"\nCELERY_TASK_ACKS_LATE = True\n'
+        "CELERY_TASK_REJECT_ON_WORKER_LOST = True\n")
+    celery = (tmp_path / "proj/celery.py").read_text()
+    assert celery.endswith("app.conf.worker_prefetch_multiplier = 1\n") and celery.count("prefetch") == 1, celery

@@ -11,6 +11,7 @@ from ..model import Edit, Fix
 from ..source import DecodeError, LineIndex, decode
 from .model import App, Assignment, Model, Pos
 from .settings_table import table
+from .values import plain
 
 
 def read(model: Model, path: str) -> str | None:
@@ -84,12 +85,60 @@ def statement_end(text: str, a: Assignment) -> int:
     return last
 
 
+_QUOTED_VIA = ("conf_item", "update_dict")
+
+
+def misspelling(app: App, name: str) -> tuple[Assignment, str] | None:
+    """An assignment of the app's configuration whose name misspells setting
+    ``name`` (``task_ack_late`` for ``task_acks_late``), with the name it
+    is renamed to: the one CL107 (unknown-setting) renames it to, by the same
+    test.  The app's preconfiguration first (it wins), then its source."""
+    t = table()
+    places = [([a for assigned in app.preconf.values() for a in assigned], None, False)]
+    if app.source is not None:
+        places.append((app.source.assignments, app.source.namespace, app.source.django))
+    for assignments, namespace, django in places:
+        for a in reversed(assignments):
+            if a.cond or a.name.startswith("_") or t.known(a.name) or t.canonical(a.name, namespace):
+                continue
+            if django and not (a.name.isupper() and a.name.startswith(("CELERY", "BROKER_"))):
+                continue
+            if django and not namespace and t.canonical(a.name, "CELERY"):
+                continue  # a namespaced name without the namespace: CL110's
+            best = t.suggestion(a.name, namespace if django or namespace else None)
+            if best and t.canonical(best, namespace) == name:
+                return a, best
+    return None
+
+
+def _respell(a: Assignment, new: str, value: str) -> Fix:
+    """The misspelt line *is* the setting's line: rename it, and set the
+    value when the old one is a plain literal (a dict keeps its keys, an
+    environment lookup its variable; a later round adjusts them)."""
+    line, col, end_line, end_col = a.pos
+    edits = [Edit(line, col, end_line, end_col, f'"{new}"' if a.via in _QUOTED_VIA else new)]
+    current, env = plain(a.value)
+    if current is not None and env is None and not isinstance(current, dict) and a.value_pos is not None:
+        edits.append(Edit(*a.value_pos, value))
+        return Fix(f"rename `{a.name}` to `{new}` and set it to `{value}`", tuple(edits), False, a.path)
+    return Fix(f"rename `{a.name}` to `{new}`, the setting it misspells", tuple(edits), False, a.path)
+
+
 def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
-    """Add ``name = value`` (new-style name, Python source of the value)."""
+    """Add ``name = value`` (new-style name, Python source of the value).
+
+    When the configuration already misspells the setting (the name CL107
+    renames into it), that line is the setting's line: the fix renames it
+    and sets its value instead of adding a second assignment, so that fixes
+    of two rules never write one setting twice (their edits overlap, and the
+    fix loop applies overlapping fixes in different rounds)."""
     t = table()
     written = spelled(app, name)
     if written is None:
         return None
+    wrong = misspelling(app, name)
+    if wrong is not None:
+        return _respell(wrong[0], wrong[1], value)
     if app.source is not None:
         source = app.source
         keys = source.celery_keys(t)

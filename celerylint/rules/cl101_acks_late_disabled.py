@@ -58,8 +58,13 @@ class AcksLateDisabled(ConfigRule):
     (the configuration module, the Django settings as `CELERY_TASK_ACKS_LATE`,
     a new keyword of `app.conf.update(...)`, or `app.conf.task_acks_late =
     True` after the app is created), or turns an explicit `False` into
-    `True`. It is unsafe: it changes delivery semantics, and tasks that are
-    not idempotent then run twice after a crash.
+    `True`. When the configuration misspells the setting (`task_ack_late`,
+    which CL107 renames), that line is the setting's line: the fix renames
+    it and sets it to `True` rather than adding a second `task_acks_late`;
+    the two rules' fixes then touch the same name and are applied in
+    different rounds, so the setting is written once. It is unsafe: it
+    changes delivery semantics, and tasks that are not idempotent then run
+    twice after a crash.
 
     ## Options
     None.
@@ -278,6 +283,22 @@ class AcksLateDisabled(ConfigRule):
             imports = (
                 "proj.tasks",
             )
+            task_acks_late = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_ack_late = False
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
             task_acks_late = True
             """,
         ),

@@ -108,7 +108,9 @@ class PrefetchMultiplierUnsafe(ConfigRule):
 
     ## Fix safety
     The fix sets `worker_prefetch_multiplier = 1` where the app's
-    configuration lives. It is unsafe: throughput of many tiny tasks can
+    configuration lives; a misspelling of the setting (see CL107) is
+    renamed and set to 1 instead of adding the setting a second time. It is
+    unsafe: throughput of many tiny tasks can
     drop, because workers ask the broker more often.
 
     ## Options

@@ -82,7 +82,9 @@ class VisibilityTimeoutTooShort(ConfigRule):
     ## Fix safety
     The fix raises the timeout to the next whole hour above the longest
     duration seen (replacing the value, adding the key to a literal
-    `broker_transport_options` dict, or adding the setting). It is unsafe: a
+    `broker_transport_options` dict, or adding the setting). A misspelt
+    `broker_transport_options` (see CL107) is renamed first, keeping its
+    keys, and the key is added in the next round. It is unsafe: a
     longer timeout also delays the redelivery of tasks whose worker really
     died.
 
