@@ -390,3 +390,58 @@ def test_f20_django_and_preconfiguration_misspellings(tmp_path):
         "CELERY_TASK_REJECT_ON_WORKER_LOST = True\n")
     celery = (tmp_path / "proj/celery.py").read_text()
     assert celery.endswith("app.conf.worker_prefetch_multiplier = 1\n") and celery.count("prefetch") == 1, celery
+
+
+# -- Send-only apps: worker settings are not checked or fixed for them --------
+
+SEND_ONLY = '''\
+from celery import Celery
+from kombu import Connection
+
+
+class AuthorityQueue:
+    def publish(self, config, payload):
+        authority_celery = Celery(config.authority)
+        authority_celery.conf.broker_url = config.broker_url
+        authority_celery.conf["task_serializer"] = "json"
+        with Connection(config.broker_url) as connection:
+            authority_celery.send_task(config.task_name, connection=connection, kwargs={"event": payload})
+'''
+WORKER = 'from celery import Celery\ncelery = Celery("h", broker="redis://localhost:6379/0")\n'
+
+
+def test_send_only_app_made_in_a_function_gets_no_worker_setting_findings(tmp_path):
+    _write(tmp_path, {"h/queue.py": SEND_ONLY, "h/tasks.py": WORKER})
+    result = run([tmp_path], _settings(tmp_path, "CL1"))
+    assert {f.path for f in result.findings} == {"h/tasks.py"}  # the worker app still is
+    assert {f.code for f in result.findings} >= {"CL101", "CL103"}
+    before = (tmp_path / "h/queue.py").read_text()
+    _fix_twice(tmp_path, "CL1")
+    assert (tmp_path / "h/queue.py").read_text() == before
+    assert "celery.conf.task_acks_late = True" in (tmp_path / "h/tasks.py").read_text()
+
+
+def test_send_only_app_alone_in_the_project(tmp_path):
+    _write(tmp_path, {"client.py": SEND_ONLY})
+    result = run([tmp_path], _settings(tmp_path, "CL101", "CL102", "CL103", "CL104"))
+    assert not result.findings, result.findings
+
+
+@pytest.mark.parametrize("body", [
+    "    app = Celery('proj', broker='redis://localhost')\n    return app\n",  # a factory
+    "    app = Celery('proj', broker='redis://localhost')\n    app.send_task('a')\n    app.worker_main(['worker'])\n",
+    "    app = Celery('proj', broker='redis://localhost')\n    @app.task\n    def t(): ...\n    app.send_task('a')\n",
+    "    app = Celery('proj', broker='redis://localhost')\n    app.conf.broker_url = 'redis://other'\n",  # no send_task
+    "    app = Celery('proj', broker='redis://localhost')\n    app.send_task('a')\n    register(app)\n",
+], ids=["factory", "worker-main", "task", "no-send", "passed-on"])
+def test_an_app_made_in_a_function_and_used_otherwise_is_still_checked(tmp_path, body):
+    _write(tmp_path, {"proj.py": "from celery import Celery\n\ndef make():\n" + body})
+    result = run([tmp_path], _settings(tmp_path, "CL101", "CL103"))
+    assert {f.code for f in result.findings} == {"CL101", "CL103"}, result.findings
+
+
+def test_a_module_level_app_used_only_for_send_task_is_still_checked(tmp_path):
+    _write(tmp_path, {"proj.py": "from celery import Celery\napp = Celery('proj', broker='redis://localhost')\n"
+                                 "def f():\n    app.send_task('a')\n"})
+    result = run([tmp_path], _settings(tmp_path, "CL101", "CL103"))
+    assert {f.code for f in result.findings} == {"CL101", "CL103"}

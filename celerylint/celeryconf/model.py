@@ -348,8 +348,9 @@ class Model:
                 for key, by_path in index.items() for path, app in by_path.items()}
 
         def targets(key: str, path: str) -> list[App]:
-            if key == "*":
-                return list(apps.values()) if len(apps) == 1 else []
+            if key == "*":  # current_app: the one app of the project that runs workers
+                workers = [a for a in apps.values() if not a.send_only]
+                return workers if len(workers) == 1 else []
             by_path = index.get(key)
             if not by_path:
                 return []
@@ -451,10 +452,12 @@ class Model:
         return sorted(self.apps.values(), key=lambda a: (a.path, a.pos))
 
     def configured_apps(self) -> list[App]:
-        """The apps a missing setting is reported for: when some app loads a
-        configuration source, the apps without one are clients of the same
-        project (``Celery(broker=settings.X)`` to send tasks) and are skipped."""
-        apps = self.relevant_apps()
+        """The apps worker settings are checked for (CL101-CL104): not an app
+        a function makes only to ``send_task`` (``App.send_only``), and, when
+        some app loads a configuration source, not the apps without one:
+        they are clients of the same project (``Celery(broker=settings.X)``
+        to send tasks)."""
+        apps = [a for a in self.relevant_apps() if not a.send_only]
         with_source = [a for a in apps if a.config is not None]
         return with_source or apps
 

@@ -135,6 +135,14 @@ class AcksLateDisabled(ConfigRule):
             @app.task(acks_late=True)
             def b(): ...
         """),
+        Valid("""
+            # file: proj/queue.py
+            from celery import Celery
+            def publish(url, payload):
+                client = Celery("other")
+                client.conf.broker_url = url
+                client.send_task("other.handle", kwargs=payload)
+        """),
     )
     INVALID = (
         Invalid(

@@ -180,6 +180,14 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             # file: docker/worker.sh
             exec celery -A proj worker --prefetch-multiplier=1 --concurrency=4
         """),
+        Valid("""
+            # file: proj/queue.py
+            from celery import Celery
+            def publish(url, payload):
+                client = Celery("other")
+                client.conf.broker_url = url
+                client.send_task("other.handle", kwargs=payload)
+        """),
     )
     INVALID = (
         Invalid(
