@@ -40,8 +40,13 @@ class AcksLateDisabled(ConfigRule):
     (the configuration module, the Django settings as `CELERY_TASK_ACKS_LATE`,
     a new keyword of `app.conf.update(...)`, or `app.conf.task_acks_late =
     True` after the app is created), or turns an explicit `False` into
-    `True`. It is unsafe: it changes delivery semantics, and tasks that are
-    not idempotent then run twice after a crash.
+    `True`. When the configuration misspells the setting (`task_ack_late`,
+    which CL107 renames), that line is the setting's line: the fix renames
+    it and sets it to `True` rather than adding a second `task_acks_late`;
+    the two rules' fixes then touch the same name and are applied in
+    different rounds, so the setting is written once. It is unsafe: it
+    changes delivery semantics, and tasks that are not idempotent then run
+    twice after a crash.
 
     ## References
     - [Celery: task_acks_late](https://docs.celeryq.dev/en/stable/userguide/configuration.html#task-acks-late)
@@ -91,6 +96,14 @@ class AcksLateDisabled(ConfigRule):
             def a(): ...
             @app.task(acks_late=True)
             def b(): ...
+        """),
+        Valid("""
+            # file: proj/queue.py
+            from celery import Celery
+            def publish(url, payload):
+                client = Celery("other")
+                client.conf.broker_url = url
+                client.send_task("other.handle", kwargs=payload)
         """),
     )
     INVALID = (
@@ -144,6 +157,20 @@ class AcksLateDisabled(ConfigRule):
         Invalid(
             """
             # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.update(accept_content=["json"], task_queues=[1,],)
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.update(accept_content=["json"], task_queues=[1,], task_acks_late=True,)
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
             import celery
             app = celery.Celery("proj")
             app.conf.task_acks_late = False
@@ -191,6 +218,43 @@ class AcksLateDisabled(ConfigRule):
             # file: celeryconfig.py
             BROKER_URL = "redis://localhost:6379/0"
             CELERY_ACKS_LATE = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            imports = (
+                "proj.tasks",
+            )
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            imports = (
+                "proj.tasks",
+            )
+            task_acks_late = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_ack_late = False
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
             """,
         ),
     )

@@ -34,8 +34,9 @@ class RejectOnWorkerLostMissing(ConfigRule):
 
     ## Fix safety
     The fix adds `task_reject_on_worker_lost = True` where the app's
-    configuration lives (or turns an explicit `False` into `True`). It is
-    unsafe: a task that reliably kills its worker is then redelivered again
+    configuration lives (or turns an explicit `False` into `True`); a
+    misspelling of the setting (see CL107) is renamed and set to `True`
+    instead of adding the setting a second time. It is unsafe: a task that reliably kills its worker is then redelivered again
     and again, so it must be made safe first.
 
     ## References

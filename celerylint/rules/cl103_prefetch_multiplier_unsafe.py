@@ -104,7 +104,9 @@ class PrefetchMultiplierUnsafe(ConfigRule):
 
     ## Fix safety
     The fix sets `worker_prefetch_multiplier = 1` where the app's
-    configuration lives. It is unsafe: throughput of many tiny tasks can
+    configuration lives; a misspelling of the setting (see CL107) is
+    renamed and set to 1 instead of adding the setting a second time. It is
+    unsafe: throughput of many tiny tasks can
     drop, because workers ask the broker more often.
 
     ## References
@@ -161,6 +163,14 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             app = Celery("proj", broker="redis://localhost")
             # file: docker/worker.sh
             exec celery -A proj worker --prefetch-multiplier=1 --concurrency=4
+        """),
+        Valid("""
+            # file: proj/queue.py
+            from celery import Celery
+            def publish(url, payload):
+                client = Celery("other")
+                client.conf.broker_url = url
+                client.send_task("other.handle", kwargs=payload)
         """),
     )
     INVALID = (

@@ -81,7 +81,9 @@ class VisibilityTimeoutTooShort(ConfigRule):
     ## Fix safety
     The fix raises the timeout to the next whole hour above the longest
     duration seen (replacing the value, adding the key to a literal
-    `broker_transport_options` dict, or adding the setting). It is unsafe: a
+    `broker_transport_options` dict, or adding the setting). A misspelt
+    `broker_transport_options` (see CL107) is renamed first, keeping its
+    keys, and the key is added in the next round. It is unsafe: a
     longer timeout also delays the redelivery of tasks whose worker really
     died.
 
@@ -212,6 +214,41 @@ class VisibilityTimeoutTooShort(ConfigRule):
             app.conf.broker_transport_options = {"visibility_timeout": 3600}
             """,
         ),
+        Invalid(
+            """
+            # file: a.py
+            from celery import Celery
+            app = Celery("a", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 3600
+            # file: b.py
+            from celery import Celery
+            app = Celery("b", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 3600
+            @app.task(time_limit=7200)
+            def export(): ...
+            """,
+            fixed="""
+            # file: a.py
+            from celery import Celery
+            app = Celery("a", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 10800
+            # file: b.py
+            from celery import Celery
+            app = Celery("b", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 10800
+            @app.task(time_limit=7200)
+            def export(): ...
+            """,
+            count=2,
+        ),
     )
 
     def check_model(self, m: Model):
@@ -249,10 +286,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
 
 def _item_path(m: Model, assignment, item) -> str:
     """Items set with ``X["visibility_timeout"] = v`` may live in another file."""
-    for f in m.by_kind["setting_item"]:
-        if f["key"] == "visibility_timeout" and (f["line"], f["col"], f["end_line"], f["end_col"]) == item[1]:
-            return f["path"]
-    return assignment.path
+    return item[3] if len(item) > 3 else assignment.path
 
 
 def _insert_key(m: Model, assignment, new: int) -> Fix | None:

@@ -65,7 +65,10 @@ class UnknownSetting(ConfigRule):
 
     ## Fix safety
     When exactly one real name is close, the fix renames the setting to it.
-    It is unsafe: the setting then takes effect, which changes behaviour,
+    The fixes of CL101-CL104 that would add that same setting edit the
+    misspelt line instead (rename, and set the value they want), so the
+    fix loop never applies both in one round and the setting is never
+    written twice. It is unsafe: the setting then takes effect, which changes behaviour,
     and other code reading the misspelt name is not changed.
 
     ## References

@@ -3,15 +3,23 @@ configuration lives, or change a value in place."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from ...fixing import newline_at
 from ...model import Edit, Fix
 from ...source import DecodeError, LineIndex, decode
 from .model import App, Assignment, Model, Pos
 from .settings_table import table
+from .values import plain
 
 
 def read(model: Model, path: str) -> str | None:
+    """The text of ``path`` as the fix loop holds it (it may have changed it
+    in an earlier round), else as on disk."""
+    texts = getattr(model.project, "texts", None)
+    if texts and path in texts:
+        return texts[path]
     try:
         return decode((Path(model.root) / path).read_bytes()).text
     except (OSError, DecodeError):
@@ -34,11 +42,21 @@ def spelled(app: App, name: str) -> str | None:
     return name
 
 
+_COMMA_ENDS_LINE = re.compile(r"[ \t]*,[ \t]*(?:#.*)?$")
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
 def _after_line(text: str, line: int, content: str) -> Edit:
-    """Insert ``content`` (one or more full lines) after line ``line``."""
+    """Insert ``content`` (one or more full lines) after line ``line``, with
+    the line endings of the file there (CRLF, CR or LF)."""
     index = LineIndex(text)
+    content = content.replace("\n", newline_at(text, index, line))
     if line >= len(index.starts) and text and not text.endswith(("\n", "\r")):
-        return Edit(line, len(index.line_text(line)), line, len(index.line_text(line)), "\n" + content.rstrip("\n"))
+        end = len(index.line_text(line))
+        return Edit(line, end, line, end, newline_at(text, index, line) + content.rstrip("\r\n"))
     return Edit(line + 1, 0, line + 1, 0, content)
 
 
@@ -46,12 +64,81 @@ def _last_line(a: Assignment) -> int:
     return (a.value_pos or a.pos)[2]
 
 
+def statement_end(text: str, a: Assignment) -> int:
+    """The last line of the statement that makes assignment ``a``: the value's
+    position leaves out closing parentheses (``X = (\n "a",\n)``), a
+    backslash continuation or a ``;`` after it."""
+    import io
+    import tokenize
+
+    index = LineIndex(text)
+    first, last = a.pos[0], _last_line(a)
+    if first > len(index.starts):
+        return last
+    rest = io.StringIO(text[index.starts[first - 1]:], newline=None)  # universal newlines: \r too
+    try:
+        for token in tokenize.generate_tokens(rest.readline):
+            if token.type == tokenize.NEWLINE or token.type == tokenize.ENDMARKER:
+                return max(last, first + token.start[0] - 1 - (token.type == tokenize.ENDMARKER))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return last
+
+
+_QUOTED_VIA = ("conf_item", "update_dict")
+
+
+def misspelling(app: App, name: str) -> tuple[Assignment, str] | None:
+    """An assignment of the app's configuration whose name misspells setting
+    ``name`` (``task_ack_late`` for ``task_acks_late``), with the name it
+    is renamed to: the one CL107 (unknown-setting) renames it to, by the same
+    test.  The app's preconfiguration first (it wins), then its source."""
+    t = table()
+    places = [([a for assigned in app.preconf.values() for a in assigned], None, False)]
+    if app.source is not None:
+        places.append((app.source.assignments, app.source.namespace, app.source.django))
+    for assignments, namespace, django in places:
+        for a in reversed(assignments):
+            if a.cond or a.name.startswith("_") or t.known(a.name) or t.canonical(a.name, namespace):
+                continue
+            if django and not (a.name.isupper() and a.name.startswith(("CELERY", "BROKER_"))):
+                continue
+            if django and not namespace and t.canonical(a.name, "CELERY"):
+                continue  # a namespaced name without the namespace: CL110's
+            best = t.suggestion(a.name, namespace if django or namespace else None)
+            if best and t.canonical(best, namespace) == name:
+                return a, best
+    return None
+
+
+def _respell(a: Assignment, new: str, value: str) -> Fix:
+    """The misspelt line *is* the setting's line: rename it, and set the
+    value when the old one is a plain literal (a dict keeps its keys, an
+    environment lookup its variable; a later round adjusts them)."""
+    line, col, end_line, end_col = a.pos
+    edits = [Edit(line, col, end_line, end_col, f'"{new}"' if a.via in _QUOTED_VIA else new)]
+    current, env = plain(a.value)
+    if current is not None and env is None and not isinstance(current, dict) and a.value_pos is not None:
+        edits.append(Edit(*a.value_pos, value))
+        return Fix(f"rename `{a.name}` to `{new}` and set it to `{value}`", tuple(edits), False, a.path)
+    return Fix(f"rename `{a.name}` to `{new}`, the setting it misspells", tuple(edits), False, a.path)
+
+
 def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
-    """Add ``name = value`` (new-style name, Python source of the value)."""
+    """Add ``name = value`` (new-style name, Python source of the value).
+
+    When the configuration already misspells the setting (the name CL107
+    renames into it), that line is the setting's line: the fix renames it
+    and sets its value instead of adding a second assignment, so that fixes
+    of two rules never write one setting twice (their edits overlap, and the
+    fix loop applies overlapping fixes in different rounds)."""
     t = table()
     written = spelled(app, name)
     if written is None:
         return None
+    wrong = misspelling(app, name)
+    if wrong is not None:
+        return _respell(wrong[0], wrong[1], value)
     if app.source is not None:
         source = app.source
         keys = source.celery_keys(t)
@@ -61,7 +148,8 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
         if text is None:
             return None
         mine = [a for a in source.assignments if a.path == path and not a.cond and t.canonical(a.name, source.namespace)]
-        anchor = max((_last_line(a) for a in mine), default=None)
+        latest = max(mine, key=_last_line, default=None)
+        anchor = statement_end(text, latest) if latest is not None else None
         line = f"{written} = {value}\n"
         if anchor is None:
             anchor = len(LineIndex(text).starts)
@@ -74,11 +162,15 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
         text = read(model, f["path"])
         if text is None:
             return None
-        if f["trailing_comma"] and f["line"] > app.pos[0]:
-            index = LineIndex(text)
-            indent = index.line_text(f["line"])[: f["col"]]
+        index = LineIndex(text)
+        rest = index.line_text(f["end_line"])[f["end_col"]:]
+        if f["trailing_comma"] and _COMMA_ENDS_LINE.match(rest):
+            # one keyword per line, the closing parenthesis on a later line:
+            # a new line after the last keyword, indented like it
+            start = index.line_text(f["line"])
+            indent = start[: f["col"]] if not start[: f["col"]].strip() else _indent(start) + "    "
             edit = _after_line(text, f["end_line"], f"{indent}{name}={value},\n")
-        else:
+        else:  # after the last keyword, on its line (before its comma, if any)
             edit = Edit(f["end_line"], f["end_col"], f["end_line"], f["end_col"], f", {name}={value}")
         return Fix(f"add `{name}={value}` to `{app.var}.conf.update(...)`", (edit,), False, f["path"])
     text = read(model, app.path)

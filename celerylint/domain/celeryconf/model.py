@@ -22,6 +22,7 @@ from .values import plain
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
 
+
 class Model:
     """Every app of the project and the sources they load."""
 
@@ -44,9 +45,10 @@ class Model:
             target = by_id.get((f["path"], f["id"])) if "id" in f else None
             if target is None:
                 candidates = [a for a in self.assignments.get(f["source"], ()) if a.name == f["name"]]
+                candidates = [a for a in candidates if a.path == f["path"]] or candidates
                 target = candidates[-1] if candidates else None
             if target is not None:
-                target.items[f["key"]] = (None if f.get("cond") else f["value"], fact_position(f), f["literal"])
+                target.items[f["key"]] = (None if f.get("cond") else f["value"], fact_position(f), f["literal"], f["path"])
         self.read_paths = {f["path"] for f in self.project.facts}
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in self.by_kind["star_import"]:
@@ -143,40 +145,62 @@ class Model:
 
     # -- apps -------------------------------------------------------------
     def _apps(self) -> dict[str, App]:
-        stmts = {f["app"]: f for f in self.by_kind["app_stmt"]}
-        apps: dict[str, App] = {}
+        """One app per ``module:variable`` key and file: files of different
+        directories may share a module name (two ``worker.py`` outside any
+        package), and their apps are different apps.  A fact of the app's own
+        file configures it; a fact of another file naming a shared key could
+        mean any of them, which makes their configuration unknown."""
+        stmts = {(f["app"], f["path"]): f for f in self.by_kind["app_stmt"]}
+        index: dict[str, dict[str, App]] = defaultdict(dict)  # key -> path -> app
         for f in self.by_kind["celery_app"]:
-            key = f["app"]
-            apps[key] = App(key, f["path"], key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get(key)))
+            key, path = f["app"], f["path"]
+            previous = index[key].get(path)
+            app = App(key, path, key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get((key, path))))
+            # the same name made twice in one file (two factory functions) stays one app,
+            # send-only only if every one of them is
+            app.send_only = bool(f.get("send_only")) and (previous is None or previous.send_only)
+            index[key][path] = app
+        apps = {(key if len(by_path) == 1 else f"{key}@{path}"): app
+                for key, by_path in index.items() for path, app in by_path.items()}
 
-        def targets(key: str) -> list[App]:
-            if key == "*":
-                return list(apps.values()) if len(apps) == 1 else []
-            return [apps[key]] if key in apps else []
+        def targets(key: str, path: str) -> list[App]:
+            if key == "*":  # current_app: the one app of the project that runs workers
+                workers = [a for a in apps.values() if not a.send_only]
+                return workers if len(workers) == 1 else []
+            by_path = index.get(key)
+            if not by_path:
+                return []
+            if len(by_path) == 1:
+                return list(by_path.values())
+            if path in by_path:
+                return [by_path[path]]
+            for app in by_path.values():
+                app.open.append(f"`{key}` is configured in {path}, but several apps have that name")
+            return []
 
         for source, assigned in self.assignments.items():
             if source.startswith("app:"):
-                for app in targets(source[4:]):
-                    for a in assigned:
+                for a in assigned:
+                    for app in targets(source[4:], a.path):
                         app.preconf[a.name].append(a)
         for f in self.by_kind["app_open"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.open.append(f["why"])
         for kind in ("config_source_last_arg", "config_source_namespace"):
             for f in self.by_kind[kind]:
-                for app in targets(f["app"]):
+                for app in targets(f["app"], f["path"]):
                     app.config_args[kind] = f
         for f in self.by_kind["config_source"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.config = f
         for f in self.by_kind["update_call"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.update_call = f
         for f in self.by_kind["conf_stmt"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.conf_stmts.append(f)
         for f in self.by_kind["task_cls"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.task_cls = f["value"] or "?"
         for app in apps.values():
             self._attach_source(app)
@@ -244,10 +268,12 @@ class Model:
         return sorted(self.apps.values(), key=lambda a: (a.path, a.pos))
 
     def configured_apps(self) -> list[App]:
-        """The apps a missing setting is reported for: when some app loads a
-        configuration source, the apps without one are clients of the same
-        project (``Celery(broker=settings.X)`` to send tasks) and are skipped."""
-        apps = self.relevant_apps()
+        """The apps worker settings are checked for (CL101-CL104): not an app
+        a function makes only to ``send_task`` (``App.send_only``), and, when
+        some app loads a configuration source, not the apps without one:
+        they are clients of the same project (``Celery(broker=settings.X)``
+        to send tasks)."""
+        apps = [a for a in self.relevant_apps() if not a.send_only]
         with_source = [a for a in apps if a.config is not None]
         return with_source or apps
 

@@ -40,7 +40,8 @@ class Assignment:
     value_pos: Pos | None
     cond: bool
     via: str
-    items: dict[str, tuple[Any, Pos | None, bool]] = field(default_factory=dict)  # key -> (value, pos, literal)
+    # key -> (value, pos, literal, path): ``X["key"] = v`` may be in another file than X
+    items: dict[str, tuple[Any, Pos | None, bool, str]] = field(default_factory=dict)
 
     @property
     def line(self) -> int:
@@ -138,6 +139,7 @@ class App:
     update_call: dict[str, Any] | None = None
     conf_stmts: list[dict[str, Any]] = field(default_factory=list)
     task_cls: str | None = None
+    send_only: bool = False  # made in a function only to send_task (see facts/config.py)
 
     @property
     def namespace(self) -> str | None:
@@ -170,7 +172,7 @@ class App:
         resolved = self.get(name)
         if resolved.at is None:
             return {} if resolved.is_default else None
-        return {k: (*v, resolved.at.path) for k, v in resolved.at.items.items()}
+        return dict(resolved.at.items)
 
     def where_configured(self) -> str:
         if self.source is not None:
