@@ -3,7 +3,6 @@ here, through the real CLI or ``celerylint.runner.run``."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
