@@ -74,9 +74,13 @@ def _distinct(findings: list[Finding]) -> list[Finding]:
     seen: set[Finding] = set()
     out = []
     for finding in findings:
-        if finding not in seen:
+        try:
+            if finding in seen:
+                continue
             seen.add(finding)
-            out.append(finding)
+        except TypeError:  # a fix built with a list of edits: kept, as before
+            pass
+        out.append(finding)
     return out
 
 

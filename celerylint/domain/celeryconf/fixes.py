@@ -93,22 +93,26 @@ def misspelling(app: App, name: str) -> tuple[Assignment, str] | None:
     ``name`` (``task_ack_late`` for ``task_acks_late``), with the name it
     is renamed to: the one CL107 (unknown-setting) renames it to, by the same
     test.  The app's preconfiguration first (it wins), then its source."""
-    t = table()
-    places = [([a for assigned in app.preconf.values() for a in assigned], None, False)]
-    if app.source is not None:
-        places.append((app.source.assignments, app.source.namespace, app.source.django))
-    for assignments, namespace, django in places:
-        for a in reversed(assignments):
-            if a.cond or a.name.startswith("_") or t.known(a.name) or t.canonical(a.name, namespace):
-                continue
-            if django and not (a.name.isupper() and a.name.startswith(("CELERY", "BROKER_"))):
-                continue
-            if django and not namespace and t.canonical(a.name, "CELERY"):
-                continue  # a namespaced name without the namespace: CL110's
-            best = t.suggestion(a.name, namespace if django or namespace else None)
-            if best and t.canonical(best, namespace) == name:
-                return a, best
-    return None
+    found = getattr(app, "_misspellings", None)
+    if found is None:  # once per app: each unknown name costs a fuzzy match
+        found = app._misspellings = {}
+        t = table()
+        places = [([a for assigned in app.preconf.values() for a in assigned], None, False)]
+        if app.source is not None:
+            places.append((app.source.assignments, app.source.namespace, app.source.django))
+        for assignments, namespace, django in reversed(places):  # the preconfiguration wins
+            for a in assignments:  # and in each place the last assignment
+                if a.cond or a.name.startswith("_") or t.known(a.name) or t.canonical(a.name, namespace):
+                    continue
+                if django and not (a.name.isupper() and a.name.startswith(("CELERY", "BROKER_"))):
+                    continue
+                if django and not namespace and t.canonical(a.name, "CELERY"):
+                    continue  # a namespaced name without the namespace: CL110's
+                best = t.suggestion(a.name, namespace if django or namespace else None)
+                meant = t.canonical(best, namespace) if best else None
+                if meant:
+                    found[meant] = (a, best)
+    return found.get(name)
 
 
 def _respell(a: Assignment, new: str, value: str) -> Fix:
