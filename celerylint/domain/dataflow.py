@@ -345,3 +345,38 @@ def flow(func: cst.FunctionDef, ctx: FileContext) -> Flow:
     visit(func.body, _Walker(result, ctx))
     flows[id(func)] = result
     return result
+
+
+def within(event: Event, block: tuple[cst.CSTNode, ...] | None) -> bool:
+    """The event is in ``block`` or in a block nested in it."""
+    return block is not None and any(b is block for b in event.blocks)
+
+
+def marks_done(compared: str, assigned: str) -> bool:
+    """The value written is one the guard treats as done: any true value
+    for a truth test, else one of the compared values."""
+    if not compared:
+        return assigned not in ("False", "None", "0", '""', "''")
+    return assigned in compared.split("|")
+
+
+def statements_movable_after(marker: list[Event], effect: Event) -> tuple[cst.CSTNode, ...] | None:
+    """The statements of ``marker`` when they can be moved, as they are,
+    after the statement of ``effect``: simple statements of the effect's own
+    block, before it, whose result (for a marker write) is not used."""
+    statements = [e.stmt for e in marker]
+    block = effect.block
+    if effect.stmt is None or block is None or effect.stmt not in block:
+        return None
+    for e, stmt in zip(marker, statements):
+        if stmt is None or e.block is not block or len(stmt.body) != 1:
+            return None
+        if e.kind == "mark" and not isinstance(stmt.body[0], cst.Expr):
+            return None  # the marker's result is used: moving it could break the code
+    if len({id(s) for s in statements}) != len(statements):
+        return None
+    position = block.index(effect.stmt)
+    if any(block.index(s) > position for s in statements):
+        return None
+    return tuple(statements)
+

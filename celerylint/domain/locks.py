@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..context import FileContext
-from .calls import arg, code_of, has_star
+from .calls import arg, code_of, has_star, with_keyword
 from .clients import CACHE, LOCK_CLASSES, REDIS, client_kind, receiver
-from .values import evaluate
+from .values import evaluate, seconds
 
 # "lock" as a word of an identifier or key: lock_key, lockKey, LOCK_ID,
 # "lock:order:1", "import-lock", but not block, clock, unlock_at, or an
@@ -21,6 +21,9 @@ _LOCK_WORD = re.compile(
 )
 TAKE_METHODS = frozenset({"set", "setnx", "add", "lock"})
 RELEASE_METHODS = frozenset({"delete", "unlink"})
+# Lock.extend/reacquire, EXPIRE/PEXPIRE, Django cache touch(): a function
+# that calls one of these renews the TTL as it goes.
+RENEW_METHODS = frozenset({"extend", "reacquire", "expire", "pexpire", "touch"})
 
 
 def says_lock(text: str) -> bool:
@@ -103,3 +106,70 @@ def stable_texts(key: cst.BaseExpression, ctx: FileContext) -> tuple[str, ...]:
     if isinstance(key, cst.Name):
         texts = texts[1:]
     return tuple(t for t in texts if not t.isidentifier())
+
+
+# KEYS[1] is deleted only while it still holds ARGV[1], the caller's token
+# (the script of redis-py's Lock.release and of the Redis documentation).
+RELEASE_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+
+def compare_and_delete(delete: cst.Call, key: cst.BaseExpression, token: cst.Name) -> cst.Call:
+    """``client.delete(key)`` rewritten as ``client.eval(RELEASE_SCRIPT, 1, key, token)``."""
+    script = cst.SimpleString(repr(RELEASE_SCRIPT))
+    new = delete.with_changes(
+        func=delete.func.with_changes(attr=cst.Name("eval")),
+        args=[cst.Arg(script), cst.Arg(cst.Integer("1")), cst.Arg(key), cst.Arg(cst.Name(token.value))],
+    )
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return new.with_changes(args=[a.with_changes(comma=comma) for a in new.args[:-1]] + [new.args[-1]])
+
+
+# Functions that handle locks, by name: a key taken in one and deleted in
+# another counts as a lock only when one of them is named so (otherwise it
+# may be a "seen" marker and its reset).
+LOCK_HANDLING = re.compile(r"acquire|release|unlock", re.IGNORECASE)
+
+
+def handles_locks(function_name: str) -> bool:
+    """The function's name says it takes or releases locks."""
+    return says_lock(function_name) or bool(LOCK_HANDLING.search(function_name))
+
+
+@dataclass
+class LockHelper:
+    """A module function that takes a lock whose TTL is one of its parameters:
+    ``def acquire_lock(key, ttl=30): ... set(key, token, nx=True, ex=ttl)``."""
+
+    take: LockTake
+    param: str
+    position: int | None  # of the parameter, when it can be passed positionally
+    default: float | None  # seconds
+
+
+def lock_helper(node: cst.FunctionDef, take: LockTake, ctx: FileContext) -> LockHelper | None:
+    name = take.ttl.value.value
+    params = list(node.params.params)
+    for i, p in enumerate([*params, *node.params.kwonly_params]):
+        if p.name.value == name:
+            default = seconds(evaluate(p.default, ctx)) if p.default is not None else None
+            return LockHelper(take, name, i if i < len(params) else None, default)
+    return None
+
+
+def expire_statement(stmt: cst.SimpleStatementLine) -> cst.Call | None:
+    """The ``expire``/``pexpire`` call (awaited or not) a statement consists of."""
+    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
+        return None
+    call = stmt.body[0].value
+    if isinstance(call, cst.Await):
+        call = call.expression
+    if isinstance(call, cst.Call) and receiver(call, {"expire", "pexpire"}) and call.args:
+        return call
+    return None
+
+
+def setnx_as_set(node: cst.Call, keyword: str, ttl: str) -> cst.Call:
+    """``client.setnx(k, v)`` as ``client.set(k, v, nx=True, <keyword>=<ttl>)``."""
+    renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name("set")))
+    return with_keyword(with_keyword(renamed, "nx", "True"), keyword, ttl)
+

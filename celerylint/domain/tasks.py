@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..context import FileContext
 from ..rule import All, Regex, Rule
+from .values import evaluate, seconds
 
 TASK_DECORATORS = frozenset({
     "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
@@ -233,3 +234,30 @@ class TaskRule(Rule):
 
     def leave_task(self, node: cst.FunctionDef, task: TaskInfo) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+@dataclass
+class TimeLimit:
+    limit: float  # seconds
+    which: str  # time_limit | soft_time_limit
+
+
+def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None:
+    """The longer of the time limits the task whose body is ``node`` sets
+    (decorator options, or the attributes of a Task subclass for its ``run``)."""
+    options = function_task_options(node, ctx)
+    if options is None and node.name.value == "run" and ctx.classes and len(ctx.functions) == 1:
+        cls = ctx.classes[-1]
+        options = class_options(cls) if is_task_class(cls, ctx) else None
+    if not options:
+        return None
+    limits = []
+    for which in ("time_limit", "soft_time_limit"):
+        value = seconds(evaluate(options[which], ctx)) if which in options else None
+        if value is not None and value > 0:
+            limits.append((value, which))
+    if not limits:
+        return None
+    limit, which = max(limits)
+    return TimeLimit(limit, which)
+

@@ -231,3 +231,15 @@ def _bound_to_env_lib(name: str, ctx: FileContext) -> bool:
         return target.startswith(ENV_LIB_HEADS)
     target = ctx.imports.get(name, "")
     return target == "decouple.config"
+
+
+def numeric_literal(node: cst.BaseExpression) -> bool:
+    """A number, or arithmetic on numbers only: safe to replace by its value."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        return numeric_literal(node.left) and numeric_literal(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return numeric_literal(node.expression)
+    return False
+

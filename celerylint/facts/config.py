@@ -5,7 +5,7 @@ Facts (plain data, see ``celerylint.domain.celeryconf.model`` for their use):
 
 - ``celery_app`` (at the ``Celery(...)`` call) and ``app_stmt`` (its
   statement): ``app`` key ``module:variable``; ``send_only`` for an app a
-  function makes only to ``send_task`` (see ``send_only``);
+  function makes only to ``send_task`` (see ``domain.apps.send_only``);
 - ``setting`` (at the name) and ``setting_value`` (at the value), joined by
   ``id``: ``source`` is ``app:<key>`` (constructor, ``app.conf.update``,
   ``app.conf.X = ...``, ``app.conf["X"] = ...``) or ``module:<name>``
@@ -14,7 +14,7 @@ Facts (plain data, see ``celerylint.domain.celeryconf.model`` for their use):
 - ``config_source`` (``config_from_object``/``config_source=``; target,
   namespace), ``app_open`` (configuration we cannot read), ``update_call``
   and ``conf_stmt`` (where a new keyword or ``app.conf.X`` line goes);
-- ``star_import``, ``django_settings_module``, ``module_info``;
+- ``star_import`` and ``module_info`` (``settings_chain.py``), ``django_settings_module``;
 - ``config_set`` (``CONFIG SET maxmemory-policy`` in code).
 """
 
@@ -24,13 +24,15 @@ import re
 
 import libcst as cst
 
+from ..domain.apps import send_only
 from ..domain.clients import REDIS, client_kind
 from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
 from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..domain.celeryconf.redis_conf import parse_redis_url
 from ..domain.celeryconf.values import encode, setting_value
-from ..context import FileContext, dotted_name
+from ..context import FileContext
 from ..rule import Checker, Regex
+from .settings_chain import module_info, record_star_import
 
 # Upper-case module-level names worth recording in any file; lower-case and
 # other names only in files that look like settings modules.
@@ -53,98 +55,6 @@ def _settings_like(ctx: FileContext) -> bool:
 def _string(node: cst.BaseExpression, ctx: FileContext) -> str | None:
     value = setting_value(node, ctx)
     return value if isinstance(value, str) else None
-
-
-_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
-
-
-def record_star_import(ctx: FileContext, node: cst.ImportFrom, module: str, guarded: bool, counter) -> bool:
-    """Record ``from x import *`` at module level as a fact; True if recorded.
-
-    Only its order among the settings matters, and its line is found in the
-    text (star imports are module-level only): the file need not pay for
-    libcst's positions, a codegen pass, just for this fact.  ``counter``
-    (the collector) remembers how many star imports it has seen."""
-    if not isinstance(node.names, cst.ImportStar) or not ctx.at_module_level:
-        return False
-    target = ctx.resolve_relative(len(node.relative), dotted_name(node.module) if node.module else "")
-    counter.stars_seen = getattr(counter, "stars_seen", 0) + 1
-    line = 1
-    for i, match in enumerate(_STAR_IMPORT.finditer(ctx.text), start=1):
-        if i == counter.stars_seen:
-            line = ctx.text.count("\n", 0, match.start()) + 1
-            break
-    ctx.fact("star_import", None, module=module, target=target, guarded=guarded,
-             line=line, col=0, end_line=line, end_col=0)
-    return True
-
-
-def module_info(ctx: FileContext, module: str, settings_like: bool) -> None:
-    text = ctx.text
-    ctx.fact("module_info", None, module=module, lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
-             newline_at_end=text.endswith(("\n", "\r")) or not text, settings_like=settings_like)
-
-
-class _Uses(cst.CSTVisitor):
-    """How a function uses the local name ``var`` of the app it makes."""
-
-    def __init__(self, var: str) -> None:
-        self.var = var
-        self.names = 0  # every Name ``var`` (the assignment making the app too)
-        self.allowed = 0  # ``var.send_task`` and ``var.conf``
-        self.sends = 0
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names += node.value == self.var
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.names -= node.attr.value == self.var  # ``x.var`` is no use of the name
-        if isinstance(node.value, cst.Name) and node.value.value == self.var and node.attr.value in ("send_task", "conf"):
-            self.allowed += 1
-            self.sends += node.attr.value == "send_task"
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        self.names -= node.keyword is not None and node.keyword.value == self.var
-
-
-def send_only(function: cst.FunctionDef, var: str) -> bool:
-    """An app made in a function only to send tasks to a broker: besides the
-    assignment that makes it, ``var`` is used only as ``var.send_task(...)``
-    and ``var.conf...``.  It runs no worker, so worker settings mean nothing
-    for it (CL101-CL104 skip it)."""
-    uses = _Uses(var)
-    function.visit(uses)
-    return uses.sends > 0 and uses.names - 1 == uses.allowed
-
-
-class SettingsChainCollector(Checker):
-    """Star imports in settings modules (``from .base import *``), so that a
-    settings file holding nothing else is still read.  Runs only on files
-    whose path looks like settings; elsewhere ``ConfigCollector`` records star
-    imports of the files it reads anyway."""
-
-    PATHS = SETTINGS_PATH.pattern
-    REQUIRES = (Regex(rb"import[ \t]+\*"),)
-
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.module = ctx.module_name or ctx.path
-        self.guarded = 0
-
-    def _enter_guard(self, node) -> None:
-        self.guarded += 1
-
-    def _leave_guard(self, node) -> None:
-        self.guarded -= 1
-
-    visit_Try = visit_With = _enter_guard
-    leave_Try = leave_With = _leave_guard
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        record_star_import(self.ctx, node, self.module, self.guarded > 0, self)
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        module_info(self.ctx, self.module, True)
 
 
 # An upper-case Celery or cache setting, or a new-style lower-case one being

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..domain.dataflow import Event, Flow, flow
+from ..domain.dataflow import Flow, flow, marks_done, statements_movable_after, within
 from ..domain.tasks import TaskRule, task_and
 from ..rule import Fix, Invalid, MoveLinesAfter, Valid
 
@@ -369,7 +369,7 @@ class MarkerBeforeSideEffect(TaskRule):
             elif event.kind == "flag_set":
                 checked = [
                     e for e in events[:i]
-                    if e.kind == "flag_check" and e.key == event.key and _marks_done(e.detail, event.detail)
+                    if e.kind == "flag_check" and e.key == event.key and marks_done(e.detail, event.detail)
                 ]
                 obj = event.key.partition(".")[0]
                 save = next((e for e in events[i + 1:] if e.kind == "flag_save" and e.key == obj), None)
@@ -386,42 +386,11 @@ class MarkerBeforeSideEffect(TaskRule):
                 continue  # the marker follows the side effect it guards; later ones are follow-ups
             # the side effect runs after the marker: later in the marker's block or nested in it
             end = marker[-1].index
-            effect = next((e for e in events[end + 1:] if e.kind == "effect" and _within(e, event.block)), None)
+            effect = next((e for e in events[end + 1:] if e.kind == "effect" and within(e, event.block)), None)
             if effect is None or any(e.index > effect.index for e in rewritten):
                 continue
-            self.report(
-                event.node if event.kind == "mark" else event.stmt or event.node,
-                f"{what} is marked done before {effect.detail}: if that fails or the worker dies in between, "
-                "the retry or redelivery sees the marker and the work is lost",
-                self._fix(marker, effect),
-            )
-
-    def _fix(self, marker: list[Event], effect: Event) -> Fix | None:
-        statements = [e.stmt for e in marker]
-        block = effect.block
-        if effect.stmt is None or block is None or effect.stmt not in block:
-            return None
-        for e, stmt in zip(marker, statements):
-            if stmt is None or e.block is not block or len(stmt.body) != 1:
-                return None
-            small = stmt.body[0]
-            if e.kind == "mark" and not isinstance(small, cst.Expr):
-                return None  # the marker's result is used: moving it could break the code
-        if len({id(s) for s in statements}) != len(statements):
-            return None
-        position = block.index(effect.stmt)
-        if any(block.index(s) > position for s in statements):
-            return None
-        return Fix("move the marker write after the side effect", (MoveLinesAfter(tuple(statements), effect.stmt),))
-
-
-def _within(event: Event, block: tuple[cst.CSTNode, ...] | None) -> bool:
-    return block is not None and any(b is block for b in event.blocks)
-
-
-def _marks_done(compared: str, assigned: str) -> bool:
-    """The value written is one the guard treats as done: any true value
-    for a truth test, else one of the compared values."""
-    if not compared:
-        return assigned not in ("False", "None", "0", '""', "''")
-    return assigned in compared.split("|")
+            movable = statements_movable_after(marker, effect)
+            fix = Fix("move the marker write after the side effect", (MoveLinesAfter(movable, effect.stmt),)) if movable else None
+            self.report(event.node if event.kind == "mark" else event.stmt or event.node,
+                        f"{what} is marked done before {effect.detail}: if that fails or the worker dies in between, "
+                        "the retry or redelivery sees the marker and the work is lost", fix)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..domain.calls import arg, code_of, given, has_star, with_keyword
 from ..domain.clients import CACHE, CACHE_ALIAS, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
-from ..domain.locks import key_says_lock
+from ..domain.locks import expire_statement, key_says_lock, setnx_as_set
 from ..domain.values import NONE, evaluate
 from ..rule import All, Fix, Invalid, Option, RemoveLines, Replace, Rule, Valid
 
@@ -321,20 +321,18 @@ class LockWithoutTtl(Rule):
         self.blocks.pop()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        if len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
-            call = node.body[0].value
-            if isinstance(call, cst.Await):
-                call = call.expression
-            if isinstance(call, cst.Call) and receiver(call, {"expire", "pexpire"}) and call.args:
-                removable = bool(self.blocks) and len(self.blocks[-1].body) > 1
-                self.scopes[-1].expires.setdefault(code_of(call.args[0].value), []).append((node, call, removable))
+        call = expire_statement(node)
+        if call is not None:
+            removable = bool(self.blocks) and len(self.blocks[-1].body) > 1
+            self.scopes[-1].expires.setdefault(code_of(call.args[0].value), []).append((node, call, removable))
 
     def visit_Call(self, node: cst.Call) -> None:
         if has_star(node):
             return
         if self.ctx.imported_name(node.func) in LOCK_CLASSES:
             if not given(arg(node, "timeout", 2), self.ctx):
-                self._lock(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever")
+                self.report(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever",
+                            self._add_kw_fix(node, "timeout"))
             return
         found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink"})
         if found is None:
@@ -350,10 +348,11 @@ class LockWithoutTtl(Rule):
         if method == "lock":
             if not given(arg(node, "timeout", 1 if kind == REDIS else None), self.ctx):
                 what = "`lock()`" if kind == REDIS else "django-redis `cache.lock()`"
-                self._lock(node, f"{what} without `timeout`: a worker that dies holding it blocks the lock forever")
+                self.report(node, f"{what} without `timeout`: a worker that dies holding it blocks the lock forever",
+                            self._add_kw_fix(node, "timeout"))
         elif method == "setnx" and kind == REDIS:
             self._candidate(node, "`setnx` sets no expiry (and an `expire` after it is not atomic with it): a worker that dies holding the lock blocks it forever",
-                            Fix(f"Use `set(..., nx=True, ex={self.ttl})`", (Replace(node, self._setnx_as_set(node, "ex", self.ttl)),)))
+                            Fix(f"Use `set(..., nx=True, ex={self.ttl})`", (Replace(node, setnx_as_set(node, "ex", self.ttl)),)))
         elif method == "set":
             self._set(node, kind)
         elif method == "add" and kind == CACHE:
@@ -382,18 +381,10 @@ class LockWithoutTtl(Rule):
                 self._candidate(node, "`cache.set(..., timeout=None, nx=True)` takes a lock that never expires",
                                 self._replace_value_fix(node, timeout, "timeout"))
 
-    def _key(self, node: cst.Call) -> tuple[str | None, bool]:
-        if not node.args:
-            return None, False
-        key = node.args[0].value
-        return code_of(key), key_says_lock(key, self.ctx)
-
     def _candidate(self, node: cst.Call, message: str, fix: Fix | None) -> None:
-        key, lockish = self._key(node)
-        self.scopes[-1].candidates.append(_Candidate(node, key, message, lockish, fix))
-
-    def _lock(self, node: cst.Call, message: str) -> None:
-        self.report(node, message, self._add_kw_fix(node, "timeout"))
+        key = node.args[0].value if node.args else None
+        text, lockish = (code_of(key), key_says_lock(key, self.ctx)) if key is not None else (None, False)
+        self.scopes[-1].candidates.append(_Candidate(node, text, message, lockish, fix))
 
     def _add_kw_fix(self, node: cst.Call, keyword: str) -> Fix:
         return Fix(f"Add `{keyword}={self.ttl}`", (Replace(node, with_keyword(node, keyword, self.ttl)),))
@@ -401,14 +392,9 @@ class LockWithoutTtl(Rule):
     def _replace_value_fix(self, node: cst.Call, a: cst.Arg, keyword: str) -> Fix:
         return Fix(f"Set `{keyword}` to {self.ttl} seconds", (Replace(a.value, cst.Integer(self.ttl)),))
 
-    @staticmethod
-    def _setnx_as_set(node: cst.Call, keyword: str, ttl: str) -> cst.Call:
-        renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name("set")))
-        return with_keyword(with_keyword(renamed, "nx", "True"), keyword, ttl)
-
     def _setnx_fix(self, node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]]) -> Fix:
         stmt, expire, removable = expires[0]
         ttl = code_of(expire.args[1].value) if len(expire.args) > 1 else self.ttl
         keyword = "px" if expire.func.attr.value == "pexpire" else "ex"
-        edits = (Replace(node, self._setnx_as_set(node, keyword, ttl)), *((RemoveLines(stmt),) if removable else ()))
+        edits = (Replace(node, setnx_as_set(node, keyword, ttl)), *((RemoveLines(stmt),) if removable else ()))
         return Fix(f"Replace `setnx` + `expire` with one `set(..., nx=True, {keyword}={ttl})`", edits)

@@ -1,35 +1,17 @@
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from ..domain.calls import code_of, has_star
 from ..domain.clients import CACHE, CACHE_ALIAS, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.guards import IfGuards, compares_clock
 from ..domain.locks import (
-    RELEASE_METHODS,
-    LockTake,
-    key_says_lock,
-    key_texts,
-    lock_take,
-    says_lock,
-    stable_texts,
+    RELEASE_METHODS, LockTake, compare_and_delete, handles_locks, key_says_lock, key_texts, lock_take, stable_texts,
 )
 from ..domain.values import evaluate
-from ..context import dotted_name
 from ..rule import All, Fix, Invalid, Replace, Rule, Valid
-
-# KEYS[1] is deleted only while it still holds ARGV[1], the caller's token
-# (the script of redis-py's Lock.release and of the Redis documentation).
-RELEASE_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
-# A delete guarded by a local clock compared with a deadline taken before the
-# lock (the Celery cookbook's Django-cache pattern) is the best that API allows.
-# Functions that handle locks, by name: a key taken in one and deleted in
-# another counts as a lock only when one of them is named so (otherwise it
-# may be a "seen" marker and its reset).
-_LOCK_HANDLING = re.compile(r"acquire|release|unlock", re.IGNORECASE)
-CLOCKS = frozenset({"time.monotonic", "time.time", "time.perf_counter", "monotonic", "time"})
 
 
 @dataclass
@@ -49,7 +31,7 @@ class _Delete:
     fix: Fix | None
 
 
-class UnsafeLockRelease(Rule):
+class UnsafeLockRelease(IfGuards, Rule):
     """
     ## What it does
     Finds locks released with a plain `delete`/`unlink` (Redis `DEL`) on a
@@ -342,8 +324,6 @@ class UnsafeLockRelease(Rule):
         self.module_keys: dict[str, bool] = {}  # stable key text -> taken in a lock-handling function
         self.deletes: list[_Delete] = []
         self.statements: set[int] = set()  # ids of calls whose result is discarded
-        self.guards: list[cst.BaseExpression] = []  # tests of the ifs whose body we are in
-        self.if_bodies: dict[int, cst.BaseExpression] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(_Scope())
@@ -354,23 +334,6 @@ class UnsafeLockRelease(Rule):
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value.expression if isinstance(node.value, cst.Await) else node.value
         self.statements.add(id(value))
-
-    # The test of every ``if`` whose body (not its ``else``) we are in; bodies
-    # are recognised by identity, so the engine's fast traversal serves.
-    def visit_If(self, node: cst.If) -> None:
-        self.if_bodies[id(node.body)] = node.test
-
-    def _enter_block(self, node) -> None:
-        test = self.if_bodies.get(id(node))
-        if test is not None:
-            self.guards.append(test)
-
-    def _leave_block(self, node) -> None:
-        if self.if_bodies.pop(id(node), None) is not None:
-            self.guards.pop()
-
-    visit_IndentedBlock = visit_SimpleStatementSuite = _enter_block
-    leave_IndentedBlock = leave_SimpleStatementSuite = _leave_block
 
     def visit_Call(self, node: cst.Call) -> None:
         take = lock_take(node, self.ctx)
@@ -385,7 +348,7 @@ class UnsafeLockRelease(Rule):
         if found is None or has_star(node) or not node.args:
             return
         kind = client_kind(found[1], self.ctx)
-        if kind is None or any(self._clock_guard(test) for test in self.guards):
+        if kind is None or any(compares_clock(test, self.ctx) for test in self.guards):
             return
         for a in node.args:
             if a.keyword is not None:
@@ -417,36 +380,14 @@ class UnsafeLockRelease(Rule):
 
     def _handler(self) -> bool:
         name = self.ctx.function.name.value if self.ctx.function else ""
-        return says_lock(name) or bool(_LOCK_HANDLING.search(name))
+        return handles_locks(name)
 
     def _on_cache(self, d: _Delete) -> bool:
         return client_kind(d.call.func.value, self.ctx) == CACHE
 
-    def _clock_guard(self, test: cst.BaseExpression) -> bool:
-        """``monotonic() < deadline`` (also inside ``and``)."""
-        if isinstance(test, cst.BooleanOperation):
-            return self._clock_guard(test.left) or self._clock_guard(test.right)
-        if not isinstance(test, cst.Comparison):
-            return False
-        sides = [test.left, *(c.comparator for c in test.comparisons)]
-        for side in sides:
-            if isinstance(side, cst.Call) and not side.args:
-                name = self.ctx.imported_name(side.func) or dotted_name(side.func) or ""
-                if name in CLOCKS or name.endswith((".monotonic", ".time")):
-                    return True
-        return False
-
     def _fix(self, node: cst.Call, key: cst.BaseExpression, take: LockTake | None) -> Fix | None:
         if take is None or take.client != REDIS or not isinstance(take.token, cst.Name):
             return None
-        token = take.token.value
         if evaluate(take.token, self.ctx) is not None:
             return None  # a constant is not a token: every worker stores the same
-        script = cst.SimpleString(repr(RELEASE_SCRIPT))
-        new = node.with_changes(
-            func=node.func.with_changes(attr=cst.Name("eval")),
-            args=[cst.Arg(script), cst.Arg(cst.Integer("1")), cst.Arg(key), cst.Arg(cst.Name(token))],
-        )
-        new = new.with_changes(args=[a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                                     for a in new.args[:-1]] + [new.args[-1]])
-        return Fix("Release with a compare-and-delete script", (Replace(node, new),))
+        return Fix("Release with a compare-and-delete script", (Replace(node, compare_and_delete(node, key, take.token)),))

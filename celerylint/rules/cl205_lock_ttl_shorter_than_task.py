@@ -6,26 +6,14 @@ import libcst as cst
 
 from ..domain.calls import has_star
 from ..domain.clients import REDIS_IMPORT_NEEDLE, client_kind, receiver
-from ..domain.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take
-from ..domain.tasks import class_options, function_task_options, is_task_class
-from ..domain.values import evaluate, seconds
+from ..domain.locks import (
+    RELEASE_METHODS, RENEW_METHODS, LockHelper, LockTake, key_says_lock, key_texts, lock_helper, lock_take,
+)
+from ..domain.tasks import TimeLimit, task_time_limit
+from ..domain.values import evaluate, numeric_literal, seconds
 from ..rule import All, Fix, Invalid, Replace, Rule, Valid
 
 MARGIN = 60  # seconds the fix adds to the task's time limit
-# Lock.extend/reacquire, EXPIRE/PEXPIRE, Django cache touch(): a function
-# that calls one of these renews the TTL as it goes.
-RENEW_METHODS = frozenset({"extend", "reacquire", "expire", "pexpire", "touch"})
-
-
-def _literal(node: cst.BaseExpression) -> bool:
-    """A number, or arithmetic on numbers only: safe to replace by its value."""
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(node, cst.BinaryOperation):
-        return _literal(node.left) and _literal(node.right)
-    if isinstance(node, cst.UnaryOperation):
-        return _literal(node.expression)
-    return False
 
 
 def _human(value: float) -> str:
@@ -33,28 +21,12 @@ def _human(value: float) -> str:
 
 
 @dataclass
-class _Task:
-    limit: float
-    which: str  # time_limit | soft_time_limit
-
-
-@dataclass
 class _Frame:
     node: cst.FunctionDef
-    task: _Task | None
+    task: TimeLimit | None
     takes: list[LockTake] = field(default_factory=list)
     released: set[str] = field(default_factory=set)
     renewed: bool = False  # the function extends a TTL: it manages the expiry itself
-
-
-@dataclass
-class _Helper:
-    """A module function that takes a lock whose TTL is one of its parameters."""
-
-    take: LockTake
-    param: str
-    position: int | None
-    default: float | None
 
 
 class LockTtlShorterThanTask(Rule):
@@ -341,28 +313,11 @@ class LockTtlShorterThanTask(Rule):
         super().__init__(ctx)
         self.frames: list[_Frame] = []
         self.statements: set[int] = set()
-        self.helpers: dict[str, _Helper] = {}
-        self.helper_calls: list[tuple[cst.Call, _Task, list, dict]] = []
+        self.helpers: dict[str, LockHelper] = {}
+        self.helper_calls: list[tuple[cst.Call, TimeLimit, list, dict]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.frames.append(_Frame(node, self._task(node)))
-
-    def _task(self, node: cst.FunctionDef) -> _Task | None:
-        options = function_task_options(node, self.ctx)
-        if options is None and node.name.value == "run" and self.ctx.classes and len(self.ctx.functions) == 1:
-            cls = self.ctx.classes[-1]
-            options = class_options(cls) if is_task_class(cls, self.ctx) else None
-        if not options:
-            return None
-        limits = []
-        for which in ("time_limit", "soft_time_limit"):
-            value = seconds(evaluate(options[which], self.ctx)) if which in options else None
-            if value is not None and value > 0:
-                limits.append((value, which))
-        if not limits:
-            return None
-        limit, which = max(limits)
-        return _Task(limit, which)
+        self.frames.append(_Frame(node, task_time_limit(node, self.ctx)))
 
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value.expression if isinstance(node.value, cst.Await) else node.value
@@ -406,16 +361,9 @@ class LockTtlShorterThanTask(Rule):
                 if ttl is not None and 0 < ttl * take.ttl_unit < frame.task.limit:
                     self._report(take.ttl.value, take, ttl * take.ttl_unit, frame.task)
             elif not self.frames and not self.ctx.classes and isinstance(take.ttl.value, cst.Name):
-                self._helper(frame.node, take)
-
-    def _helper(self, node: cst.FunctionDef, take: LockTake) -> None:
-        """``def acquire_lock(key, ttl=30): ... set(key, token, nx=True, ex=ttl)``."""
-        name = take.ttl.value.value
-        params = list(node.params.params)
-        for i, p in enumerate([*params, *node.params.kwonly_params]):
-            if p.name.value == name:
-                default = seconds(evaluate(p.default, self.ctx)) if p.default is not None else None
-                self.helpers[node.name.value] = _Helper(take, name, i if i < len(params) else None, default)
+                helper = lock_helper(frame.node, take, self.ctx)
+                if helper is not None:
+                    self.helpers[frame.node.name.value] = helper
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for call, task, positional, keywords in self.helper_calls:
@@ -431,7 +379,7 @@ class LockTtlShorterThanTask(Rule):
             if ttl is not None and 0 < ttl * helper.take.ttl_unit < task.limit:
                 self._report(node, helper.take, ttl * helper.take.ttl_unit, task, via=call.func.value)
 
-    def _report(self, node: cst.CSTNode, take: LockTake, ttl: float, task: _Task, via: str | None = None) -> None:
+    def _report(self, node: cst.CSTNode, take: LockTake, ttl: float, task: TimeLimit, via: str | None = None) -> None:
         what = f"`{take.method}(...)`" if take.method != "set" else "`set(..., nx=True)`"
         if via:
             what += f" in `{via}()`"
@@ -439,7 +387,7 @@ class LockTtlShorterThanTask(Rule):
                    f"{_human(task.limit)}: the lock can expire while the task still runs, and a second worker gets in")
         fix = None
         value = node
-        if isinstance(value, cst.BaseExpression) and _literal(value):
+        if isinstance(value, cst.BaseExpression) and numeric_literal(value):
             new = (task.limit + MARGIN) / take.ttl_unit
             text = str(int(new)) if float(new).is_integer() else f"{new:g}"
             fix = Fix(f"Raise the TTL to {text} ({task.which} + {MARGIN} s)",
