@@ -451,3 +451,76 @@ def test_a_file_over_the_token_limit_is_cl001_too_large(tmp_path):
     [finding] = json.loads(done.stdout)
     assert finding["code"] == "CL001" and finding["message"].startswith("too large to analyse: 70,"), finding
     assert "words and symbols (the limit is 70,000)" in finding["message"]
+
+
+# -- F17: valid Python is not reported as invalid ---------------------------------
+
+def _json(tmp_path: Path, *args: str) -> list[dict]:
+    import json
+
+    done = run("--no-cache", "--format", "json", *args, ".", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+LOCKED = "import redis\nr = redis.Redis()\n"
+
+
+@pytest.mark.parametrize("count, analysed", [(300, True), (10_000, False), (100_000, False)])
+def test_implicitly_concatenated_strings(tmp_path, count, analysed):
+    """libcst nests ``'a' 'a' ...`` one level per string: its parser gives up
+    past a few thousand (a "syntax error" before), and 100,000 are over the
+    size limit.  Either way the message says celerylint cannot analyse the
+    file, not that the file is wrong."""
+    text = LOCKED + "S = (" + "'a' " * count + ")\nwith r.lock('k'):\n    pass\n"
+    compile(text, "big.py", "exec")  # valid Python
+    (tmp_path / "big.py").write_text(text)
+    findings = _json(tmp_path)
+    codes = [f["code"] for f in findings]
+    if analysed:
+        assert codes == ["CL203"], findings
+        return
+    [finding] = findings
+    assert finding["code"] == "CL001"
+    assert "syntax error" not in finding["message"] and "analyse" in finding["message"], finding
+    assert finding["hint"].startswith("a limit of celerylint, not necessarily an error in the file")
+    if count == 10_000:
+        assert finding["message"].startswith("celerylint cannot analyse this file: its parser (libcst) rejects "
+                                             "this valid Python"), finding
+
+
+FORM_FEEDS = {
+    # the shape of the report: a form feed before the indentation of a block
+    "before_indent": ("def f():\n\x0c    return 1\ndef g(k):\n\x0c    with r.lock(k):\n        pass\n", (6, 10)),
+    "each_line": ("def g(k):\n\x0c    with r.lock(k):\n\x0c        pass\n", (4, 10)),
+    "top_level": ("\x0cwith r.lock('k'):\n    pass\n", (3, 6)),
+    "blanks_before": ("def g(k):\n  \t\x0c    with r.lock(k):\n        pass\n", (4, 13)),
+    "string_too": ('S = """\n\x0cpage two\n"""\ndef g(k):\n\x0c    with r.lock(k):\n        pass\n', (7, 10)),
+    "crlf": ("def g(k):\r\n\x0c    with r.lock(k):\r\n        pass\r\n", (4, 10)),
+    "cr_only": ("def g(k):\r\x0c    with r.lock(k):\r        pass\r", (4, 10)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORM_FEEDS))
+def test_form_feed_in_indentation_is_analysed_at_the_right_column(tmp_path, case):
+    body, (line, col) = FORM_FEEDS[case]
+    text = LOCKED.replace("\n", "\r\n" if case == "crlf" else "\r" if case == "cr_only" else "\n") + body
+    compile(text, "ff.py", "exec")
+    (tmp_path / "ff.py").write_bytes(text.encode())
+    findings = _json(tmp_path)
+    assert [(f["code"], f["line"], f["column"] - 1) for f in findings] == [("CL203", line, col)], findings
+
+    done = run("--no-cache", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    fixed = (tmp_path / "ff.py").read_bytes().decode()
+    # the one edit: the TTL after the key; every form feed, the string's too, kept
+    assert fixed == text.replace("lock(k)", "lock(k, timeout=60)").replace("lock('k')", "lock('k', timeout=60)")
+    compile(fixed, "ff.py", "exec")
+
+
+def test_form_feed_alone_on_a_line_or_only_in_celery_files(tmp_path):
+    """Emacs page breaks on their own lines, and a file only CL001 looks at."""
+    (tmp_path / "pages.py").write_text(LOCKED + "\x0c\ndef g(k):\n    with r.lock(k):\n        pass\n\x0c\n# end\n")
+    (tmp_path / "plain.py").write_text("import redis\ndef f():\n\x0c    return 1\n")
+    findings = _json(tmp_path)
+    assert [(f["path"], f["code"], f["line"]) for f in findings] == [("pages.py", "CL203", 5)]
