@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from libcst._position import CodePosition, CodeRange
+from libcst.metadata import CodePosition, CodeRange
 
 # At a line start (after \n, \r or at the top): blanks up to the last form
 # feed, when a statement follows on that line.
