@@ -19,21 +19,25 @@ from pathlib import Path
 from bench import python_files  # this folder is on sys.path when the script runs
 
 from celerylint.engine import code_bytes
-from celerylint.registry import _matches, entries
+from dataclasses import replace
+
+from celerylint.prefilter import prefilter
+from celerylint.registry import entries
 
 
 def main(top: Path) -> None:
     total_files = total_lines = files_in = lines_in = cst_files = cst_lines = 0
     matched: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     alone: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    alone_entries = [(replace(e, requires=(n,)), n) for e in entries() for n in e.requires]
     for path in python_files(top):
         data = path.read_bytes()
         lines = data.count(b"\n")
         total_files += 1
         total_lines += lines
         code = code_bytes(data)
-        hits = [(e.code or e.cls, repr(n)) for e in entries() for n in e.needles
-                if e.wanted_for(str(path.relative_to(top))) and _matches(n, code)]
+        rel = str(path.relative_to(top))
+        hits = [(e.code or e.cls, repr(n)) for e, n in alone_entries if prefilter([e])(code, rel)]
         if not hits:
             continue
         files_in += 1

@@ -7,7 +7,6 @@ CLI turns it into exit status 2.
 from __future__ import annotations
 
 import fnmatch
-import math
 import os
 import sys
 from dataclasses import asdict, dataclass, field, replace
@@ -20,7 +19,26 @@ DEFAULT_EXCLUDE = (
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     ".celerylint_cache", ".eggs",
 )
-DEFAULT_REDIS_CONFIG_FILES = ("**/redis*.conf", "**/docker-compose*.y*ml", "**/compose*.y*ml")
+from .options import Option
+
+# Options several rules (or the run itself) read; a rule's own options are
+# declared in its OPTIONS and reach this module through the catalog.
+GLOBAL_OPTIONS = (
+    Option("side-effect-calls", "strings", (),
+           "extra dotted call names (`billing.gateway.charge`) that count as external side effects"),
+    Option("settings-modules", "strings", (),
+           "dotted names of modules that hold Celery or Django settings, read even when no app loads them"),
+    Option("redis-config-files", "strings", ("**/redis*.conf", "**/docker-compose*.y*ml", "**/compose*.y*ml"),
+           "globs of the non-Python files read for Redis settings (redis.conf, compose files)"),
+)
+
+
+@cache
+def declared_options() -> dict[str, Option]:
+    """Every option a key of ``[tool.celerylint]`` may set, by name."""
+    from .registry import options
+
+    return {o.name: o for o in (*GLOBAL_OPTIONS, *options())}
 
 
 class ConfigError(Exception):
@@ -37,11 +55,26 @@ class Settings:
     exclude: tuple[str, ...] = ()
     force_exclude: bool = False
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    countdown_threshold: float = 3600
-    lock_ttl: int = 60
-    side_effect_calls: tuple[str, ...] = ()
-    settings_modules: tuple[str, ...] = ()
-    redis_config_files: tuple[str, ...] = DEFAULT_REDIS_CONFIG_FILES
+    options: tuple[tuple[str, Any], ...] = ()  # (name, value) of the options set, sorted
+
+    def option(self, name: str) -> Any:
+        """The value of a declared option: as configured, else its default."""
+        for key, value in self.options:
+            if key == name:
+                return value
+        return declared_options()[name].default
+
+    @property
+    def side_effect_calls(self) -> tuple[str, ...]:
+        return self.option("side-effect-calls")
+
+    @property
+    def settings_modules(self) -> tuple[str, ...]:
+        return self.option("settings-modules")
+
+    @property
+    def redis_config_files(self) -> tuple[str, ...]:
+        return self.option("redis-config-files")
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         """Is rule ``code`` on (for ``path``, relative posix, if given)?"""
@@ -148,18 +181,12 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _number(value: Any, where: str, integer: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise ConfigError(f"{where}: expected a positive {'integer' if integer else 'number'} of seconds")
-    if integer and not isinstance(value, int):
-        raise ConfigError(f"{where}: expected a positive integer number of seconds")
-    return value
-
-
 def settings_from_table(table: dict[str, Any], source: str, root: Path, known: frozenset[str]) -> Settings:
     if not isinstance(table, dict):
         raise ConfigError(f"{source}: [tool.celerylint] must be a table")
     values: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    declared = declared_options()
     for key, value in table.items():
         where = f"{source}: {key}"
         if key == "select":
@@ -178,19 +205,14 @@ def settings_from_table(table: dict[str, Any], source: str, root: Path, known: f
             values["per_file_ignores"] = tuple(
                 (pattern, _codes(codes, f"{where}.{pattern!r}", known)) for pattern, codes in value.items()
             )
-        elif key == "countdown-threshold":
-            values["countdown_threshold"] = _number(value, where)
-        elif key == "lock-ttl":
-            values["lock_ttl"] = int(_number(value, where, integer=True))
-        elif key == "side-effect-calls":
-            values["side_effect_calls"] = _strings(value, where)
-        elif key == "settings-modules":
-            values["settings_modules"] = _strings(value, where)
-        elif key == "redis-config-files":
-            values["redis_config_files"] = _strings(value, where)
+        elif key in declared:
+            try:
+                options[key] = declared[key].parse(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
         else:
             raise ConfigError(f"{source}: unknown key {key!r}")
-    return Settings(root=root, **values)
+    return Settings(root=root, options=tuple(sorted(options.items())), **values)
 
 
 def load_settings(config: Path | None, cwd: Path, known: frozenset[str]) -> Settings:

@@ -17,7 +17,7 @@ import libcst as cst
 
 if TYPE_CHECKING:
     from .config import Settings
-    from .rule import PendingFix, Rule
+    from .rule import Fix, Rule
 
 
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
@@ -57,12 +57,12 @@ class FileContext:
         self.classes: list[cst.ClassDef] = []
         self.functions: list[cst.FunctionDef] = []
         self.self_attrs: dict[str, dict[str, cst.BaseExpression]] = {}  # class -> attr -> value
-        self.reports: list[tuple[Rule, cst.CSTNode, str, PendingFix | None]] = []
+        self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
         self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
         self._defs: dict[tuple[str, str], list[int]] | None = None
 
     # -- output -----------------------------------------------------------
-    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: PendingFix | None = None) -> None:
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.reports.append((rule, node, message, fix))
 
     def fact(self, kind: str, node: cst.CSTNode | None = None, **data: Any) -> None:

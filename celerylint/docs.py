@@ -1,7 +1,8 @@
 """Rule documentation from its one source: the rule class's docstring.
 
 ``--explain``, the SARIF ``help`` and the pages in ``rules/`` are all
-rendered here.  The docstring uses ruff's sections, exactly these, in order.
+rendered here.  The docstring uses ruff's sections, exactly ``WRITTEN``, in
+order; the ``Options`` section is generated from the rule's ``OPTIONS``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .registry import by_code, rules
 
 HOMEPAGE = "https://github.com/celerylint/celerylint"
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety", "Options", "References")
+WRITTEN = tuple(s for s in SECTIONS if s != "Options")
 FIX_WORDS = {
     "none": "No fix",
     "safe": "Fix available (safe, applied by --fix)",
@@ -22,8 +24,38 @@ FIX_WORDS = {
 }
 
 
-def rule_doc(cls: type) -> str:
+def written_doc(cls: type) -> str:
+    """The docstring as written."""
     return inspect.cleandoc(cls.__doc__ or "")
+
+
+def rule_doc(cls: type) -> str:
+    """The documentation: the docstring with its generated ``Options`` section."""
+    doc = written_doc(cls)
+    at = doc.find("\n## References")
+    options = f"## Options\n{options_text(cls)}\n"
+    return doc + "\n\n" + options if at == -1 else doc[:at] + "\n" + options + doc[at:]
+
+
+def declared_options(cls: type) -> list:
+    """The ``Option`` objects a rule declares or reads (a name refers to a global option)."""
+    from .config import GLOBAL_OPTIONS
+
+    by_name = {o.name: o for o in GLOBAL_OPTIONS}
+    return [by_name[o] if isinstance(o, str) else o for o in getattr(cls, "OPTIONS", ())]
+
+
+def options_text(cls: type) -> str:
+    lines = [f"- `{o.name}` (default `{o.shown_default()}`): {o.doc}." for o in declared_options(cls)]
+    return "\n".join(lines) if lines else "None."
+
+
+def scope(cls: type) -> str:
+    from .rule import ProjectRule
+
+    if not issubclass(cls, ProjectRule):
+        return "file"
+    return "project (configuration)" if cls.CODE.startswith("CL1") else "project"
 
 
 def sections(doc: str) -> dict[str, str]:
@@ -64,7 +96,7 @@ def rule_page(cls: type) -> str:
         f"{cls.SUMMARY}\n\n"
         f"- Severity: {cls.SEVERITY}\n"
         f"- {FIX_WORDS[cls.FIX]}\n"
-        f"- Scope: {'project (configuration)' if cls.CODE.startswith('CL1') else 'file'}\n\n"
+        f"- Scope: {scope(cls)}\n\n"
         f"{rule_doc(cls)}\n"
     )
 

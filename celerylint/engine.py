@@ -20,7 +20,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from .config import Settings
-from .model import FileResult, Finding, Fix
+from .model import FileResult, Finding
 from .noqa import is_suppressed
 from .prefilter import prefilter
 from .registry import Entry
@@ -141,13 +141,14 @@ def parse(text: str):
     import libcst as cst
 
     from .guard import jinja_template, refuse
+    from .libcst_internals import parse_unvalidated
 
     problem = refuse(text)  # would crash or stall libcst
     if problem is not None:
         return None, problem
     stripped = _without_form_feeds(text) if "\f" in text else None
     try:
-        return _parse_unvalidated(text if stripped is None else stripped[0]), None
+        return parse_unvalidated(text if stripped is None else stripped[0]), None
     except cst.ParserSyntaxError as exc:
         template = jinja_template(text)
         if template is not None:
@@ -176,31 +177,6 @@ def _without_form_feeds(text: str):
 def _form_feed_shifts(text: str) -> dict[int, int] | None:
     stripped = _without_form_feeds(text) if "\f" in text else None
     return None if stripped is None else stripped[1]
-
-
-def _parse_unvalidated(text: str):
-    """``libcst.parse_module`` without validating every node the parser makes.
-
-    Each node's ``__post_init__`` checks the node's own invariants, which the
-    parser's output always meets: a third of the parse time.  libcst's own
-    comment there suggests validating elsewhere "to avoid validating the tree
-    when parsing a file"; until it does, the check is switched off around the
-    parse (nodes made later, by fixes, are still validated)."""
-    import libcst as cst
-    from libcst._nodes.base import CSTNode
-
-    validate = CSTNode.__dict__.get("__post_init__")
-    if validate is None:  # pragma: no cover - a libcst that validates elsewhere
-        return cst.parse_module(text)
-    CSTNode.__post_init__ = _skip_validation
-    try:
-        return cst.parse_module(text)
-    finally:
-        CSTNode.__post_init__ = validate
-
-
-def _skip_validation(self) -> None:
-    pass
 
 
 def _first_line(message: str) -> str:
@@ -233,7 +209,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     from libcst.metadata import MetadataWrapper
 
     from .context import ContextCloser, ContextOpener, FileContext
-    from .rule import EditBuilder
+    from .edits import EditBuilder
     from .traverse import supported, walk
 
     path = result.path
@@ -274,7 +250,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     if not ctx.reports and not any(node is not None for _, node in ctx.facts):
         result.facts = [fact for fact, _ in ctx.facts]
         return result
-    positions = _positions(module, wrapper, ctx)
+    positions = _positions(module, ctx)
     shifts = _form_feed_shifts(text)
     if shifts:
         from .formfeed import ShiftedPositions
@@ -290,7 +266,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         fix = None
         if pending is not None:
             try:
-                fix = Fix(pending.description, tuple(sorted(pending.build(builder))), pending.safe)
+                fix = builder.build(pending)
             except RecursionError:
                 raise
             except Exception:
@@ -310,21 +286,16 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     return result
 
 
-def _positions(module, wrapper, ctx):
+def _positions(module, ctx):
     """The positions the reports and facts need.  A fix may ask for any
     node's, so a file with one gets every node's from libcst's provider
     (run directly: ``MetadataWrapper.resolve`` would add an empty batched
     visit of the whole tree); otherwise only the nodes reported or recorded
     are located (``positions.py``)."""
-    from libcst.metadata import PositionProvider
-
     if any(pending is not None for *_, pending in ctx.reports):
-        provider = PositionProvider()
-        try:
-            provider._gen_impl(module)
-        except AttributeError:  # pragma: no cover - a libcst without this internal
-            return wrapper.resolve(PositionProvider)
-        return provider._computed
+        from .libcst_internals import all_positions
+
+        return all_positions(module)
     from .positions import positions
 
     return positions(module, [node for _, node, _, _ in ctx.reports] + [n for _, n in ctx.facts if n is not None])

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .engine import parse
 from .model import FileResult, Finding, Fix
 from .project import project_findings
-from .source import DecodeError, SourceText, apply_edits, decode, digest, overlaps, read_source
+from .source import DecodeError, LineIndex, SourceText, apply_edits, decode, digest, overlaps, read_source
 
 if TYPE_CHECKING:
     from .linter import Linter
@@ -32,6 +35,21 @@ def parses(text: str) -> bool:
     return True
 
 
+def refused(path: Path, root: Path) -> str | None:
+    """Why a fix must not write ``path``, or None: a fix never writes through
+    a symbolic link, nor outside the linted tree (the repository root)."""
+    try:
+        if os.path.islink(path):
+            return "it is a symbolic link"
+        real = os.path.realpath(path)
+        top = os.path.realpath(root)
+    except (OSError, ValueError):
+        return "cannot resolve its path"
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        return "it is outside the repository root"
+    return None
+
+
 def _applicable(finding: Finding, unsafe: bool) -> Fix | None:
     fix = finding.fix
     if fix is None or not fix.edits or (not fix.safe and not unsafe):
@@ -49,6 +67,7 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
     current: dict[Path, str] = {}
     fixed: dict[Path, int] = defaultdict(int)
     dropped: set[Path] = set()
+    refused_paths: set[Path] = set()
     for round_ in range(MAX_FIX_ROUNDS):
         pending = _pending(results, found, by_rel, unsafe)
         if round_ == 0:
@@ -56,6 +75,9 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             # pass is linted again and fixed as it is, not as it was.
             stale = False
             for path in list(pending):
+                if _refuse(path, linter, out, refused_paths):
+                    del pending[path]
+                    continue
                 try:
                     data = read_source(path)
                     originals[path] = (data, decode(data))
@@ -67,11 +89,13 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
                 if digest(data) != results[path].digest:
                     results[path], stale = linter.lint_bytes(path, data), True
             if stale:
-                found = project_findings(results, other, linter, [])
+                found = project_findings(results, other, linter, [], _texts(results, current))
                 pending = {p: f for p, f in _pending(results, found, by_rel, unsafe).items() if p in originals}
         changed = []
         for path, fixes in pending.items():
             if path not in originals:  # a project fix reaching a file first touched now
+                if _refuse(path, linter, out, refused_paths):
+                    continue
                 try:
                     data = read_source(path)
                     originals[path] = (data, decode(data))
@@ -92,7 +116,7 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
         for path in changed:
             data, source = originals[path]
             results[path] = linter.lint_bytes(path, source.encode(current[path]))
-        found = project_findings(results, other, linter, [])
+        found = project_findings(results, other, linter, [], _texts(results, current))
     else:
         out.notices.append("fixes did not converge after %d rounds; some findings may be fixable on another run" % MAX_FIX_ROUNDS)
     for path, text in current.items():
@@ -118,6 +142,23 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
     return found
 
 
+def _texts(results: dict[Path, FileResult], current: dict[Path, str]) -> dict[str, str]:
+    """The in-memory text of every file the loop holds, by relative path: the
+    project phase computes its fixes from it, never from the stale disk."""
+    return {results[p].path: text for p, text in current.items() if p in results}
+
+
+def _refuse(path: Path, linter: Linter, out: RunResult, seen: set[Path]) -> bool:
+    """True (with one notice per file) when fixes must leave ``path`` alone."""
+    why = refused(path, linter.settings.root)
+    if why is None:
+        return False
+    if path not in seen:
+        seen.add(path)
+        out.notices.append(f"{linter.rel(path)}: not fixed: {why}")
+    return True
+
+
 def _reason(exc: Exception) -> str:
     return getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
 
@@ -133,9 +174,34 @@ def _pending(results: dict[Path, FileResult], project_findings: list[Finding], b
     return pending
 
 
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+
+
+def newline_at(text: str, index: LineIndex, line: int) -> str:
+    """The line ending of ``line`` (else of the line before it, else the
+    file's first, else ``\\n``): what lines inserted there must end with."""
+    for n in (line, line - 1):
+        if 1 <= n < len(index.starts):
+            start, end = index.starts[n - 1], index.starts[n]
+            return text[start:end][len(text[start:end].rstrip("\r\n")):] or "\n"
+    found = _NEWLINES.search(text)
+    return found.group() if found else "\n"
+
+
+def _native_newlines(text: str, index: LineIndex, fix: Fix) -> Fix:
+    """Line breaks in a fix's new text take the file's line endings (Python
+    reads every ending alike, so this changes nothing but the bytes)."""
+    if not any("\n" in e.content or "\r" in e.content for e in fix.edits):
+        return fix
+    edits = tuple(replace(e, content=_NEWLINES.sub(newline_at(text, index, e.line), e.content)) for e in fix.edits)
+    return replace(fix, edits=edits)
+
+
 def _apply(text: str, fixes: list[Fix]) -> tuple[str, int, bool]:
     """Apply as many non-overlapping fixes as parse; return (text, count,
     whether a fix was rejected because its result would not parse)."""
+    index = LineIndex(text)
+    fixes = [_native_newlines(text, index, f) for f in fixes]
     chosen: list[Fix] = []
     for fix in sorted(fixes, key=lambda f: f.edits[0]):
         if not any(overlaps(list(fix.edits), list(c.edits)) for c in chosen):

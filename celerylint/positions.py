@@ -8,6 +8,11 @@ positions libcst hoists into theirs), turns the generated tokens into a line
 and column only when one of them starts or ends, and stops generating after
 the last of them.  A test compares the result with the provider's on every
 node of real files.
+
+Relies on libcst's private code generation (see ``libcst_internals``):
+``Module._codegen(state)`` calling ``before_codegen``/``after_codegen`` around
+each node, ``record_syntactic_position`` for nodes whose range is not their
+code's, and ``state.tokens`` as the list of strings generated so far.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
-from libcst._position import CodePosition, CodeRange
+from libcst.metadata import CodePosition, CodeRange
+
+from .libcst_internals import CodegenState
 
 _NULL = nullcontext()
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from .registry import All, Entry, Regex, _search
+from .needles import All, Regex, search
+from .registry import Entry
 
 Prefilter = Callable[[bytes, str], list[Entry]]
 _cache: dict[tuple[str, ...], Prefilter] = {}
@@ -24,7 +25,7 @@ _last: tuple[Sequence[Entry] | None, Prefilter | None] = (None, None)
 
 
 def prefilter(entries: Sequence[Entry]) -> Prefilter:
-    """``f(code, path)``: the entries whose needles and ``PATHS`` match."""
+    """``f(code, path)``: the entries whose ``REQUIRES`` and ``PATHS`` match."""
     global _last
     if _last[0] is entries:  # a run passes the same list for every file
         return _last[1]
@@ -40,7 +41,7 @@ class _Compiler:
         self.entries = list(entries)
         self.atoms: dict[tuple[bool, bytes], int] = {}
         self.known: set[tuple[bool, bytes]] = set()  # atoms of the entries before this one
-        self.scope: dict[str, object] = {"_search": _search, "_entries": self.entries}
+        self.scope: dict[str, object] = {"_search": search, "_entries": self.entries}
 
     def atom(self, needle: bytes) -> tuple[int, str]:
         """(cost, expression) of one substring or regex, remembered in ``a<i>``."""
@@ -51,7 +52,7 @@ class _Compiler:
         if not is_regex:
             test, cost = f"{bytes(needle)!r} in d", 1
         else:
-            # compiled on first use (registry._compiled): a run on a few files
+            # compiled on first use (needles._compiled): a run on a few files
             # compiles only the expressions whose literal occurs in them
             self.scope[f"r{index}"] = needle
             test = f"_search(r{index}, d)"
@@ -75,10 +76,10 @@ class _Compiler:
     def function(self) -> Prefilter:
         lines = []
         for i, entry in enumerate(self.entries):
-            if not entry.needles:
+            if not entry.requires:
                 continue
             self.known = set(self.atoms)
-            _, test = self.expr(tuple(entry.needles))
+            _, test = self.expr(tuple(entry.requires))
             if entry.paths is not None:
                 self.scope[f"p{i}"] = re.compile(entry.paths).search
                 test = f"p{i}(path) is not None and {test}"

@@ -31,6 +31,9 @@ class Project:
     facts: list[dict[str, Any]] = field(default_factory=list)
     other_files: dict[str, str] = field(default_factory=dict)  # relative path -> text
     python_files: tuple[str, ...] = ()  # every linted Python file, relative
+    # the text of files a fix has changed in memory (relative path -> text):
+    # what a project fix reads and positions itself in, not the file on disk
+    texts: dict[str, str] = field(default_factory=dict)
 
     def of_kind(self, kind: str) -> Iterable[dict[str, Any]]:
         return (f for f in self.facts if f["kind"] == kind)
@@ -44,7 +47,7 @@ def warm_up(entries: Iterable[Entry]) -> None:
     for entry in wanted:
         entry.load()
     if wanted:
-        from .celeryconf.settings_table import table
+        from .domain.celeryconf.settings_table import table
 
         table()
 
@@ -61,11 +64,27 @@ def run_project(project: Project, entries: Iterable[Entry]) -> tuple[list[Findin
                     findings.append(finding)
         except Exception:
             errors.append(f"internal error in {entry.code}:\n{traceback.format_exc()}")
-    return findings, errors
+    return _distinct(findings), errors
+
+
+def _distinct(findings: list[Finding]) -> list[Finding]:
+    """Findings without exact repeats: several apps sharing one configuration
+    module each find the same thing at the same place.  Only findings equal
+    in every field (code, place, message, fix) are merged."""
+    seen: set[Finding] = set()
+    out = []
+    for finding in findings:
+        if finding not in seen:
+            seen.add(finding)
+            out.append(finding)
+    return out
 
 
 def project_findings(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,
-                     errors: list[str]) -> list[Finding]:
+                     errors: list[str], texts: dict[str, str] | None = None) -> list[Finding]:
+    """The project phase over the files' facts.  ``texts`` holds the current
+    text of the files the fix loop has changed (by relative path): fixes are
+    computed, and noqa comments read, from it instead of the disk."""
     facts = [fact for r in results.values() for fact in r.facts]
     if not facts or not any(e.kind == "project" for e in linter.entries):
         return []  # every project rule reasons over facts; none were recorded
@@ -74,6 +93,7 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
         facts=facts,
         other_files=other,
         python_files=tuple(r.path for r in results.values()),
+        texts=dict(texts or {}),
     )
     key = findings = None
     if linter.index is not None:
@@ -88,10 +108,10 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
         if key is not None and not problems:
             linter.index.put_project(key, findings)
     by_rel = {r.path: p for p, r in results.items()}
-    return [f for f in findings if not _suppressed_on_disk(f, by_rel)]
+    return [f for f in findings if not _suppressed_on_disk(f, by_rel, project.texts)]
 
 
-def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path]) -> bool:
+def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path], texts: dict[str, str]) -> bool:
     """noqa and skip-file for project findings, which no per-file pass saw."""
     from .engine import SKIP_FILE
     from .noqa import is_suppressed
@@ -100,6 +120,11 @@ def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path]) -> bool:
     path = by_rel.get(finding.path)
     if path is None:
         return False
+    if finding.path in texts:
+        text = texts[finding.path]
+        if SKIP_FILE.search(text.encode("utf-8", "surrogatepass")):
+            return True
+        return "noqa" in text.lower() and is_suppressed(LineIndex(text), finding.code, finding.line, finding.end_line)
     try:
         data = path.read_bytes()
         text = decode(data).text

@@ -11,12 +11,46 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from .cases import Case, Invalid, Valid, django_project
 from .config import load_settings
+from .docs import rule_doc, sections
 from .registry import known_codes
-from .rule import Case
 from .runner import RunResult, parses, run
 
 FILE_MARKER = re.compile(r"^# file: (\S+)[ \t]*\n", re.MULTILINE)
+_FENCED = re.compile(r"```\w+\n(.*?)```", re.DOTALL)
+
+
+_NAMED = re.compile(r"\A# ([\w./-]+\.(?:py|ya?ml|conf))[ \t]*\n")
+
+
+def doc_cases(rule: type) -> tuple[Case, Case]:
+    """The rule's ``## Example`` as an invalid case and its ``Use instead``
+    block as a valid one: the documentation runs, so it cannot drift.
+
+    A block may start with ``# file: path`` sections, or with a comment
+    naming its file (``# celeryconfig.py``).  A configuration module shown
+    alone is loaded by an app the harness adds: ``config_from_object`` for a
+    ``celeryconfig``, the Django settings (``namespace="CELERY"``) for a
+    ``settings.py``."""
+    example = sections(rule_doc(rule))["Example"]
+    bad, _, good = example.partition("Use instead:")
+    return Invalid(_runnable(_FENCED.findall(bad)[0])), Valid(_runnable(_FENCED.findall(good)[0]))
+
+
+def _runnable(block: str) -> str:
+    named = _NAMED.match(block)
+    if named is None:
+        return block
+    path = named.group(1)
+    source = f"# file: {path}\n" + block[named.end():]
+    if "Celery(" in source or not path.endswith(".py"):
+        return source
+    module = path[:-3].replace("/", ".")
+    if path.endswith("settings.py"):
+        return django_project(block[named.end():], module=module)
+    return source + ("# file: proj.py\nfrom celery import Celery\n"
+                     f'app = Celery("proj")\napp.config_from_object("{module}")\n')
 
 
 def split_files(source: str, default: str) -> dict[str, str]:
@@ -78,6 +112,11 @@ def check_case(rule: type, case: Case, root: Path, valid: bool) -> None:
         assert len(mine) == case.count, f"expected {case.count} findings, got:\n{shown}"
     else:
         assert mine, f"invalid case not reported:\n{case.source}"
+    if case.message is not None:
+        assert all(case.message in f.message for f in mine), f"expected {case.message!r} in:\n{shown}"
+    if case.at is not None:
+        first = min(mine, key=lambda f: (f.path, f.line, f.col))
+        assert f"{first.line}:{first.col + 1}" == case.at, f"expected the first at {case.at}:\n{shown}"
     if case.expected is ...:
         return
     fixable = [f for f in mine if f.fix is not None]

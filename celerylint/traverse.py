@@ -21,10 +21,11 @@ has ``visit_<Type>_<attribute>`` methods, which this walk does not provide.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 
 import libcst as cst
+
+from .libcst_internals import child_fields_in_visit_order, token_modules
 
 _CSTNode = cst.CSTNode
 _order: dict[type, tuple[str, ...]] = {}
@@ -34,12 +35,7 @@ def child_fields(cls: type) -> tuple[str, ...]:
     """The fields of ``cls`` that libcst visits, in visiting order."""
     order = _order.get(cls)
     if order is None:
-        names = {f.name for f in dataclasses.fields(cls)}
-        found: list[str] = []
-        for const in cls._visit_and_replace_children.__code__.co_consts:
-            if isinstance(const, str) and const in names and const not in found:
-                found.append(const)
-        order = _order[cls] = tuple(found)
+        order = _order[cls] = child_fields_in_visit_order(cls)
     return order
 
 
@@ -48,10 +44,8 @@ def _barren() -> frozenset[type]:
     checks it on real trees)."""
     import inspect
 
-    from libcst._nodes import op, whitespace
-
     found = {
-        value for module in (op, whitespace) for value in vars(module).values()
+        value for module in token_modules() for value in vars(module).values()
         if inspect.isclass(value) and issubclass(value, _CSTNode) and value.__module__ == module.__name__
     }
     found.update((

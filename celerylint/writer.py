@@ -1,4 +1,5 @@
-"""Writing fixed files: atomically, only if unchanged on disk, mode kept."""
+"""Writing fixed files: atomically, only if unchanged on disk, mode kept, never
+through a symbolic link."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ def write_atomic(path: Path, new: bytes, expected_old: bytes) -> None:
     """Replace ``path`` with ``new`` through a temporary file in the same
     directory and a rename, so a reader (or a crash) sees the old or the new
     content, never a mix.  Refuses when the file changed since it was read."""
-    target = Path(os.path.realpath(path))  # write through a symlink, keep the link
+    if os.path.islink(path):  # checked by the fix loop too; here against a swap since
+        raise WriteError("it is a symbolic link; not changed")
+    target = Path(os.path.realpath(path))
     try:
         current = read_source(target)
     except OSError as exc:

@@ -10,6 +10,18 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED_REFERENCE = REPO.parent / "shared" / "reference"
 
+# Rules are found from their classes, not from the generated catalog, in this
+# process and in every celerylint it starts: a stale catalog cannot hide a
+# rule (test_docs checks the catalog separately).
+os.environ["CELERYLINT_RULES_FROM_SOURCE"] = "1"
+
+
+def startup_env(**extra: str) -> dict[str, str]:
+    """The environment of a real start-up, which reads the generated catalog
+    (for tests of what a run imports)."""
+    env = {k: v for k, v in os.environ.items() if k != "CELERYLINT_RULES_FROM_SOURCE"}
+    return {**env, **extra}
+
 
 @pytest.fixture
 def cli(tmp_path):

@@ -101,7 +101,7 @@ def test_the_shipped_settings_table_is_celerys_own():
     """``settings_snapshot.py`` stands in for ``celery.app.defaults`` only
     while the installed file has the digest it was read from; otherwise the
     table comes from Celery itself."""
-    from celerylint.celeryconf import settings_snapshot, settings_table
+    from celerylint.domain.celeryconf import settings_snapshot, settings_table
 
     live = settings_table.live_table()
     if settings_table.defaults_digest() != settings_snapshot.DEFAULTS_SHA256:
@@ -114,7 +114,7 @@ def test_the_shipped_settings_table_is_celerys_own():
 
 
 def test_another_celery_release_is_read_from_celery(monkeypatch):
-    from celerylint.celeryconf import settings_snapshot, settings_table
+    from celerylint.domain.celeryconf import settings_snapshot, settings_table
 
     monkeypatch.setattr(settings_snapshot, "DEFAULTS_SHA256", "another release")
     monkeypatch.setattr(settings_snapshot, "NEW", ())

@@ -54,13 +54,15 @@ def test_fix_keeps_bytes_mode_and_encoding(cli, tmp_path, name, before, after):
     assert [p.name for p in tmp_path.iterdir()] == [name]  # no temporary file left
 
 
-def test_fix_through_a_symlink_keeps_the_link(cli, tmp_path):
+def test_a_symlink_is_reported_not_fixed(cli, tmp_path):
+    """A fix never writes through a symbolic link (issue 12, F8)."""
     (tmp_path / "real.py").write_text(BEFORE)
     (tmp_path / "link.py").symlink_to("real.py")
     proc = cli(*FIX, "link.py")
-    assert proc.returncode == 0
+    assert proc.returncode == 1
+    assert "link.py: not fixed: it is a symbolic link" in proc.stderr
     assert (tmp_path / "link.py").is_symlink()
-    assert (tmp_path / "real.py").read_text() == AFTER
+    assert (tmp_path / "real.py").read_text() == BEFORE
 
 
 def test_read_only_file_is_reported_and_the_rest_fixed(cli, tmp_path):

@@ -1,12 +1,15 @@
-"""Every rule's embedded VALID and INVALID cases, through the real engine,
-prefilter and fix loop (``celerylint.testing.check_case``)."""
+"""Every rule's embedded VALID and INVALID cases, and the examples of its
+documentation, through the real engine, prefilter and fix loop
+(``celerylint.testing.check_case``)."""
 
 from __future__ import annotations
+
+import textwrap
 
 import pytest
 
 from celerylint.registry import discover_classes
-from celerylint.testing import check_case
+from celerylint.testing import check_case, doc_cases
 
 RULES = [c for c in discover_classes() if getattr(c, "CODE", "")]
 CASES = [
@@ -15,14 +18,25 @@ CASES = [
     for valid, cases in ((True, rule.VALID), (False, rule.INVALID))
     for i, case in enumerate(cases)
 ]
+DOC_CASES = [
+    pytest.param(rule, case, valid, id=f"{rule.CODE}-doc-{'use-instead' if valid else 'example'}")
+    for rule in RULES
+    for case, valid in zip(doc_cases(rule), (False, True))
+]
 
 
-@pytest.mark.parametrize(("rule", "case", "valid"), CASES)
+@pytest.mark.parametrize(("rule", "case", "valid"), CASES + DOC_CASES)
 def test_case(rule, case, valid, tmp_path):
     check_case(rule, case, tmp_path, valid)
 
 
+def _normal(code: str) -> str:
+    return "\n".join(line.rstrip() for line in textwrap.dedent(code).strip().splitlines())
+
+
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.CODE)
-def test_enough_cases(rule):
-    assert len(rule.VALID) >= 5, "at least five valid cases"
-    assert len(rule.INVALID) >= 5, "at least five invalid cases"
+def test_cases_cover_both_sides_and_do_not_retype_the_docs(rule):
+    assert rule.VALID and rule.INVALID, "cases for what the rule reports and for look-alikes it must not"
+    examples = {_normal(c.code) for c in doc_cases(rule)}
+    retyped = [c for c in (*rule.VALID, *rule.INVALID) if _normal(c.code) in examples]
+    assert not retyped, "a documentation example runs as a case already; remove the copy"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from conftest import startup_env
+
 PROBE = """
 import sys
 from celerylint.cli import main
@@ -20,7 +22,8 @@ print("HEAVY", heavy, file=sys.stderr)
 
 
 def run_probe(tmp_path, *files):
-    proc = subprocess.run([sys.executable, "-c", PROBE, *files], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", PROBE, *files], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env=startup_env())
     line = [l for l in proc.stderr.splitlines() if l.startswith("HEAVY")][-1]
     return proc, line
 
@@ -57,7 +60,7 @@ def test_a_settings_file_reads_the_shipped_setting_table_not_celery(tmp_path):
     shipped with celerylint when the installed Celery is its release."""
     import pytest
 
-    from celerylint.celeryconf import settings_snapshot, settings_table
+    from celerylint.domain.celeryconf import settings_snapshot, settings_table
 
     if settings_table.defaults_digest() != settings_snapshot.DEFAULTS_SHA256:
         pytest.skip("the installed Celery is not the release the snapshot was made from")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import startup_env
 from celerylint import project, runner
 from celerylint.cache import ENV as CACHE_ENV
 from celerylint.cli import main
@@ -131,7 +132,7 @@ def test_a_warm_run_imports_neither_libcst_nor_celery(tree, cli):
         "print('IMPORTED', sorted(m for m in ('libcst', 'celery') if m in sys.modules), file=sys.stderr)\n"
     )
     second = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True,
-                            env={**os.environ, **env}, timeout=120)
+                            env=startup_env(**env), timeout=120)
     assert json.loads(second.stdout) == json.loads(first.stdout)
     assert "IMPORTED []" in second.stderr, second.stderr
 

@@ -1,4 +1,4 @@
-"""The task model (``analysis.tasks.TaskTracker``), side-effect recognition
+"""The task model (``domain.tasks.TaskTracker``), side-effect recognition
 and the data-flow helper, run in the same batched traversal as rules."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import textwrap
 
 import libcst as cst
 
-from celerylint.analysis.dataflow import flow, fresh_origin
-from celerylint.analysis.side_effects import side_effect
-from celerylint.analysis.tasks import TaskTracker
+from celerylint.domain.dataflow import flow, fresh_origin
+from celerylint.domain.side_effects import side_effect
+from celerylint.domain.tasks import TaskTracker
 from celerylint.config import Settings
 from celerylint.context import ContextCloser, ContextOpener, FileContext
 
@@ -118,7 +118,7 @@ def test_side_effects():
             signals.user_created.send(user)
             bus.publish("x")
             publish_pending_translations()
-    """, Settings(side_effect_calls=("billing.gateway.refund",)))
+    """, Settings(options=(("side-effect-calls", ("billing.gateway.refund",)),)))
     assert p.effects == [
         "HTTP request `requests.post`", "HTTP request `.put()`", "`send_mail`", "e-mail `.send()`",
         "`gateway.charge()`", "`billing.gateway.refund`", "task dispatch `.delay()`", "`bus.publish()`",

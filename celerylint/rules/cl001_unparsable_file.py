@@ -51,9 +51,6 @@ class UnparsableFile(Rule):
     ## Fix safety
     No fix: a file that does not parse is never changed by celerylint.
 
-    ## Options
-    None.
-
     ## References
     - [PEP 263: source code encodings](https://peps.python.org/pep-0263/)
     """
@@ -64,7 +61,7 @@ class UnparsableFile(Rule):
     SUMMARY = "A file that cannot be decoded or parsed, so nothing in it was checked"
     HINT = "celerylint could not read this file; fix the syntax or encoding (it is never fixed automatically)"
     TAGS = ("syntax",)
-    NEEDLES = (b"celery", b"Celery", b"redis")
+    REQUIRES = (b"celery", b"Celery", b"redis")
 
     VALID = (
         Valid("from celery import shared_task\n"),

@@ -1,26 +1,8 @@
 from __future__ import annotations
 
-from ..celeryconf.model import App, Model
-from ..celeryconf.rulebase import ConfigRule, where
-from ..rule import Invalid, Valid
-
-
-def tasks_opt_in(m: Model, option: str) -> bool:
-    """Every task of the project sets ``option`` (or may, through a base
-    class celerylint cannot read); False when there are no tasks."""
-    if not m.tasks:
-        return False
-    for task in m.tasks:
-        value, state = m.task_option(task, option)
-        if state == "unset" or (state == "set" and value is not True):
-            return False
-    return True
-
-
-def app_task_class_sets(m: Model, app: App, option: str) -> bool:
-    """The app's ``task_cls`` sets ``option`` to True, or might."""
-    value, state = m.task_cls_option(app, option)
-    return state == "unknown" or (state == "set" and value is True)
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
+from ..rule import Invalid, Valid, django_project
 
 
 class AcksLateDisabled(ConfigRule):
@@ -58,11 +40,13 @@ class AcksLateDisabled(ConfigRule):
     (the configuration module, the Django settings as `CELERY_TASK_ACKS_LATE`,
     a new keyword of `app.conf.update(...)`, or `app.conf.task_acks_late =
     True` after the app is created), or turns an explicit `False` into
-    `True`. It is unsafe: it changes delivery semantics, and tasks that are
-    not idempotent then run twice after a crash.
-
-    ## Options
-    None.
+    `True`. When the configuration misspells the setting (`task_ack_late`,
+    which CL107 renames), that line is the setting's line: the fix renames
+    it and sets it to `True` rather than adding a second `task_acks_late`;
+    the two rules' fixes then touch the same name and are applied in
+    different rounds, so the setting is written once. It is unsafe: it
+    changes delivery semantics, and tasks that are not idempotent then run
+    twice after a crash.
 
     ## References
     - [Celery: task_acks_late](https://docs.celeryq.dev/en/stable/userguide/configuration.html#task-acks-late)
@@ -77,26 +61,9 @@ class AcksLateDisabled(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
-        Valid("""
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-        """),
-        Valid("""
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            import os
-            from celery import Celery
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
+        Valid(django_project("""
             CELERY_TASK_ACKS_LATE = True
-        """),
+        """)),
         Valid("""
             # file: proj.py
             from celery import Celery as C
@@ -130,23 +97,16 @@ class AcksLateDisabled(ConfigRule):
             @app.task(acks_late=True)
             def b(): ...
         """),
+        Valid("""
+            # file: proj/queue.py
+            from celery import Celery
+            def publish(url, payload):
+                client = Celery("other")
+                client.conf.broker_url = url
+                client.send_task("other.handle", kwargs=payload)
+        """),
     )
     INVALID = (
-        Invalid(
-            """
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed="""
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            """,
-        ),
         Invalid(
             """
             # file: proj/__init__.py
@@ -192,6 +152,20 @@ class AcksLateDisabled(ConfigRule):
                 result_expires=3600,
                 task_acks_late=True,
             )
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.update(accept_content=["json"], task_queues=[1,],)
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.update(accept_content=["json"], task_queues=[1,], task_acks_late=True,)
             """,
         ),
         Invalid(
@@ -246,14 +220,51 @@ class AcksLateDisabled(ConfigRule):
             CELERY_ACKS_LATE = True
             """,
         ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            imports = (
+                "proj.tasks",
+            )
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            imports = (
+                "proj.tasks",
+            )
+            task_acks_late = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_ack_late = False
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
+            """,
+        ),
     )
 
     def check_model(self, m: Model):
         for app in m.configured_apps():
             acks = app.get("task_acks_late")
-            if acks.state == "unknown" or acks.truthy:
+            if acks.is_unknown or acks.truthy:
                 continue
-            if app.get("task_annotations").state != "default" or app_task_class_sets(m, app, "acks_late"):
+            if not app.get("task_annotations").is_default or app_task_class_sets(m, app, "acks_late"):
                 continue
             if tasks_opt_in(m, "acks_late"):
                 continue

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from ..celeryconf.model import Model
-from ..celeryconf.rulebase import ConfigRule, where
-from ..rule import Invalid, Valid
-from .cl101_acks_late_disabled import app_task_class_sets, tasks_opt_in
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
+from ..rule import Invalid, Valid, django_project
 
 
 class RejectOnWorkerLostMissing(ConfigRule):
@@ -35,12 +34,10 @@ class RejectOnWorkerLostMissing(ConfigRule):
 
     ## Fix safety
     The fix adds `task_reject_on_worker_lost = True` where the app's
-    configuration lives (or turns an explicit `False` into `True`). It is
-    unsafe: a task that reliably kills its worker is then redelivered again
+    configuration lives (or turns an explicit `False` into `True`); a
+    misspelling of the setting (see CL107) is renamed and set to `True`
+    instead of adding the setting a second time. It is unsafe: a task that reliably kills its worker is then redelivered again
     and again, so it must be made safe first.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: task_reject_on_worker_lost](https://docs.celeryq.dev/en/stable/userguide/configuration.html#task-reject-on-worker-lost)
@@ -56,15 +53,6 @@ class RejectOnWorkerLostMissing(ConfigRule):
 
     VALID = (
         Valid("""
-            # file: celeryconfig.py
-            task_acks_late = True
-            task_reject_on_worker_lost = True
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-        """),
-        Valid("""
             # file: proj.py
             from celery import Celery
             app = Celery("proj")
@@ -74,18 +62,10 @@ class RejectOnWorkerLostMissing(ConfigRule):
             from celery import Celery as App
             app = App("proj", task_acks_late=True, task_reject_on_worker_lost=True)
         """),
-        Valid("""
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            import os
-            from celery import Celery
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
+        Valid(django_project("""
             CELERY_TASK_ACKS_LATE = True
             CELERY_TASK_REJECT_ON_WORKER_LOST = True
-        """),
+        """)),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -105,21 +85,6 @@ class RejectOnWorkerLostMissing(ConfigRule):
     INVALID = (
         Invalid(
             """
-            # file: celeryconfig.py
-            task_acks_late = True
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed="""
-            # file: celeryconfig.py
-            task_acks_late = True
-            task_reject_on_worker_lost = True
-            """,
-        ),
-        Invalid(
-            """
             # file: proj.py
             from celery import Celery as C
             app = C("proj", task_acks_late=True)
@@ -132,17 +97,9 @@ class RejectOnWorkerLostMissing(ConfigRule):
             """,
         ),
         Invalid(
-            """
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            import os
-            from celery import Celery
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
+            django_project("""
             CELERY_TASK_ACKS_LATE = True
-            """,
+        """),
             fixed="""
             # file: proj/settings.py
             CELERY_TASK_ACKS_LATE = True
@@ -187,11 +144,11 @@ class RejectOnWorkerLostMissing(ConfigRule):
             if not app.get("task_acks_late").truthy:
                 continue
             reject = app.get("task_reject_on_worker_lost")
-            if reject.state == "unknown" or reject.truthy:
+            if reject.is_unknown or reject.truthy:
                 continue
             if app_task_class_sets(m, app, "reject_on_worker_lost") or tasks_opt_in(m, "reject_on_worker_lost"):
                 continue
-            if app.get("task_annotations").state != "default":
+            if not app.get("task_annotations").is_default:
                 continue
             why = ("with acks_late, a task whose worker process dies (OOM, SIGKILL) is still acknowledged "
                    "and lost; `task_reject_on_worker_lost = True` requeues it")

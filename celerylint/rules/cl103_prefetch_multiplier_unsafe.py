@@ -4,18 +4,14 @@ import os
 import re
 from pathlib import Path
 
-from ..celeryconf.fixes import add_setting, replace_value
+from ..domain.celeryconf.fixes import add_setting, replace_value
 from ..config import DEFAULT_EXCLUDE
-from ..celeryconf.model import App, Model
-from ..celeryconf.rulebase import ConfigRule, where
-from ..celeryconf.values import plain
-from ..rule import Invalid, Valid
+from ..domain.celeryconf.model import App, Model
+from ..domain.celeryconf.rulebase import ConfigRule, where
+from ..domain.celeryconf.values import number, plain
+from ..rule import Invalid, Valid, django_project
 
 LONG_TASK = 300  # seconds: a time limit at least this long declares a long task
-
-
-def number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def longest_time_limit(m: Model, app: App) -> float | None:
@@ -108,11 +104,10 @@ class PrefetchMultiplierUnsafe(ConfigRule):
 
     ## Fix safety
     The fix sets `worker_prefetch_multiplier = 1` where the app's
-    configuration lives. It is unsafe: throughput of many tiny tasks can
+    configuration lives; a misspelling of the setting (see CL107) is
+    renamed and set to 1 instead of adding the setting a second time. It is
+    unsafe: throughput of many tiny tasks can
     drop, because workers ask the broker more often.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: worker_prefetch_multiplier](https://docs.celeryq.dev/en/stable/userguide/configuration.html#worker-prefetch-multiplier)
@@ -127,15 +122,6 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     TAGS = ("configuration", "prefetch")
 
     VALID = (
-        Valid("""
-            # file: celeryconfig.py
-            task_acks_late = True
-            worker_prefetch_multiplier = 1
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-        """),
         Valid("""
             # file: proj.py
             from celery import Celery as C
@@ -177,6 +163,14 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             app = Celery("proj", broker="redis://localhost")
             # file: docker/worker.sh
             exec celery -A proj worker --prefetch-multiplier=1 --concurrency=4
+        """),
+        Valid("""
+            # file: proj/queue.py
+            from celery import Celery
+            def publish(url, payload):
+                client = Celery("other")
+                client.conf.broker_url = url
+                client.send_task("other.handle", kwargs=payload)
         """),
     )
     INVALID = (
@@ -228,18 +222,10 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             """,
         ),
         Invalid(
-            """
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            import os
-            from celery import Celery
-            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
+            django_project("""
             CELERY_TASK_ACKS_LATE = True
             CELERYD_PREFETCH_MULTIPLIER = 4
-            """,
+        """),
             fixed="""
             # file: proj/settings.py
             CELERY_TASK_ACKS_LATE = True
@@ -262,9 +248,9 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     def check_model(self, m: Model):
         for app in m.configured_apps():
             prefetch = app.get("worker_prefetch_multiplier")
-            if prefetch.state == "unknown" or app.get("worker_disable_prefetch").truthy:
+            if prefetch.is_unknown or app.get("worker_disable_prefetch").truthy:
                 continue
-            if prefetch.state == "default":
+            if prefetch.is_default:
                 if prefetch_set_elsewhere(m):
                     continue
                 yield self.at_app(app, f"`worker_prefetch_multiplier` is not set in {where(app)}, so each worker process "

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from ..celeryconf.fixes import add_setting, read, replace_at
-from ..celeryconf.model import App, Model
-from ..celeryconf.redis_conf import transport
-from ..celeryconf.rulebase import ConfigRule
-from ..celeryconf.values import plain
+from ..domain.celeryconf.fixes import add_setting, read, replace_at
+from ..domain.celeryconf.model import App, Model
+from ..domain.celeryconf.redis_conf import transport
+from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.delays import human
+from ..domain.celeryconf.values import number, plain
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
 from ..source import LineIndex
-from .cl103_prefetch_multiplier_unsafe import number
-from .cl206_far_future_eta import human
 
 DEFAULT_VISIBILITY = {"redis": 3600, "sqs": 1800}
 
@@ -82,12 +81,11 @@ class VisibilityTimeoutTooShort(ConfigRule):
     ## Fix safety
     The fix raises the timeout to the next whole hour above the longest
     duration seen (replacing the value, adding the key to a literal
-    `broker_transport_options` dict, or adding the setting). It is unsafe: a
+    `broker_transport_options` dict, or adding the setting). A misspelt
+    `broker_transport_options` (see CL107) is renamed first, keeping its
+    keys, and the key is added in the next round. It is unsafe: a
     longer timeout also delays the redelivery of tasks whose worker really
     died.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: Redis visibility timeout](https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#visibility-timeout)
@@ -102,17 +100,6 @@ class VisibilityTimeoutTooShort(ConfigRule):
     TAGS = ("configuration", "redis", "delivery")
 
     VALID = (
-        Valid("""
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            task_time_limit = 2 * 60 * 60
-            broker_transport_options = {"visibility_timeout": 3 * 60 * 60}
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-        """),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -145,25 +132,6 @@ class VisibilityTimeoutTooShort(ConfigRule):
         """),
     )
     INVALID = (
-        Invalid(
-            """
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            task_time_limit = 2 * 60 * 60
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed="""
-            # file: celeryconfig.py
-            broker_url = "redis://localhost:6379/0"
-            task_acks_late = True
-            task_time_limit = 2 * 60 * 60
-            broker_transport_options = {"visibility_timeout": 10800}
-            """,
-        ),
         Invalid(
             """
             # file: proj.py
@@ -246,6 +214,41 @@ class VisibilityTimeoutTooShort(ConfigRule):
             app.conf.broker_transport_options = {"visibility_timeout": 3600}
             """,
         ),
+        Invalid(
+            """
+            # file: a.py
+            from celery import Celery
+            app = Celery("a", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 3600
+            # file: b.py
+            from celery import Celery
+            app = Celery("b", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 3600
+            @app.task(time_limit=7200)
+            def export(): ...
+            """,
+            fixed="""
+            # file: a.py
+            from celery import Celery
+            app = Celery("a", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 10800
+            # file: b.py
+            from celery import Celery
+            app = Celery("b", broker="redis://localhost:6379/0")
+            app.conf.task_acks_late = True
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options["visibility_timeout"] = 10800
+            @app.task(time_limit=7200)
+            def export(): ...
+            """,
+            count=2,
+        ),
     )
 
     def check_model(self, m: Model):
@@ -255,7 +258,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
             if kind not in DEFAULT_VISIBILITY:
                 continue
             options = app.get("broker_transport_options")
-            if options.state == "unknown" or not isinstance(options.value, dict):
+            if options.is_unknown or not isinstance(options.value, dict):
                 continue
             raw = options.value.get("visibility_timeout", DEFAULT_VISIBILITY[kind])
             timeout = number(raw)
@@ -283,10 +286,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
 
 def _item_path(m: Model, assignment, item) -> str:
     """Items set with ``X["visibility_timeout"] = v`` may live in another file."""
-    for f in m.by_kind["setting_item"]:
-        if f["key"] == "visibility_timeout" and (f["line"], f["col"], f["end_line"], f["end_col"]) == item[1]:
-            return f["path"]
-    return assignment.path
+    return item[3] if len(item) > 3 else assignment.path
 
 
 def _insert_key(m: Model, assignment, new: int) -> Fix | None:

@@ -1,53 +1,10 @@
 from __future__ import annotations
 
-from ..celeryconf.model import App, Assignment, Model, Resolved
-from ..celeryconf.redis_conf import RedisAddress, parse_redis_url
-from ..celeryconf.rulebase import ConfigRule
-from ..celeryconf.values import plain
+from ..domain.celeryconf.model import Model, Resolved
+from ..domain.celeryconf.redis_conf import RedisAddress
+from ..domain.celeryconf.redis_instances import cache_locations, comparable, instance_of
+from ..domain.celeryconf.rulebase import ConfigRule
 from ..rule import Invalid, Valid
-
-
-def redis_urls(value) -> list[str]:
-    if isinstance(value, str):
-        return [u for u in value.replace(",", ";").split(";") if u.strip()]
-    if isinstance(value, list):
-        return [u for u in value if isinstance(u, str)]
-    return []
-
-
-def comparable(a_env: str | None, b_env: str | None) -> bool:
-    """Two values say the same about production only when both are literal
-    or both come from the same environment variable."""
-    return a_env == b_env
-
-
-def cache_locations(app: App) -> list[tuple[str, object, str | None, Assignment]]:
-    """``(alias, LOCATION value, env, assignment)`` of the Django CACHES."""
-    source = app.source
-    if source is None or not source.django or not source.by_name.get("CACHES"):
-        return []
-    caches = source.by_name["CACHES"][-1]
-    if caches.cond:
-        return []
-    value, _ = plain(caches.value)
-    out = []
-    if not isinstance(value, dict):
-        return out
-    for alias, encoded in value.items():
-        config, _ = plain(encoded)
-        if not isinstance(config, dict) or "LOCATION" not in config:
-            continue
-        backend, _ = plain(config.get("BACKEND"))
-        if not isinstance(backend, str) or "redis" not in backend.lower():
-            continue
-        location, env = plain(config["LOCATION"])
-        out.append((alias, location, env, caches))
-    return out
-
-
-def instance_of(value, env) -> RedisAddress | None:
-    urls = redis_urls(value)
-    return parse_redis_url(urls[0]) if urls else None
 
 
 class SharedRedisInstance(ConfigRule):
@@ -84,9 +41,6 @@ class SharedRedisInstance(ConfigRule):
 
     ## Fix safety
     No automatic fix: a second Redis instance is a deployment change.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: Redis caveats (key eviction)](https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#key-eviction)

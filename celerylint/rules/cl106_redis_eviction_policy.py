@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from ..celeryconf.model import Model
-from ..celeryconf.redis_conf import RedisAddress, policies
-from ..celeryconf.rulebase import ConfigRule
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.redis_conf import RedisAddress, policies
+from ..domain.celeryconf.redis_instances import cache_locations, instance_of
+from ..domain.celeryconf.rulebase import ConfigRule
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
-from .cl105_shared_redis_instance import cache_locations, instance_of
 
 
 def redis_instances(m: Model) -> set[tuple[str, int]]:
@@ -53,19 +53,26 @@ class RedisEvictionPolicy(ConfigRule):
 
     ## Example
     ```yaml
-    # docker-compose.yml, with CELERY_BROKER_URL = "redis://redis:6379/0"
+    # file: docker-compose.yml
     services:
       redis:
         image: redis:7
         command: redis-server --maxmemory 256mb --maxmemory-policy allkeys-lru
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj", broker="redis://redis:6379/0")
     ```
 
     Use instead:
     ```yaml
+    # file: docker-compose.yml
     services:
       redis:
         image: redis:7
         command: redis-server --maxmemory 256mb --maxmemory-policy noeviction
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj", broker="redis://redis:6379/0")
     ```
 
     ## Fix safety
@@ -73,9 +80,6 @@ class RedisEvictionPolicy(ConfigRule):
     cache sharing that instance then fails writes when memory is full).
     Redis and compose files are not edited; the message says what to
     change.
-
-    ## Options
-    - `redis-config-files`: the non-Python files read for Redis settings.
 
     ## References
     - [Redis: key eviction](https://redis.io/docs/latest/develop/reference/eviction/)

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..celeryconf.model import Assignment, Model
-from ..celeryconf.rulebase import ConfigRule, sources
-from ..celeryconf.settings_table import Table, table
+from ..domain.celeryconf.model import Assignment, Model
+from ..domain.celeryconf.rulebase import ConfigRule, sources
+from ..domain.celeryconf.settings_table import Table, table
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
 
@@ -65,11 +65,11 @@ class UnknownSetting(ConfigRule):
 
     ## Fix safety
     When exactly one real name is close, the fix renames the setting to it.
-    It is unsafe: the setting then takes effect, which changes behaviour,
+    The fixes of CL101-CL104 that would add that same setting edit the
+    misspelt line instead (rename, and set the value they want), so the
+    fix loop never applies both in one round and the setting is never
+    written twice. It is unsafe: the setting then takes effect, which changes behaviour,
     and other code reading the misspelt name is not changed.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: configuration and defaults](https://docs.celeryq.dev/en/stable/userguide/configuration.html)
@@ -125,20 +125,6 @@ class UnknownSetting(ConfigRule):
         """),
     )
     INVALID = (
-        Invalid(
-            """
-            # file: celeryconfig.py
-            task_ack_late = True
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed="""
-            # file: celeryconfig.py
-            task_acks_late = True
-            """,
-        ),
         Invalid(
             """
             # file: proj.py

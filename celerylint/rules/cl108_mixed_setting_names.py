@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from ..celeryconf.model import Model, Source
-from ..celeryconf.rulebase import ConfigRule, sources
-from ..celeryconf.settings_table import Table, table
+from ..domain.celeryconf.model import Model, Source
+from ..domain.celeryconf.rulebase import ConfigRule, sources
+from ..domain.celeryconf.settings_table import Table, table
 from ..rule import Invalid, Valid
 
 
@@ -55,9 +55,6 @@ class MixedSettingNames(ConfigRule):
     ## Fix safety
     No fix for the mix itself; `deprecated-setting-name` (CL109) renames
     every old name of a source at once, which removes the mix.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: new lowercase settings](https://docs.celeryq.dev/en/stable/userguide/configuration.html#new-lowercase-settings)

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import re
 
-from ..celeryconf.fixes import read
-from ..celeryconf.model import Assignment, Model, Source
-from ..celeryconf.rulebase import ConfigRule, sources
-from ..celeryconf.settings_table import Table, table
+from ..domain.celeryconf.fixes import read
+from ..domain.celeryconf.model import Assignment, Model, Source
+from ..domain.celeryconf.rulebase import ConfigRule, sources
+from ..domain.celeryconf.settings_table import Table, table
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
 
@@ -76,9 +76,6 @@ class DeprecatedSettingName(ConfigRule):
     example `settings.CELERY_ACKS_LATE`), and unsafe otherwise. Django
     settings loaded without a namespace get no fix: lower-case names are
     invisible to Django, so the namespace must be added first (CL110).
-
-    ## Options
-    None.
 
     ## References
     - [Celery: new lowercase settings](https://docs.celeryq.dev/en/stable/userguide/configuration.html#new-lowercase-settings)

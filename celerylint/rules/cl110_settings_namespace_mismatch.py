@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from ..celeryconf.model import Model
-from ..celeryconf.rulebase import ConfigRule
-from ..celeryconf.settings_table import table
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.celeryconf.settings_table import table
 from ..model import Edit, Fix
 from ..rule import Invalid, Valid
 
@@ -25,26 +25,33 @@ class SettingsNamespaceMismatch(ConfigRule):
 
     ## Example
     ```python
-    # proj/celery.py
+    # file: proj/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+    app = Celery("proj")
     app.config_from_object("django.conf:settings")
-
-    # proj/settings.py
+    # file: proj/settings.py
     CELERY_BROKER_URL = "redis://localhost:6379/0"
     CELERY_TASK_ACKS_LATE = True
     ```
 
     Use instead:
     ```python
-    # proj/celery.py
+    # file: proj/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+    app = Celery("proj")
     app.config_from_object("django.conf:settings", namespace="CELERY")
+    # file: proj/settings.py
+    CELERY_BROKER_URL = "redis://localhost:6379/0"
+    CELERY_TASK_ACKS_LATE = True
     ```
 
     ## Fix safety
     The fix adds `namespace="CELERY"` (or upper-cases a lower-case one). It
     is unsafe: settings that were ignored until now take effect.
-
-    ## Options
-    None.
 
     ## References
     - [Celery: First steps with Django](https://docs.celeryq.dev/en/stable/django/first-steps-with-django.html)

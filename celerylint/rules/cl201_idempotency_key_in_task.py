@@ -4,10 +4,10 @@ import re
 
 import libcst as cst
 
-from ..analysis.clients import REDIS_IMPORT_NEEDLE
-from ..analysis.dataflow import flow, fresh_origin, params_of
-from ..analysis.side_effects import side_effect
-from ..analysis.tasks import TaskRule, task_and
+from ..domain.clients import REDIS_IMPORT_NEEDLE
+from ..domain.dataflow import flow, fresh_origin, params_of
+from ..domain.side_effects import side_effect
+from ..domain.tasks import TaskRule, task_and
 from ..context import FileContext
 from ..rule import Invalid, Regex, Valid
 
@@ -48,7 +48,10 @@ class IdempotencyKeyInTask(TaskRule):
     ## Example
     ```python
     import uuid
+    import redis
     from celery import shared_task
+
+    redis_client = redis.Redis()
 
     @shared_task
     def charge_order(order_id, amount):
@@ -61,8 +64,10 @@ class IdempotencyKeyInTask(TaskRule):
 
     Use instead:
     ```python
-    import uuid
+    import redis
     from celery import shared_task
+
+    redis_client = redis.Redis()
 
     def checkout(order):
         charge_order.delay(order.id, order.total, idempotency_key=f"charge-{order.id}")
@@ -79,9 +84,6 @@ class IdempotencyKeyInTask(TaskRule):
     There is no automatic fix: the key has to move to the caller, which
     changes the task's signature and every call site.
 
-    ## Options
-    None.
-
     ## References
     - [Celery: tasks should be idempotent](https://docs.celeryq.dev/en/stable/userguide/tasks.html#idempotence)
     - [Stripe: idempotent requests](https://docs.stripe.com/api/idempotent_requests)
@@ -97,7 +99,7 @@ class IdempotencyKeyInTask(TaskRule):
     # through an import, or a name saying idempotency/dedup), and an import
     # of a fresh-value source (uuid, time/datetime/timezone, random, secrets,
     # os.urandom, arrow, pendulum)
-    NEEDLES = (task_and(
+    REQUIRES = (task_and(
         (REDIS_IMPORT_NEEDLE, b"cache", Regex(rb"(?i)idempot|dedup")),
         (b"uuid", b"time", b"random", b"secrets", b"urandom", b"arrow", b"pendulum"),
     ),)

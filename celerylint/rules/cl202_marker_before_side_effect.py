@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.dataflow import Event, Flow, flow
-from ..analysis.tasks import TaskRule, task_and
-from ..model import Edit
-from ..rule import EditBuilder, Invalid, PendingFix, Valid
+from ..domain.dataflow import Event, Flow, flow
+from ..domain.tasks import TaskRule, task_and
+from ..rule import Fix, Invalid, MoveLinesAfter, Valid
 
 
 class MarkerBeforeSideEffect(TaskRule):
@@ -38,6 +37,10 @@ class MarkerBeforeSideEffect(TaskRule):
 
     ## Example
     ```python
+    from celery import shared_task
+    from django.core.cache import cache
+    from django.core.mail import send_mail
+
     @shared_task
     def send_confirmation(order_id):
         key = f"confirmation-sent:{order_id}"
@@ -49,6 +52,10 @@ class MarkerBeforeSideEffect(TaskRule):
 
     Use instead:
     ```python
+    from celery import shared_task
+    from django.core.cache import cache
+    from django.core.mail import send_mail
+
     @shared_task
     def send_confirmation(order_id):
         key = f"confirmation-sent:{order_id}"
@@ -65,9 +72,6 @@ class MarkerBeforeSideEffect(TaskRule):
     after the side effect no longer keeps a concurrent duplicate out, so
     pair it with a lock (SET NX EX) if two deliveries can run at once.
 
-    ## Options
-    - `side-effect-calls`: extra call names that count as external side effects.
-
     ## References
     - [Celery: tasks should be idempotent](https://docs.celeryq.dev/en/stable/userguide/tasks.html#idempotence)
     - [Celery: acks_late and redelivery](https://docs.celeryq.dev/en/stable/faq.html#faq-acks-late-vs-retry)
@@ -82,7 +86,7 @@ class MarkerBeforeSideEffect(TaskRule):
     TAGS = ("idempotency",)
     OPTIONS = ("side-effect-calls",)
     # a task, and a Redis/cache client ("edis", "cache") or a model flag save
-    NEEDLES = (task_and((b"edis", b"cache", b"save")),)
+    REQUIRES = (task_and((b"edis", b"cache", b"save")),)
 
     VALID = (
         # the seed's corrected version
@@ -392,7 +396,7 @@ class MarkerBeforeSideEffect(TaskRule):
                 self._fix(marker, effect),
             )
 
-    def _fix(self, marker: list[Event], effect: Event) -> PendingFix | None:
+    def _fix(self, marker: list[Event], effect: Event) -> Fix | None:
         statements = [e.stmt for e in marker]
         block = effect.block
         if effect.stmt is None or block is None or effect.stmt not in block:
@@ -408,19 +412,7 @@ class MarkerBeforeSideEffect(TaskRule):
         position = block.index(effect.stmt)
         if any(block.index(s) > position for s in statements):
             return None
-        target = effect.stmt
-
-        def build(b: EditBuilder) -> list[Edit]:
-            nl = b.newline()
-            edits, moved = [], []
-            for stmt in statements:
-                first, last = b.statement_lines(stmt)
-                moved.extend(b.index.line_text(line) + nl for line in range(first, last + 1))
-                edits.append(b.delete_lines(first, last))
-            edits.append(b.insert_lines_after(b.statement_lines(target)[1], "".join(moved)))
-            return edits
-
-        return PendingFix("move the marker write after the side effect", False, build)
+        return Fix("move the marker write after the side effect", (MoveLinesAfter(tuple(statements), effect.stmt),))
 
 
 def _within(event: Event, block: tuple[cst.CSTNode, ...] | None) -> bool:

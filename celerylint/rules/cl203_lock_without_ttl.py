@@ -4,11 +4,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..analysis.calls import arg, code_of, given, has_star, with_keyword
-from ..analysis.clients import CACHE, CACHE_ALIAS, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
-from ..analysis.locks import key_says_lock
-from ..analysis.values import NONE, evaluate
-from ..rule import All, EditBuilder, Invalid, PendingFix, Rule, Valid
+from ..domain.calls import arg, code_of, given, has_star, with_keyword
+from ..domain.clients import CACHE, CACHE_ALIAS, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.locks import key_says_lock
+from ..domain.values import NONE, evaluate
+from ..rule import All, Fix, Invalid, Option, RemoveLines, Replace, Rule, Valid
 
 
 @dataclass
@@ -17,7 +17,7 @@ class _Candidate:
     key: str | None
     message: str
     lockish: bool
-    fix: PendingFix | None
+    fix: Fix | None
 
 
 @dataclass
@@ -96,9 +96,6 @@ class LockWithoutTtl(Rule):
     the work lets a second worker in while the first still runs (CL205), so
     review the value.
 
-    ## Options
-    - `lock-ttl`: the TTL in seconds the fix inserts (default 60).
-
     ## References
     - [Redis SET command (NX, EX)](https://redis.io/docs/latest/commands/set/)
     - [redis-py `Lock`](https://redis.readthedocs.io/en/stable/lock.html)
@@ -111,10 +108,10 @@ class LockWithoutTtl(Rule):
     SUMMARY = "A Redis or cache lock without an expiry: a crashed worker holds it forever"
     FIX = "unsafe"
     TAGS = ("locks", "redis")
-    OPTIONS = ("lock-ttl",)
+    OPTIONS = (Option("lock-ttl", "integer-seconds", 60, "the TTL in seconds the fix inserts"),)
     # Every finding needs a client imported in this file (see clients.py), and
     # a Django cache lock a take on the cache: add, lock, or set with nx.
-    NEEDLES = (
+    REQUIRES = (
         REDIS_IMPORT_NEEDLE,
         All((b"core.cache", (
             cache_call(rb"add|lock"),
@@ -299,7 +296,7 @@ class LockWithoutTtl(Rule):
         super().__init__(ctx)
         self.scopes: list[_Scope] = [_Scope()]
         self.blocks: list[cst.IndentedBlock] = []
-        self.ttl = str(ctx.settings.lock_ttl)
+        self.ttl = str(self.option("lock-ttl"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(_Scope())
@@ -356,7 +353,7 @@ class LockWithoutTtl(Rule):
                 self._lock(node, f"{what} without `timeout`: a worker that dies holding it blocks the lock forever")
         elif method == "setnx" and kind == REDIS:
             self._candidate(node, "`setnx` sets no expiry (and an `expire` after it is not atomic with it): a worker that dies holding the lock blocks it forever",
-                            PendingFix(f"Use `set(..., nx=True, ex={self.ttl})`", False, self._setnx_plain(node)))
+                            Fix(f"Use `set(..., nx=True, ex={self.ttl})`", (Replace(node, self._setnx_as_set(node, "ex", self.ttl)),)))
         elif method == "set":
             self._set(node, kind)
         elif method == "add" and kind == CACHE:
@@ -391,39 +388,27 @@ class LockWithoutTtl(Rule):
         key = node.args[0].value
         return code_of(key), key_says_lock(key, self.ctx)
 
-    def _candidate(self, node: cst.Call, message: str, fix: PendingFix | None) -> None:
+    def _candidate(self, node: cst.Call, message: str, fix: Fix | None) -> None:
         key, lockish = self._key(node)
         self.scopes[-1].candidates.append(_Candidate(node, key, message, lockish, fix))
 
     def _lock(self, node: cst.Call, message: str) -> None:
         self.report(node, message, self._add_kw_fix(node, "timeout"))
 
-    def _add_kw_fix(self, node: cst.Call, keyword: str) -> PendingFix:
-        new = with_keyword(node, keyword, self.ttl)
-        return PendingFix(f"Add `{keyword}={self.ttl}`", False, lambda b: [b.replace(node, new)])
+    def _add_kw_fix(self, node: cst.Call, keyword: str) -> Fix:
+        return Fix(f"Add `{keyword}={self.ttl}`", (Replace(node, with_keyword(node, keyword, self.ttl)),))
 
-    def _replace_value_fix(self, node: cst.Call, a: cst.Arg, keyword: str) -> PendingFix:
-        ttl = cst.Integer(self.ttl)
-        return PendingFix(f"Set `{keyword}` to {self.ttl} seconds", False, lambda b: [b.replace(a.value, ttl)])
+    def _replace_value_fix(self, node: cst.Call, a: cst.Arg, keyword: str) -> Fix:
+        return Fix(f"Set `{keyword}` to {self.ttl} seconds", (Replace(a.value, cst.Integer(self.ttl)),))
 
-    def _setnx_plain(self, node: cst.Call):
-        new = with_keyword(with_keyword(node.with_changes(func=node.func.with_changes(attr=cst.Name("set"))), "nx", "True"), "ex", self.ttl)
-        return lambda b: [b.replace(node, new)]
+    @staticmethod
+    def _setnx_as_set(node: cst.Call, keyword: str, ttl: str) -> cst.Call:
+        renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name("set")))
+        return with_keyword(with_keyword(renamed, "nx", "True"), keyword, ttl)
 
-    def _setnx_fix(self, node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]]) -> PendingFix:
+    def _setnx_fix(self, node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]]) -> Fix:
         stmt, expire, removable = expires[0]
         ttl = code_of(expire.args[1].value) if len(expire.args) > 1 else self.ttl
-        if expire.func.attr.value == "pexpire":
-            keyword = "px"
-        else:
-            keyword = "ex"
-        new = with_keyword(with_keyword(node.with_changes(func=node.func.with_changes(attr=cst.Name("set"))), "nx", "True"), keyword, ttl)
-
-        def build(b: EditBuilder):
-            first, last = b.statement_lines(stmt)
-            edits = [b.replace(node, new)]
-            if removable:
-                edits.append(b.delete_lines(first, last))
-            return edits
-
-        return PendingFix(f"Replace `setnx` + `expire` with one `set(..., nx=True, {keyword}={ttl})`", False, build)
+        keyword = "px" if expire.func.attr.value == "pexpire" else "ex"
+        edits = (Replace(node, self._setnx_as_set(node, keyword, ttl)), *((RemoveLines(stmt),) if removable else ()))
+        return Fix(f"Replace `setnx` + `expire` with one `set(..., nx=True, {keyword}={ttl})`", edits)

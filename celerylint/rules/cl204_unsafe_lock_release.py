@@ -5,9 +5,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..analysis.calls import code_of, has_star
-from ..analysis.clients import CACHE, CACHE_ALIAS, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
-from ..analysis.locks import (
+from ..domain.calls import code_of, has_star
+from ..domain.clients import CACHE, CACHE_ALIAS, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.locks import (
     RELEASE_METHODS,
     LockTake,
     key_says_lock,
@@ -16,9 +16,9 @@ from ..analysis.locks import (
     says_lock,
     stable_texts,
 )
-from ..analysis.values import evaluate
+from ..domain.values import evaluate
 from ..context import dotted_name
-from ..rule import All, Invalid, PendingFix, Rule, Valid
+from ..rule import All, Fix, Invalid, Replace, Rule, Valid
 
 # KEYS[1] is deleted only while it still holds ARGV[1], the caller's token
 # (the script of redis-py's Lock.release and of the Redis documentation).
@@ -46,7 +46,7 @@ class _Delete:
     named: bool
     handler: bool  # the deleting function's name says it handles locks
     take: LockTake | None  # the lock this function took on the same key before
-    fix: PendingFix | None
+    fix: Fix | None
 
 
 class UnsafeLockRelease(Rule):
@@ -134,9 +134,6 @@ class UnsafeLockRelease(Rule):
     value stored is not a variable (a constant is no token: every worker
     stores the same).
 
-    ## Options
-    None.
-
     ## References
     - [Redis: distributed locks, releasing safely](https://redis.io/docs/latest/develop/clients/patterns/distributed-locks/)
     - [redis-py `Lock.release`](https://redis.readthedocs.io/en/stable/lock.html)
@@ -154,7 +151,7 @@ class UnsafeLockRelease(Rule):
     # delete, and a lock: a take (set(..., nx=True) or with nx positional,
     # setnx, add, lock(), Lock()) or a key named like one (lock, mutex,
     # semaphore, in any of their spellings).
-    NEEDLES = (All((
+    REQUIRES = (All((
         (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS)))),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
         (b"nx", b"set(", b".add(", b"lock", b"Lock", b"LOCK", b"utex", b"UTEX", b"emaphore", b"EMAPHORE"),
@@ -439,7 +436,7 @@ class UnsafeLockRelease(Rule):
                     return True
         return False
 
-    def _fix(self, node: cst.Call, key: cst.BaseExpression, take: LockTake | None) -> PendingFix | None:
+    def _fix(self, node: cst.Call, key: cst.BaseExpression, take: LockTake | None) -> Fix | None:
         if take is None or take.client != REDIS or not isinstance(take.token, cst.Name):
             return None
         token = take.token.value
@@ -452,4 +449,4 @@ class UnsafeLockRelease(Rule):
         )
         new = new.with_changes(args=[a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
                                      for a in new.args[:-1]] + [new.args[-1]])
-        return PendingFix("Release with a compare-and-delete script", False, lambda b: [b.replace(node, new)])
+        return Fix("Release with a compare-and-delete script", (Replace(node, new),))

@@ -4,12 +4,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..analysis.calls import has_star
-from ..analysis.clients import REDIS_IMPORT_NEEDLE, client_kind, receiver
-from ..analysis.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take
-from ..analysis.tasks import class_options, function_task_options, is_task_class
-from ..analysis.values import evaluate, seconds
-from ..rule import All, Invalid, PendingFix, Rule, Valid
+from ..domain.calls import has_star
+from ..domain.clients import REDIS_IMPORT_NEEDLE, client_kind, receiver
+from ..domain.locks import RELEASE_METHODS, LockTake, key_says_lock, key_texts, lock_take
+from ..domain.tasks import class_options, function_task_options, is_task_class
+from ..domain.values import evaluate, seconds
+from ..rule import All, Fix, Invalid, Replace, Rule, Valid
 
 MARGIN = 60  # seconds the fix adds to the task's time limit
 # Lock.extend/reacquire, EXPIRE/PEXPIRE, Django cache touch(): a function
@@ -124,9 +124,6 @@ class LockTtlShorterThanTask(Rule):
     lock blocks the work for longer. A TTL given by a name or a call is
     reported without a fix; raise the constant or lower the time limit.
 
-    ## Options
-    None.
-
     ## References
     - [Celery: task time limits](https://docs.celeryq.dev/en/stable/userguide/workers.html#time-limits)
     - [Redis: distributed locks, the validity time](https://redis.io/docs/latest/develop/clients/patterns/distributed-locks/)
@@ -142,7 +139,7 @@ class LockTtlShorterThanTask(Rule):
     TAGS = ("locks", "redis")
     # A finding needs a time limit in the file and a client made or
     # imported in it (see CL203).
-    NEEDLES = (All((b"time_limit", (REDIS_IMPORT_NEEDLE, b"core.cache"))),)
+    REQUIRES = (All((b"time_limit", (REDIS_IMPORT_NEEDLE, b"core.cache"))),)
 
     VALID = (
         Valid("""
@@ -445,6 +442,6 @@ class LockTtlShorterThanTask(Rule):
         if isinstance(value, cst.BaseExpression) and _literal(value):
             new = (task.limit + MARGIN) / take.ttl_unit
             text = str(int(new)) if float(new).is_integer() else f"{new:g}"
-            fix = PendingFix(f"Raise the TTL to {text} ({task.which} + {MARGIN} s)", False,
-                             lambda b: [b.replace(value, cst.Integer(text) if text.isdigit() else cst.Float(text))])
+            fix = Fix(f"Raise the TTL to {text} ({task.which} + {MARGIN} s)",
+                      (Replace(value, cst.Integer(text) if text.isdigit() else cst.Float(text)),))
         self.report(node, message, fix)

@@ -2,46 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.tasks import class_options, function_task_options, is_task_class
-from ..analysis.values import FromNow, evaluate, seconds
 from ..context import FileContext
-from ..rule import Invalid, Regex, Rule, Valid
-
-SCHEDULING_METHODS = frozenset({"apply_async", "retry", "signature", "subtask", "set", "send_task"})
-SIGNATURE_FUNCTIONS = frozenset({"celery.signature", "celery.canvas.signature", "celery.Signature", "celery.canvas.Signature"})
-
-
-def scheduled_delays(node: cst.Call, ctx: FileContext) -> list[tuple[cst.Arg, str, float]]:
-    """``(argument, "countdown"|"eta", seconds from now)`` for each countdown
-    or eta of a Celery scheduling call whose value can be evaluated.
-
-    Shared with the configuration rules (CL104 compares these delays with the
-    broker's visibility timeout)."""
-    func = node.func
-    if isinstance(func, cst.Attribute):
-        if func.attr.value not in SCHEDULING_METHODS:
-            return []
-    elif ctx.imported_name(func) not in SIGNATURE_FUNCTIONS:
-        return []
-    out = []
-    for a in node.args:
-        if a.keyword is None or a.keyword.value not in ("countdown", "eta"):
-            continue
-        value = evaluate(a.value, ctx)
-        if a.keyword.value == "countdown":
-            delay = seconds(value)
-        else:
-            delay = value.seconds if isinstance(value, FromNow) else None
-        if delay is not None:
-            out.append((a, a.keyword.value, delay))
-    return out
-
-
-def human(delay: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if delay >= size and delay % size == 0:
-            return f"{int(delay // size)} {unit}"
-    return f"{delay:g} s"
+from ..domain.delays import human, scheduled_delays
+from ..domain.tasks import class_options, function_task_options, is_task_class
+from ..domain.values import evaluate, seconds
+from ..rule import Invalid, Option, Regex, Rule, Valid
 
 
 class FarFutureEta(Rule):
@@ -99,10 +64,6 @@ class FarFutureEta(Rule):
     No automatic fix: moving a schedule into a table is a design change. The
     message shows the beat + table pattern.
 
-    ## Options
-    - `countdown-threshold`: seconds beyond which a countdown or eta is
-      reported (default 3600).
-
     ## References
     - [Celery: ETA and countdown](https://docs.celeryq.dev/en/stable/userguide/calling.html#eta-and-countdown)
     - [Celery: Redis visibility timeout caveat](https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#visibility-timeout)
@@ -114,8 +75,8 @@ class FarFutureEta(Rule):
     SUMMARY = "A countdown or eta far in the future: held in worker memory, lost on restart, redelivered on Redis"
     HINT = ("store the due time in a database table and let a periodic celery beat task dispatch what is due")
     TAGS = ("scheduling",)
-    OPTIONS = ("countdown-threshold",)
-    NEEDLES = (b"countdown", b"default_retry_delay", Regex(rb"\beta\s*="))
+    OPTIONS = (Option("countdown-threshold", "seconds", 3600, "seconds beyond which a countdown or eta is reported"),)
+    REQUIRES = (b"countdown", b"default_retry_delay", Regex(rb"\beta\s*="))
 
     VALID = (
         Valid("""
@@ -216,7 +177,7 @@ class FarFutureEta(Rule):
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.threshold = ctx.settings.countdown_threshold
+        self.threshold = self.option("countdown-threshold")
 
     def visit_Call(self, node: cst.Call) -> None:
         for a, kind, delay in scheduled_delays(node, self.ctx):

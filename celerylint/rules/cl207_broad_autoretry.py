@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.dataflow import flow
-from ..analysis.tasks import TaskRule, task_and
+from ..domain.dataflow import flow
+from ..domain.tasks import TaskRule, task_and
 from ..rule import Invalid, Valid
 
 BROAD = frozenset({"Exception", "BaseException"})
@@ -28,6 +28,8 @@ class BroadAutoretry(TaskRule):
 
     ## Example
     ```python
+    from celery import shared_task
+
     @shared_task(autoretry_for=(Exception,), max_retries=5)
     def checkout(order_id):
         payments.charge(order_id)
@@ -36,6 +38,9 @@ class BroadAutoretry(TaskRule):
 
     Use instead:
     ```python
+    from celery import shared_task
+    from payments import GatewayTimeout
+
     @shared_task(autoretry_for=(GatewayTimeout,), max_retries=5)
     def checkout(order_id):
         payments.charge(order_id)
@@ -45,9 +50,6 @@ class BroadAutoretry(TaskRule):
     ## Fix safety
     There is no automatic fix: which exceptions are safe to retry, and
     where to split the task, is a design decision.
-
-    ## Options
-    - `side-effect-calls`: extra call names that count as external side effects.
 
     ## References
     - [Celery: automatic retry for known exceptions](https://docs.celeryq.dev/en/stable/userguide/tasks.html#automatic-retry-for-known-exceptions)
@@ -61,7 +63,7 @@ class BroadAutoretry(TaskRule):
     HINT = "retry only on the exceptions that are safe to retry, or split the side effects into separate tasks"
     TAGS = ("retries", "idempotency")
     OPTIONS = ("side-effect-calls",)
-    NEEDLES = (task_and((b"autoretry_for",)),)
+    REQUIRES = (task_and((b"autoretry_for",)),)
 
     VALID = (
         Valid("""

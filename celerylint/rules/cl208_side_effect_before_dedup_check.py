@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.dataflow import Event, Flow, flow
-from ..analysis.tasks import TaskRule, task_and
+from ..domain.dataflow import Event, Flow, flow
+from ..domain.tasks import TaskRule, task_and
 from ..rule import Invalid, Valid
 
 
@@ -29,6 +29,9 @@ class SideEffectBeforeDedupCheck(TaskRule):
 
     ## Example
     ```python
+    from celery import shared_task
+    from django.db import IntegrityError
+
     @shared_task
     def charge_customer(idempotency_key, order_id, amount):
         charge_id = gateway.charge(order_id=order_id, amount=amount)
@@ -40,6 +43,12 @@ class SideEffectBeforeDedupCheck(TaskRule):
 
     Use instead:
     ```python
+    import redis
+    from celery import shared_task
+    from django.db import IntegrityError
+
+    redis_client = redis.Redis()
+
     @shared_task
     def charge_customer(idempotency_key, order_id, amount):
         with redis_client.lock(f"lock:charge:{idempotency_key}", timeout=300, blocking=False):
@@ -56,9 +65,6 @@ class SideEffectBeforeDedupCheck(TaskRule):
     There is no automatic fix: the task needs a lock or a check before the
     external call.
 
-    ## Options
-    - `side-effect-calls`: extra call names that count as external side effects.
-
     ## References
     - [Redis: distributed locks](https://redis.io/docs/latest/develop/use/patterns/distributed-locks/)
     - [Django: `IntegrityError`](https://docs.djangoproject.com/en/stable/ref/exceptions/#database-exceptions)
@@ -72,7 +78,7 @@ class SideEffectBeforeDedupCheck(TaskRule):
     TAGS = ("idempotency", "locks")
     OPTIONS = ("side-effect-calls",)
     # the handler and the task are in one file: IntegrityError and a task marker
-    NEEDLES = (task_and((b"IntegrityError",)),)
+    REQUIRES = (task_and((b"IntegrityError",)),)
 
     VALID = (
         # the seed's defence in depth: the lock comes first

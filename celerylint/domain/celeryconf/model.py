@@ -11,198 +11,16 @@ source is a module of the linted project, followed through ``from x import
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .paths import SETTINGS_PATH
-from .settings_table import Table, table
-from .values import NULL, plain
+from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
+from .values import plain
 
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$")
-DJANGO_TARGETS = frozenset({"django.conf:settings", "django.conf.settings"})
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
-
-
-Pos = tuple[int, int, int, int]  # line, col, end_line, end_col
-
-
-def _pos(fact: dict[str, Any] | None) -> Pos | None:
-    if fact is None or "line" not in fact:
-        return None
-    return fact["line"], fact["col"], fact["end_line"], fact["end_col"]
-
-
-@dataclass
-class Assignment:
-    """One place that sets a setting: ``name`` as written."""
-
-    name: str
-    value: Any  # encoded (see values.py)
-    path: str
-    pos: Pos  # of the name
-    value_pos: Pos | None
-    cond: bool
-    via: str
-    items: dict[str, tuple[Any, Pos | None, bool]] = field(default_factory=dict)  # key -> (value, pos, literal)
-
-    @property
-    def line(self) -> int:
-        return self.pos[0]
-
-
-@dataclass
-class Resolved:
-    """A setting's effective value: ``state`` is set | default | unknown."""
-
-    state: str
-    value: Any = None  # plain Python value (NULL for a literal None)
-    env: str | None = None
-    at: Assignment | None = None
-
-    @property
-    def known(self) -> bool:
-        return self.state != "unknown" and self.value is not None
-
-    @property
-    def truthy(self) -> bool | None:
-        if not self.known:
-            return None
-        return bool(self.value) and self.value is not NULL
-
-    def shown(self) -> str:
-        value = "None" if self.value is NULL else repr(self.value)
-        if self.env:
-            return f"{value} (default of the environment variable {self.env})"
-        return value
-
-
-@dataclass
-class Source:
-    """A module (with its star-import chain) that an app loads settings from."""
-
-    module: str
-    path: str
-    django: bool
-    namespace: str | None
-    assignments: list[Assignment]  # in effect order
-    open: str | None  # why settings may come from elsewhere
-    files: list[str]  # the chain's files, the target first
-
-    @cached_property
-    def by_name(self) -> dict[str, list[Assignment]]:
-        out: dict[str, list[Assignment]] = defaultdict(list)
-        for a in self.assignments:
-            out[a.name].append(a)
-        return out
-
-    def celery_keys(self, t: Table) -> list[Assignment]:
-        """Assignments Celery reads from this source (last of each name)."""
-        out = []
-        for name, assigned in self.by_name.items():
-            if self.django and not name.isupper():
-                continue
-            if t.canonical(name, self.namespace):
-                out.append(assigned[-1])
-        return sorted(out, key=lambda a: (a.path, a.line))
-
-    def old_style(self, t: Table) -> bool:
-        """Celery's majority vote between old and new names (no namespace)."""
-        if self.namespace:
-            return False
-        names = set(self.by_name)
-        return len(names & t.old) > len(names & t.new)
-
-
-@dataclass
-class App:
-    key: str
-    path: str
-    var: str
-    pos: Pos  # the Celery(...) call
-    stmt: Pos | None
-    preconf: dict[str, list[Assignment]] = field(default_factory=lambda: defaultdict(list))
-    open: list[str] = field(default_factory=list)
-    config: dict[str, Any] | None = None  # the config_source fact
-    config_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # last_arg / namespace facts
-    source: Source | None = None
-    source_problem: str | None = None  # the config source exists but could not be read
-    update_call: dict[str, Any] | None = None
-    conf_stmts: list[dict[str, Any]] = field(default_factory=list)
-    task_cls: str | None = None
-
-    @property
-    def namespace(self) -> str | None:
-        return self.config.get("namespace") if self.config else None
-
-    def get(self, name: str) -> Resolved:
-        """The effective value of new-style setting ``name``."""
-        t = table()
-        old = t.to_old.get(name)
-        for key in (name, old):
-            assigned = self.preconf.get(key) if key else None
-            if assigned:
-                return _resolved(assigned[-1])
-        if self.open:
-            return Resolved("unknown")
-        if self.config is not None:
-            if self.source is None:
-                return Resolved("unknown")
-            found = find(self.source, name, t)
-            if found is not None:
-                return _resolved(found)
-            if self.source.open:
-                return Resolved("unknown")
-        default = t.defaults.get(name)
-        return Resolved("default", NULL if default is None else default)
-
-    def items_of(self, name: str) -> dict[str, tuple[Any, Pos | None, bool, str]] | None:
-        """Keys set on a dict setting (``broker_transport_options``): literal
-        keys of its value plus later ``X["key"] = v`` assignments."""
-        resolved = self.get(name)
-        if resolved.at is None:
-            return {} if resolved.state == "default" else None
-        return {k: (*v, resolved.at.path) for k, v in resolved.at.items.items()}
-
-    def where_configured(self) -> str:
-        if self.source is not None:
-            return self.source.path
-        return self.path
-
-
-def _resolved(a: Assignment) -> Resolved:
-    if a.cond:
-        return Resolved("unknown", at=a)
-    value, env = plain(a.value)
-    if isinstance(value, dict) and a.items:
-        value = {**value, **{k: plain(v[0])[0] for k, v in a.items.items()}}
-    if value is None:
-        return Resolved("unknown", at=a)
-    return Resolved("set", value, env, a)
-
-
-def find(source: Source, name: str, t: Table) -> Assignment | None:
-    """The assignment of the source that Celery reads for ``name``:
-    the namespaced name first, then the plain name, then the old name."""
-    keys = []
-    ns = source.namespace
-    if ns:
-        prefix = ns.rstrip("_") + "_"
-        keys.append((prefix + name).upper() if prefix.isupper() else prefix + name)
-    keys += [name, t.to_old.get(name)]
-    for key in keys:
-        if not key or (source.django and not key.isupper()):
-            continue
-        assigned = source.by_name.get(key)
-        if assigned:
-            return assigned[-1]
-    return None
+__all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
 
 
 class Model:
@@ -219,7 +37,7 @@ class Model:
         self.assignments: dict[str, list[Assignment]] = defaultdict(list)  # source -> in file order
         by_id: dict[tuple[str, int], Assignment] = {}
         for f in self.by_kind["setting"]:
-            a = Assignment(f["name"], f["value"], f["path"], _pos(f), _pos(values.get((f["path"], f["id"]))),
+            a = Assignment(f["name"], f["value"], f["path"], fact_position(f), fact_position(values.get((f["path"], f["id"]))),
                            f["cond"], f["via"])
             by_id[(f["path"], f["id"])] = a
             self.assignments[f["source"]].append(a)
@@ -227,9 +45,10 @@ class Model:
             target = by_id.get((f["path"], f["id"])) if "id" in f else None
             if target is None:
                 candidates = [a for a in self.assignments.get(f["source"], ()) if a.name == f["name"]]
+                candidates = [a for a in candidates if a.path == f["path"]] or candidates
                 target = candidates[-1] if candidates else None
             if target is not None:
-                target.items[f["key"]] = (None if f.get("cond") else f["value"], _pos(f), f["literal"])
+                target.items[f["key"]] = (None if f.get("cond") else f["value"], fact_position(f), f["literal"], f["path"])
         self.read_paths = {f["path"] for f in self.project.facts}
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in self.by_kind["star_import"]:
@@ -326,40 +145,62 @@ class Model:
 
     # -- apps -------------------------------------------------------------
     def _apps(self) -> dict[str, App]:
-        stmts = {f["app"]: f for f in self.by_kind["app_stmt"]}
-        apps: dict[str, App] = {}
+        """One app per ``module:variable`` key and file: files of different
+        directories may share a module name (two ``worker.py`` outside any
+        package), and their apps are different apps.  A fact of the app's own
+        file configures it; a fact of another file naming a shared key could
+        mean any of them, which makes their configuration unknown."""
+        stmts = {(f["app"], f["path"]): f for f in self.by_kind["app_stmt"]}
+        index: dict[str, dict[str, App]] = defaultdict(dict)  # key -> path -> app
         for f in self.by_kind["celery_app"]:
-            key = f["app"]
-            apps[key] = App(key, f["path"], key.rsplit(":", 1)[1], _pos(f), _pos(stmts.get(key)))
+            key, path = f["app"], f["path"]
+            previous = index[key].get(path)
+            app = App(key, path, key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get((key, path))))
+            # the same name made twice in one file (two factory functions) stays one app,
+            # send-only only if every one of them is
+            app.send_only = bool(f.get("send_only")) and (previous is None or previous.send_only)
+            index[key][path] = app
+        apps = {(key if len(by_path) == 1 else f"{key}@{path}"): app
+                for key, by_path in index.items() for path, app in by_path.items()}
 
-        def targets(key: str) -> list[App]:
-            if key == "*":
-                return list(apps.values()) if len(apps) == 1 else []
-            return [apps[key]] if key in apps else []
+        def targets(key: str, path: str) -> list[App]:
+            if key == "*":  # current_app: the one app of the project that runs workers
+                workers = [a for a in apps.values() if not a.send_only]
+                return workers if len(workers) == 1 else []
+            by_path = index.get(key)
+            if not by_path:
+                return []
+            if len(by_path) == 1:
+                return list(by_path.values())
+            if path in by_path:
+                return [by_path[path]]
+            for app in by_path.values():
+                app.open.append(f"`{key}` is configured in {path}, but several apps have that name")
+            return []
 
         for source, assigned in self.assignments.items():
             if source.startswith("app:"):
-                for app in targets(source[4:]):
-                    for a in assigned:
+                for a in assigned:
+                    for app in targets(source[4:], a.path):
                         app.preconf[a.name].append(a)
         for f in self.by_kind["app_open"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.open.append(f["why"])
         for kind in ("config_source_last_arg", "config_source_namespace"):
             for f in self.by_kind[kind]:
-                for app in targets(f["app"]):
+                for app in targets(f["app"], f["path"]):
                     app.config_args[kind] = f
         for f in self.by_kind["config_source"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.config = f
         for f in self.by_kind["update_call"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.update_call = f
         for f in self.by_kind["conf_stmt"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.conf_stmts.append(f)
         for f in self.by_kind["task_cls"]:
-            for app in targets(f["app"]):
+            for app in targets(f["app"], f["path"]):
                 app.task_cls = f["value"] or "?"
         for app in apps.values():
             self._attach_source(app)
@@ -427,10 +268,12 @@ class Model:
         return sorted(self.apps.values(), key=lambda a: (a.path, a.pos))
 
     def configured_apps(self) -> list[App]:
-        """The apps a missing setting is reported for: when some app loads a
-        configuration source, the apps without one are clients of the same
-        project (``Celery(broker=settings.X)`` to send tasks) and are skipped."""
-        apps = self.relevant_apps()
+        """The apps worker settings are checked for (CL101-CL104): not an app
+        a function makes only to ``send_task`` (``App.send_only``), and, when
+        some app loads a configuration source, not the apps without one:
+        they are clients of the same project (``Celery(broker=settings.X)``
+        to send tasks)."""
+        apps = [a for a in self.relevant_apps() if not a.send_only]
         with_source = [a for a in apps if a.config is not None]
         return with_source or apps
 

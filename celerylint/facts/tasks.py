@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.tasks import TASK_DEFINITION, class_options, function_task_options, is_task_class
-from ..celeryconf.values import encode, setting_value
+from ..domain.celeryconf.values import encode, setting_value
+from ..domain.delays import scheduled_delays
+from ..domain.tasks import TASK_DEFINITION, class_options, function_task_options, is_task_class
 from ..rule import Checker, Regex
-from .cl206_far_future_eta import scheduled_delays
 
 TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_limit")
 
 
 class TaskCollector(Checker):
-    NEEDLES = (TASK_DEFINITION,)
+    REQUIRES = (TASK_DEFINITION,)
 
     def _options(self, options: dict[str, cst.BaseExpression]) -> dict:
         return {k: encode(setting_value(options[k], self.ctx)) for k in TASK_OPTIONS if k in options}
@@ -37,7 +37,7 @@ class TaskCollector(Checker):
 
 
 class DelayCollector(Checker):
-    NEEDLES = (b"countdown", Regex(rb"\beta\s*="))
+    REQUIRES = (b"countdown", Regex(rb"\beta\s*="))
 
     def visit_Call(self, node: cst.Call) -> None:
         for a, kind, delay in scheduled_delays(node, self.ctx):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..model import Finding, Fix
-from ..rule import ProjectRule
+from ...model import Finding, Fix
+from ...rule import ProjectRule
 from .model import App, Assignment, Model, Pos, Source, model
 
 
@@ -42,7 +42,7 @@ class ConfigRule(ProjectRule):
         from .fixes import add_setting, replace_value
 
         value = app.get(setting)
-        if value.state == "set":
+        if value.is_set:
             fix = None if value.env else replace_value(value.at, "True", f"set `{setting}` to True")
             return self.at_assignment(value.at, f"`{setting}` is {value.shown()}: {why}", fix)
         return self.at_app(app, f"{missing}: {why}", add_setting(m, app, setting, "True"))
@@ -70,3 +70,21 @@ def sources(m: Model) -> list[Source]:
             if source is not None:
                 seen[(module, None)] = source
     return list(seen.values())
+
+
+def tasks_opt_in(m: Model, option: str) -> bool:
+    """Every task of the project sets ``option`` (or may, through a base
+    class celerylint cannot read); False when there are no tasks."""
+    if not m.tasks:
+        return False
+    for task in m.tasks:
+        value, state = m.task_option(task, option)
+        if state == "unset" or (state == "set" and value is not True):
+            return False
+    return True
+
+
+def app_task_class_sets(m: Model, app: App, option: str) -> bool:
+    """The app's ``task_cls`` sets ``option`` to True, or might."""
+    value, state = m.task_cls_option(app, option)
+    return state == "unknown" or (state == "set" and value is True)

@@ -12,8 +12,8 @@ from typing import Any
 
 import libcst as cst
 
-from ..analysis.values import NONE, Env, FromNow, evaluate
-from ..context import FileContext
+from ..values import NONE, Env, FromNow, evaluate
+from ...context import FileContext
 
 
 def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> Any:
@@ -131,3 +131,8 @@ def describe(encoded: Any) -> str:
     if env:
         return f"{shown} (from the environment variable {env}, default)" if value is not None else f"the environment variable {env}"
     return shown
+
+
+def number(value) -> float | None:
+    """A setting's decoded value as a number of seconds, when it is one."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -1,10 +1,11 @@
 """Fact collectors for the configuration rules (CL1xx): Celery apps and
 everything that configures them, read during the single traversal.
 
-Facts (plain data, see ``celerylint.celeryconf.model`` for their use):
+Facts (plain data, see ``celerylint.domain.celeryconf.model`` for their use):
 
 - ``celery_app`` (at the ``Celery(...)`` call) and ``app_stmt`` (its
-  statement): ``app`` key ``module:variable``;
+  statement): ``app`` key ``module:variable``; ``send_only`` for an app a
+  function makes only to ``send_task`` (see ``send_only``);
 - ``setting`` (at the name) and ``setting_value`` (at the value), joined by
   ``id``: ``source`` is ``app:<key>`` (constructor, ``app.conf.update``,
   ``app.conf.X = ...``, ``app.conf["X"] = ...``) or ``module:<name>``
@@ -23,11 +24,11 @@ import re
 
 import libcst as cst
 
-from ..analysis.clients import REDIS, client_kind
-from ..analysis.tasks import APP_FACTORIES, APP_OBJECTS
-from ..celeryconf.paths import SETTINGS_PATH
-from ..celeryconf.redis_conf import parse_redis_url
-from ..celeryconf.values import encode, setting_value
+from ..domain.clients import REDIS, client_kind
+from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
+from ..domain.celeryconf.paths import SETTINGS_PATH
+from ..domain.celeryconf.redis_conf import parse_redis_url
+from ..domain.celeryconf.values import encode, setting_value
 from ..context import FileContext, dotted_name
 from ..rule import Checker, Regex
 
@@ -84,6 +85,38 @@ def module_info(ctx: FileContext, module: str, settings_like: bool) -> None:
              newline_at_end=text.endswith(("\n", "\r")) or not text, settings_like=settings_like)
 
 
+class _Uses(cst.CSTVisitor):
+    """How a function uses the local name ``var`` of the app it makes."""
+
+    def __init__(self, var: str) -> None:
+        self.var = var
+        self.names = 0  # every Name ``var`` (the assignment making the app too)
+        self.allowed = 0  # ``var.send_task`` and ``var.conf``
+        self.sends = 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names += node.value == self.var
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.names -= node.attr.value == self.var  # ``x.var`` is no use of the name
+        if isinstance(node.value, cst.Name) and node.value.value == self.var and node.attr.value in ("send_task", "conf"):
+            self.allowed += 1
+            self.sends += node.attr.value == "send_task"
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self.names -= node.keyword is not None and node.keyword.value == self.var
+
+
+def send_only(function: cst.FunctionDef, var: str) -> bool:
+    """An app made in a function only to send tasks to a broker: besides the
+    assignment that makes it, ``var`` is used only as ``var.send_task(...)``
+    and ``var.conf...``.  It runs no worker, so worker settings mean nothing
+    for it (CL101-CL104 skip it)."""
+    uses = _Uses(var)
+    function.visit(uses)
+    return uses.sends > 0 and uses.names - 1 == uses.allowed
+
+
 class SettingsChainCollector(Checker):
     """Star imports in settings modules (``from .base import *``), so that a
     settings file holding nothing else is still read.  Runs only on files
@@ -91,7 +124,7 @@ class SettingsChainCollector(Checker):
     imports of the files it reads anyway."""
 
     PATHS = SETTINGS_PATH.pattern
-    NEEDLES = (Regex(rb"import[ \t]+\*"),)
+    REQUIRES = (Regex(rb"import[ \t]+\*"),)
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -126,11 +159,12 @@ class ConfigCollector(Checker):
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
     # inside ``if``/``try`` blocks of a file that also has one at column 0).
-    NEEDLES = (
+    REQUIRES = (
         # an app is made by a call of ``Celery`` (or of an alias of it)
         Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"), Regex(rb"\.conf\s*[.\[]"),
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
+        Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings
     )
 
     def __init__(self, ctx: FileContext) -> None:
@@ -230,7 +264,8 @@ class ConfigCollector(Checker):
                 if isinstance(target.target, cst.Name):
                     key = f"{self.module}:{target.target.value}"
                     self.ctx.fact("app_stmt", stmt, app=key)
-                    self._app(key, value)
+                    function = self.ctx.function if not self.ctx.at_module_level else None
+                    self._app(key, value, function is not None and send_only(function, target.target.value))
                     return
         for target in node.targets:
             t = target.target
@@ -269,8 +304,8 @@ class ConfigCollector(Checker):
         if node.value is not None and isinstance(node.target, cst.Name) and self.ctx.at_module_level:
             self._module_setting(node.target, node.value)
 
-    def _app(self, key: str, call: cst.Call) -> None:
-        self.ctx.fact("celery_app", call, app=key, module=self.module)
+    def _app(self, key: str, call: cst.Call, sends_only: bool = False) -> None:
+        self.ctx.fact("celery_app", call, app=key, module=self.module, **({"send_only": True} if sends_only else {}))
         source = f"app:{key}"
         for a in call.args:
             if a.star:

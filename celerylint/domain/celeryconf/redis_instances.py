@@ -1,0 +1,50 @@
+"""Which Redis instance a broker, result backend or Django cache uses."""
+
+from __future__ import annotations
+
+from .model import App, Assignment
+from .redis_conf import RedisAddress, parse_redis_url
+from .values import plain
+
+
+def redis_urls(value) -> list[str]:
+    if isinstance(value, str):
+        return [u for u in value.replace(",", ";").split(";") if u.strip()]
+    if isinstance(value, list):
+        return [u for u in value if isinstance(u, str)]
+    return []
+
+
+def comparable(a_env: str | None, b_env: str | None) -> bool:
+    """Two values say the same about production only when both are literal
+    or both come from the same environment variable."""
+    return a_env == b_env
+
+
+def cache_locations(app: App) -> list[tuple[str, object, str | None, Assignment]]:
+    """``(alias, LOCATION value, env, assignment)`` of the Django CACHES."""
+    source = app.source
+    if source is None or not source.django or not source.by_name.get("CACHES"):
+        return []
+    caches = source.by_name["CACHES"][-1]
+    if caches.cond:
+        return []
+    value, _ = plain(caches.value)
+    out = []
+    if not isinstance(value, dict):
+        return out
+    for alias, encoded in value.items():
+        config, _ = plain(encoded)
+        if not isinstance(config, dict) or "LOCATION" not in config:
+            continue
+        backend, _ = plain(config.get("BACKEND"))
+        if not isinstance(backend, str) or "redis" not in backend.lower():
+            continue
+        location, env = plain(config["LOCATION"])
+        out.append((alias, location, env, caches))
+    return out
+
+
+def instance_of(value, env) -> RedisAddress | None:
+    urls = redis_urls(value)
+    return parse_redis_url(urls[0]) if urls else None

@@ -1,0 +1,209 @@
+"""What the configuration model is made of: assignments of settings, the
+sources that hold them, the apps, and a setting's resolved value."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from .settings_table import Table, table
+from .values import NULL, plain
+
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$")
+DJANGO_TARGETS = frozenset({"django.conf:settings", "django.conf.settings"})
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+Pos = tuple[int, int, int, int]  # line, col, end_line, end_col
+
+
+def fact_position(fact: dict[str, Any] | None) -> Pos | None:
+    if fact is None or "line" not in fact:
+        return None
+    return fact["line"], fact["col"], fact["end_line"], fact["end_col"]
+
+
+@dataclass
+class Assignment:
+    """One place that sets a setting: ``name`` as written."""
+
+    name: str
+    value: Any  # encoded (see values.py)
+    path: str
+    pos: Pos  # of the name
+    value_pos: Pos | None
+    cond: bool
+    via: str
+    # key -> (value, pos, literal, path): ``X["key"] = v`` may be in another file than X
+    items: dict[str, tuple[Any, Pos | None, bool, str]] = field(default_factory=dict)
+
+    @property
+    def line(self) -> int:
+        return self.pos[0]
+
+
+@dataclass
+class Resolved:
+    """A setting's effective value: ``state`` is set | default | unknown."""
+
+    state: str
+    value: Any = None  # plain Python value (NULL for a literal None)
+    env: str | None = None
+    at: Assignment | None = None
+
+    @property
+    def is_set(self) -> bool:
+        return self.state == "set"
+
+    @property
+    def is_default(self) -> bool:
+        return self.state == "default"
+
+    @property
+    def is_unknown(self) -> bool:
+        return self.state == "unknown"
+
+    @property
+    def known(self) -> bool:
+        return not self.is_unknown and self.value is not None
+
+    @property
+    def truthy(self) -> bool | None:
+        if not self.known:
+            return None
+        return bool(self.value) and self.value is not NULL
+
+    def shown(self) -> str:
+        value = "None" if self.value is NULL else repr(self.value)
+        if self.env:
+            return f"{value} (default of the environment variable {self.env})"
+        return value
+
+
+@dataclass
+class Source:
+    """A module (with its star-import chain) that an app loads settings from."""
+
+    module: str
+    path: str
+    django: bool
+    namespace: str | None
+    assignments: list[Assignment]  # in effect order
+    open: str | None  # why settings may come from elsewhere
+    files: list[str]  # the chain's files, the target first
+
+    @cached_property
+    def by_name(self) -> dict[str, list[Assignment]]:
+        out: dict[str, list[Assignment]] = defaultdict(list)
+        for a in self.assignments:
+            out[a.name].append(a)
+        return out
+
+    def celery_keys(self, t: Table) -> list[Assignment]:
+        """Assignments Celery reads from this source (last of each name)."""
+        out = []
+        for name, assigned in self.by_name.items():
+            if self.django and not name.isupper():
+                continue
+            if t.canonical(name, self.namespace):
+                out.append(assigned[-1])
+        return sorted(out, key=lambda a: (a.path, a.line))
+
+    def old_style(self, t: Table) -> bool:
+        """Celery's majority vote between old and new names (no namespace)."""
+        if self.namespace:
+            return False
+        names = set(self.by_name)
+        return len(names & t.old) > len(names & t.new)
+
+
+@dataclass
+class App:
+    key: str
+    path: str
+    var: str
+    pos: Pos  # the Celery(...) call
+    stmt: Pos | None
+    preconf: dict[str, list[Assignment]] = field(default_factory=lambda: defaultdict(list))
+    open: list[str] = field(default_factory=list)
+    config: dict[str, Any] | None = None  # the config_source fact
+    config_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # last_arg / namespace facts
+    source: Source | None = None
+    source_problem: str | None = None  # the config source exists but could not be read
+    update_call: dict[str, Any] | None = None
+    conf_stmts: list[dict[str, Any]] = field(default_factory=list)
+    task_cls: str | None = None
+    send_only: bool = False  # made in a function only to send_task (see facts/config.py)
+
+    @property
+    def namespace(self) -> str | None:
+        return self.config.get("namespace") if self.config else None
+
+    def get(self, name: str) -> Resolved:
+        """The effective value of new-style setting ``name``."""
+        t = table()
+        old = t.to_old.get(name)
+        for key in (name, old):
+            assigned = self.preconf.get(key) if key else None
+            if assigned:
+                return _resolved(assigned[-1])
+        if self.open:
+            return Resolved("unknown")
+        if self.config is not None:
+            if self.source is None:
+                return Resolved("unknown")
+            found = find(self.source, name, t)
+            if found is not None:
+                return _resolved(found)
+            if self.source.open:
+                return Resolved("unknown")
+        default = t.defaults.get(name)
+        return Resolved("default", NULL if default is None else default)
+
+    def items_of(self, name: str) -> dict[str, tuple[Any, Pos | None, bool, str]] | None:
+        """Keys set on a dict setting (``broker_transport_options``): literal
+        keys of its value plus later ``X["key"] = v`` assignments."""
+        resolved = self.get(name)
+        if resolved.at is None:
+            return {} if resolved.is_default else None
+        return dict(resolved.at.items)
+
+    def where_configured(self) -> str:
+        if self.source is not None:
+            return self.source.path
+        return self.path
+
+
+def _resolved(a: Assignment) -> Resolved:
+    if a.cond:
+        return Resolved("unknown", at=a)
+    value, env = plain(a.value)
+    if isinstance(value, dict) and a.items:
+        value = {**value, **{k: plain(v[0])[0] for k, v in a.items.items()}}
+    if value is None:
+        return Resolved("unknown", at=a)
+    return Resolved("set", value, env, a)
+
+
+def find(source: Source, name: str, t: Table) -> Assignment | None:
+    """The assignment of the source that Celery reads for ``name``:
+    the namespaced name first, then the plain name, then the old name."""
+    keys = []
+    ns = source.namespace
+    if ns:
+        prefix = ns.rstrip("_") + "_"
+        keys.append((prefix + name).upper() if prefix.isupper() else prefix + name)
+    keys += [name, t.to_old.get(name)]
+    for key in keys:
+        if not key or (source.django and not key.isupper()):
+            continue
+        assigned = source.by_name.get(key)
+        if assigned:
+            return assigned[-1]
+    return None

@@ -1,0 +1,59 @@
+"""Turn a rule's ``Fix`` (edits naming nodes) into text edits, once positions are known."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from .model import Edit
+from .model import Fix as TextFix
+from .rule import Fix, InsertAfter, InsertBefore, InsertLinesAfter, MoveLinesAfter, RemoveLines, Replace
+from .source import LineIndex
+
+
+class EditBuilder:
+    def __init__(self, module: cst.Module, positions: dict, index: LineIndex) -> None:
+        self.module = module
+        self.positions = positions
+        self.index = index
+
+    def build(self, fix: Fix) -> TextFix:
+        edits = tuple(sorted(e for edit in fix.edits for e in self._edits(edit)))
+        return TextFix(fix.description, edits, fix.safe)
+
+    def _range(self, node: cst.CSTNode) -> CodeRange:
+        return self.positions[node]
+
+    def _lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        r = self._range(node)
+        return r.start.line, r.end.line
+
+    def _edits(self, edit) -> Iterator[Edit]:
+        if isinstance(edit, Replace):
+            r = self._range(edit.node)
+            content = edit.new if isinstance(edit.new, str) else self.module.code_for_node(edit.new)
+            yield Edit(r.start.line, r.start.column, r.end.line, r.end.column, content)
+        elif isinstance(edit, InsertBefore):
+            r = self._range(edit.node)
+            yield Edit(r.start.line, r.start.column, r.start.line, r.start.column, edit.text)
+        elif isinstance(edit, InsertAfter):
+            r = self._range(edit.node)
+            yield Edit(r.end.line, r.end.column, r.end.line, r.end.column, edit.text)
+        elif isinstance(edit, RemoveLines):
+            first, last = self._lines(edit.node)
+            yield Edit(first, 0, last + 1, 0, "")
+        elif isinstance(edit, InsertLinesAfter):
+            line = self._lines(edit.node)[1] + 1
+            yield Edit(line, 0, line, 0, edit.text.replace("\n", self.module.default_newline))
+        elif isinstance(edit, MoveLinesAfter):
+            nl, moved = self.module.default_newline, []
+            for node in edit.nodes:
+                first, last = self._lines(node)
+                moved.extend(self.index.line_text(line) + nl for line in range(first, last + 1))
+                yield Edit(first, 0, last + 1, 0, "")
+            line = self._lines(edit.target)[1] + 1
+            yield Edit(line, 0, line, 0, "".join(moved))
+        else:  # pragma: no cover - a new edit kind without its builder
+            raise TypeError(f"unknown edit {edit!r}")

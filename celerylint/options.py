@@ -1,0 +1,55 @@
+"""Configuration options, declared where they are used.
+
+A rule declares the options it reads (``OPTIONS = (Option(...),)``); the
+framework declares the few that several rules or the run itself read
+(``config.GLOBAL_OPTIONS``).  The configuration loader validates every key
+of ``[tool.celerylint]`` against these declarations, and the rule pages and
+the README's configuration table are generated from them.  Nothing here
+imports libcst: the loader runs before any rule is imported.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Option:
+    """``name`` as written in TOML (kebab-case); ``kind`` one of ``"seconds"``
+    (a positive number), ``"integer-seconds"`` (a positive integer),
+    ``"strings"`` (a list of strings); ``default`` its value when unset."""
+
+    name: str
+    kind: str
+    default: Any
+    doc: str
+
+    KINDS = ("seconds", "integer-seconds", "strings")
+
+    def __post_init__(self) -> None:
+        if self.kind not in self.KINDS:
+            raise ValueError(f"option {self.name}: kind must be one of {self.KINDS}, not {self.kind!r}")
+
+    def parse(self, value: Any) -> Any:
+        """The TOML value as the rule reads it; ValueError says what was expected."""
+        if self.kind == "strings":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError("expected a list of strings")
+            return tuple(value)
+        integer = self.kind == "integer-seconds"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise ValueError(f"expected a positive {'integer' if integer else 'number'} of seconds")
+        if integer and not isinstance(value, int):
+            raise ValueError("expected a positive integer number of seconds")
+        return value
+
+    def shown_default(self) -> str:
+        """The default as TOML."""
+        if isinstance(self.default, tuple):
+            return "[" + ", ".join(f'"{v}"' for v in self.default) + "]"
+        return repr(self.default)
+
+    def as_row(self) -> tuple:
+        return (self.name, self.kind, self.default, self.doc)
