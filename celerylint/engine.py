@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from .config import Settings
@@ -30,11 +30,19 @@ SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*celerylint:[ \t]*skip-file[ \t]*$", re.M
 UNPARSABLE = ("CL001", "unparsable-file")
 
 
+# Reasons that are limits of celerylint (and libcst), not errors in the file.
+BEYOND_ANALYSIS = ("too large to analyse", "nested too deeply to analyse", "celerylint cannot analyse this file")
+
+
 def unparsable(path: str, reason: str, line: int = 1, col: int = 0) -> Finding:
+    if reason.startswith(BEYOND_ANALYSIS):
+        hint = ("a limit of celerylint, not necessarily an error in the file: exclude the file if it is "
+                "generated, or simplify or split it")
+    else:
+        hint = "celerylint could not read this file; fix the syntax or encoding (it is never fixed automatically)"
     return Finding(
         code=UNPARSABLE[0], name=UNPARSABLE[1], message=reason, path=path,
-        line=line, col=col, end_line=line, end_col=col, severity="error",
-        hint="celerylint could not read this file; fix the syntax or encoding (it is never fixed automatically)",
+        line=line, col=col, end_line=line, end_col=col, severity="error", hint=hint,
     )
 
 
@@ -125,7 +133,11 @@ def lint_source(
 
 
 def parse(text: str):
-    """Parse with libcst; return (module, None) or (None, (reason, line, col))."""
+    """Parse with libcst; return (module, None) or (None, (reason, line, col)).
+
+    A text with form feeds in its indentation is parsed without them
+    (``formfeed.py``); ``_form_feed_shifts`` then maps the module's positions
+    back to the text's."""
     import libcst as cst
 
     from .guard import jinja_template, refuse
@@ -134,17 +146,37 @@ def parse(text: str):
     problem = refuse(text)  # would crash or stall libcst
     if problem is not None:
         return None, problem
+    stripped = _without_form_feeds(text) if "\f" in text else None
     try:
-        return parse_unvalidated(text), None
+        return parse_unvalidated(text if stripped is None else stripped[0]), None
     except cst.ParserSyntaxError as exc:
         template = jinja_template(text)
         if template is not None:
             return None, template
-        return None, (f"syntax error: {_first_line(exc.message)}", exc.raw_line, exc.raw_column)
+        message = _first_line(exc.message)
+        if _compiles(text):  # valid Python that libcst cannot read: say so, do not call it an error
+            return None, (f"celerylint cannot analyse this file: its parser (libcst) rejects this valid "
+                          f"Python: {message}", exc.raw_line, exc.raw_column)
+        return None, (f"syntax error: {message}", exc.raw_line, exc.raw_column)
     except RecursionError:
         return None, ("nested too deeply to analyse", 1, 0)
     except Exception as exc:  # libcst raises a few other errors on odd input
-        return None, (f"cannot parse: {type(exc).__name__}: {_first_line(str(exc))}", 1, 0)
+        message = f"{type(exc).__name__}: {_first_line(str(exc))}"
+        if _compiles(text):
+            return None, (f"celerylint cannot analyse this file: its parser (libcst) fails on it: {message}", 1, 0)
+        return None, (f"cannot parse: {message}", 1, 0)
+
+
+@lru_cache(maxsize=2)  # parse, then _analyze, ask for the same text
+def _without_form_feeds(text: str):
+    from .formfeed import without_indent_form_feeds
+
+    return without_indent_form_feeds(text)
+
+
+def _form_feed_shifts(text: str) -> dict[int, int] | None:
+    stripped = _without_form_feeds(text) if "\f" in text else None
+    return None if stripped is None else stripped[1]
 
 
 def _first_line(message: str) -> str:
@@ -219,6 +251,11 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         result.facts = [fact for fact, _ in ctx.facts]
         return result
     positions = _positions(module, ctx)
+    shifts = _form_feed_shifts(text)
+    if shifts:
+        from .formfeed import ShiftedPositions
+
+        positions = ShiftedPositions(positions, shifts)
     index = LineIndex(text)
     builder = EditBuilder(module, positions, index)
     check_noqa = b"noqa" in data.lower()

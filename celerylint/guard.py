@@ -5,7 +5,7 @@ brackets or a few thousand chained prefix operators (``- - - 1``,
 ``lambda: lambda: ...``) overflow it and kill the process with SIGSEGV, where
 no ``except`` can help.  Left-recursive chains (``a + b + c ...``,
 ``a.b.c ...``, ``f()()()...``) cost it quadratic time: 4,000 links take half
-a minute.  Memory grows about 300 times the source size.
+a minute.  Memory grows with the number of tokens, up to 3 kB each.
 
 CPython's own parser is linear and guards its stack, so it measures the file
 first: the size, its nesting limits (200 brackets, 100 indentation levels) and
@@ -20,7 +20,14 @@ import ast
 import re
 import warnings
 
-MAX_PARSE_CHARS = 1_000_000  # the largest corpus file is under 500 kB; libcst needs ~6 s and 300 MB per MB
+MAX_PARSE_CHARS = 1_000_000  # the largest corpus file is under 500 kB
+# libcst's tree costs up to about 3 kB per word or symbol of the source
+# (``x = [a[:], a[:], ...]``, the worst shape measured; real code, with its
+# comments and docstrings, 1 to 2 kB): 70,000 of them keep a process under
+# 300 MB (about 250 MB at the limit).  The largest file of the corpus that
+# reaches libcst has 37,000 (52,000 among those that mention Celery).
+MAX_PARSE_TOKENS = 70_000
+_TOKEN = re.compile(r"\w+|[^\w\s]|\r\n?|\n")  # a word, a symbol, a line end: what memory grows with
 MAX_DEPTH = 200  # syntax-tree depth; libcst visitors hit Python's recursion limit near 300
 MAX_BRACKETS = 200  # CPython's limit; libcst crashes somewhere past 1,500
 # Below these, no statement can nest or chain deeply enough to matter (every
@@ -50,6 +57,11 @@ def refuse(text: str) -> tuple[str, int, int] | None:
     if len(text) > MAX_PARSE_CHARS:
         return (f"too large to analyse: {len(text):,} characters (the limit is {MAX_PARSE_CHARS:,}); "
                 "exclude generated files", 1, 0)
+    if len(text) > MAX_PARSE_TOKENS:  # each is at least one character: a shorter file need not be counted
+        tokens = _TOKEN.subn("", text)[1]
+        if tokens > MAX_PARSE_TOKENS:
+            return (f"too large to analyse: {tokens:,} words and symbols (the limit is {MAX_PARSE_TOKENS:,}); "
+                    "exclude generated files", 1, 0)
     brackets, statement = _scan(text)
     if brackets <= PLAIN_BRACKETS and statement <= PLAIN_STATEMENT and text.count("elif") <= PLAIN_ELIFS:
         return None

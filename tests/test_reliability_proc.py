@@ -20,7 +20,8 @@ LOCK = 'import redis\nr = redis.Redis()\ndef f(k):\n    with r.lock("lock:" + k)
 
 
 def run(*args: str, cwd: Path, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([*CMD, *args], cwd=cwd, capture_output=True, timeout=300, env=ENV, **kw)
+    kw.setdefault("timeout", 300)
+    return subprocess.run([*CMD, *args], cwd=cwd, capture_output=True, env=ENV, **kw)
 
 
 # -- F3: --diff is a patch git applies ----------------------------------------
@@ -371,7 +372,8 @@ def test_ctrl_c_exits_130_and_prints_nothing(pool_tree, group):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_in_one_process_exits_130(tmp_path):
     """No pool: interrupted while libcst parses."""
-    (tmp_path / "big.py").write_text(TASKS * 3)
+    for i in range(3):
+        (tmp_path / f"big{i}.py").write_text(TASKS)
     proc = _start(tmp_path, "--no-cache", "--jobs", "1", ".")
     try:
         _wait_for(lambda: _loaded(proc.pid, "libcst"))
@@ -383,3 +385,142 @@ def test_ctrl_c_in_one_process_exits_130(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert (proc.returncode, out, err) == (130, b"", b"")
+
+
+# -- F16: memory per file is bounded ---------------------------------------------
+
+MEASURE = """
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)  # kB on Linux
+print(done.returncode)
+print(done.stdout)
+"""
+HEAD = "import redis\nr = redis.Redis()\n"
+TAIL = "def g(k):\n    with r.lock(k):\n        pass\n"  # a finding with a fix: positions for every node
+
+
+def _worst_shape(tokens: int) -> str:
+    """The shape that costs libcst the most memory per word or symbol:
+    ``x = [a[:], a[:], ...]`` (about 3 kB each)."""
+    from celerylint.guard import _TOKEN
+
+    fixed = len(_TOKEN.findall(HEAD + "x = [\n]\n" + TAIL))
+    return HEAD + "x = [" + "a[:]," * ((tokens - fixed) // 5) + "]\n" + TAIL
+
+
+def _peak(tmp_path: Path, text: str) -> tuple[int, str]:
+    (tmp_path / "big.py").write_text(text)
+    lines = subprocess.run([sys.executable, "-c", MEASURE, *CMD, "--no-cache", "--jobs", "1", "big.py"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300, env=ENV).stdout.split("\n", 2)
+    return int(lines[0]) // 1024, lines[2]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in kB")
+def test_largest_file_libcst_parses_stays_under_300_mb(tmp_path):
+    from celerylint.guard import _TOKEN, MAX_PARSE_TOKENS
+
+    text = _worst_shape(MAX_PARSE_TOKENS - 20)
+    assert MAX_PARSE_TOKENS - 30 < len(_TOKEN.findall(text)) <= MAX_PARSE_TOKENS
+    peak, out = _peak(tmp_path, text)
+    assert "CL203" in out and "CL001" not in out, out[-500:]  # it was analysed
+    assert peak <= 300, f"{peak} MB"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in kB")
+def test_a_million_characters_of_few_tokens_stays_under_300_mb(tmp_path):
+    """Just under the character limit, with long lines (string constants):
+    accepted, and cheap."""
+    from celerylint.guard import MAX_PARSE_CHARS
+
+    line = "s = '" + "x" * 2000 + "'  # " + "y" * 2000 + "\n"
+    text = HEAD + line * ((MAX_PARSE_CHARS - 200) // len(line)) + TAIL
+    assert MAX_PARSE_CHARS - 5000 < len(text) <= MAX_PARSE_CHARS
+    peak, out = _peak(tmp_path, text)
+    assert "CL203" in out and "CL001" not in out, out[-500:]
+    assert peak <= 300, f"{peak} MB"
+
+
+def test_a_file_over_the_token_limit_is_cl001_too_large(tmp_path):
+    from celerylint.guard import MAX_PARSE_TOKENS
+
+    (tmp_path / "big.py").write_text(_worst_shape(MAX_PARSE_TOKENS + 100))
+    done = run("--no-cache", "--format", "json", "big.py", cwd=tmp_path, timeout=60)
+    import json
+
+    [finding] = json.loads(done.stdout)
+    assert finding["code"] == "CL001" and finding["message"].startswith("too large to analyse: 70,"), finding
+    assert "words and symbols (the limit is 70,000)" in finding["message"]
+
+
+# -- F17: valid Python is not reported as invalid ---------------------------------
+
+def _json(tmp_path: Path, *args: str) -> list[dict]:
+    import json
+
+    done = run("--no-cache", "--format", "json", *args, ".", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+LOCKED = "import redis\nr = redis.Redis()\n"
+
+
+@pytest.mark.parametrize("count, analysed", [(300, True), (10_000, False), (100_000, False)])
+def test_implicitly_concatenated_strings(tmp_path, count, analysed):
+    """libcst nests ``'a' 'a' ...`` one level per string: its parser gives up
+    past a few thousand (a "syntax error" before), and 100,000 are over the
+    size limit.  Either way the message says celerylint cannot analyse the
+    file, not that the file is wrong."""
+    text = LOCKED + "S = (" + "'a' " * count + ")\nwith r.lock('k'):\n    pass\n"
+    compile(text, "big.py", "exec")  # valid Python
+    (tmp_path / "big.py").write_text(text)
+    findings = _json(tmp_path)
+    codes = [f["code"] for f in findings]
+    if analysed:
+        assert codes == ["CL203"], findings
+        return
+    [finding] = findings
+    assert finding["code"] == "CL001"
+    assert "syntax error" not in finding["message"] and "analyse" in finding["message"], finding
+    assert finding["hint"].startswith("a limit of celerylint, not necessarily an error in the file")
+    if count == 10_000:
+        assert finding["message"].startswith("celerylint cannot analyse this file: its parser (libcst) rejects "
+                                             "this valid Python"), finding
+
+
+FORM_FEEDS = {
+    # the shape of the report: a form feed before the indentation of a block
+    "before_indent": ("def f():\n\x0c    return 1\ndef g(k):\n\x0c    with r.lock(k):\n        pass\n", (6, 10)),
+    "each_line": ("def g(k):\n\x0c    with r.lock(k):\n\x0c        pass\n", (4, 10)),
+    "top_level": ("\x0cwith r.lock('k'):\n    pass\n", (3, 6)),
+    "blanks_before": ("def g(k):\n  \t\x0c    with r.lock(k):\n        pass\n", (4, 13)),
+    "string_too": ('S = """\n\x0cpage two\n"""\ndef g(k):\n\x0c    with r.lock(k):\n        pass\n', (7, 10)),
+    "crlf": ("def g(k):\r\n\x0c    with r.lock(k):\r\n        pass\r\n", (4, 10)),
+    "cr_only": ("def g(k):\r\x0c    with r.lock(k):\r        pass\r", (4, 10)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORM_FEEDS))
+def test_form_feed_in_indentation_is_analysed_at_the_right_column(tmp_path, case):
+    body, (line, col) = FORM_FEEDS[case]
+    text = LOCKED.replace("\n", "\r\n" if case == "crlf" else "\r" if case == "cr_only" else "\n") + body
+    compile(text, "ff.py", "exec")
+    (tmp_path / "ff.py").write_bytes(text.encode())
+    findings = _json(tmp_path)
+    assert [(f["code"], f["line"], f["column"] - 1) for f in findings] == [("CL203", line, col)], findings
+
+    done = run("--no-cache", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    fixed = (tmp_path / "ff.py").read_bytes().decode()
+    # the one edit: the TTL after the key; every form feed, the string's too, kept
+    assert fixed == text.replace("lock(k)", "lock(k, timeout=60)").replace("lock('k')", "lock('k', timeout=60)")
+    compile(fixed, "ff.py", "exec")
+
+
+def test_form_feed_alone_on_a_line_or_only_in_celery_files(tmp_path):
+    """Emacs page breaks on their own lines, and a file only CL001 looks at."""
+    (tmp_path / "pages.py").write_text(LOCKED + "\x0c\ndef g(k):\n    with r.lock(k):\n        pass\n\x0c\n# end\n")
+    (tmp_path / "plain.py").write_text("import redis\ndef f():\n\x0c    return 1\n")
+    findings = _json(tmp_path)
+    assert [(f["path"], f["code"], f["line"]) for f in findings] == [("pages.py", "CL203", 5)]

@@ -10,10 +10,14 @@ class UnparsableFile(Rule):
     reason and the position: a syntax error, bytes that are not valid in the
     file's encoding (UTF-8 unless a PEP 263 coding cookie says otherwise), a
     UTF-16 byte order mark, a NUL byte, nesting too deep to analyse (more
-    than 200 levels, or 200 brackets), a file over a million characters
-    (generated code), a Jinja template that is not Python until rendered, or
-    a file that cannot be read. Pipes, devices, broken symbolic links and
-    files that vanish during the run are skipped with a message instead.
+    than 200 levels, or 200 brackets), a file over a million characters or
+    70,000 words and symbols (generated code), a Jinja template that is not
+    Python until rendered, or a file that cannot be read. Pipes, devices,
+    broken symbolic links and files that vanish during the run are skipped
+    with a message instead. When the file is valid Python that celerylint
+    still cannot analyse (too large, nested too deeply, or rejected by
+    libcst, its parser), the message and the hint say it is a limit of
+    celerylint, not an error in the file.
 
     celerylint parses only files that can contain something it checks: files
     that mention `celery` or `redis`, and files another rule's prefilter
