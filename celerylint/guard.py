@@ -9,8 +9,8 @@ a minute.  Memory grows with the number of tokens, up to 3 kB each.
 
 CPython's own parser is linear and guards its stack, so it measures the file
 first: the size, its nesting limits (200 brackets, 100 indentation levels) and
-the depth of the syntax tree.  The depth limit is far above real code (the 19
-corpus projects stay under 30) and below what libcst's recursive visitors
+the depth of the syntax tree.  The depth limit is far above real code (large
+public Celery projects stay under 30) and below what libcst's recursive visitors
 survive, so nothing analysable is refused.
 """
 
@@ -20,12 +20,12 @@ import ast
 import re
 import warnings
 
-MAX_PARSE_CHARS = 1_000_000  # the largest corpus file is under 500 kB
+MAX_PARSE_CHARS = 1_000_000  # twice the largest source file of large public Django projects
 # libcst's tree costs up to about 3 kB per word or symbol of the source
 # (``x = [a[:], a[:], ...]``, the worst shape measured; real code, with its
 # comments and docstrings, 1 to 2 kB): 70,000 of them keep a process under
-# 300 MB (about 250 MB at the limit).  The largest file of the corpus that
-# reaches libcst has 37,000 (52,000 among those that mention Celery).
+# 300 MB (about 250 MB at the limit); the largest Celery-related files of large
+# public projects have about 50,000.
 MAX_PARSE_TOKENS = 70_000
 _TOKEN = re.compile(r"\w+|[^\w\s]|\r\n?|\n")  # a word, a symbol, a line end: what memory grows with
 MAX_DEPTH = 200  # syntax-tree depth; libcst visitors hit Python's recursion limit near 300

@@ -105,7 +105,7 @@ class IdempotencyKeyInTask(TaskRule):
     ),)
 
     VALID = (
-        # the seed's corrected version: the caller passes the key
+        # the corrected version: the caller passes the key
         Valid("""
             import redis
             from celery import shared_task
@@ -205,7 +205,7 @@ class IdempotencyKeyInTask(TaskRule):
         """),
     )
     INVALID = (
-        # the seed's broken version: the key is made inside the task
+        # the broken version: the key is made inside the task
         Invalid("""
             import uuid
             import redis

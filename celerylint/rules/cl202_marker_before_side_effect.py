@@ -89,7 +89,7 @@ class MarkerBeforeSideEffect(TaskRule):
     REQUIRES = (task_and((b"edis", b"cache", b"save")),)
 
     VALID = (
-        # the seed's corrected version
+        # the corrected version
         Valid("""
             import redis
             from celery import shared_task
@@ -103,7 +103,7 @@ class MarkerBeforeSideEffect(TaskRule):
                 redis_client.set(f"idempotency:{idempotency_key}", charge_id, ex=86400)
                 return charge_id
         """),
-        # the seed's e-mail version, with a lock taken by a helper
+        # the e-mail version, with a lock taken by a helper
         Valid("""
             import redis
             from celery import shared_task
@@ -201,7 +201,7 @@ class MarkerBeforeSideEffect(TaskRule):
         """),
     )
     INVALID = (
-        # the seed's pitfall: marked as done before the charge
+        # the classic pitfall: marked as done before the charge
         Invalid(
             """
             import redis

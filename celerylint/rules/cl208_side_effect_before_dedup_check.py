@@ -81,7 +81,7 @@ class SideEffectBeforeDedupCheck(TaskRule):
     REQUIRES = (task_and((b"IntegrityError",)),)
 
     VALID = (
-        # the seed's defence in depth: the lock comes first
+        # defence in depth: the lock comes first
         Valid("""
             import redis
             from celery import shared_task
@@ -159,7 +159,7 @@ class SideEffectBeforeDedupCheck(TaskRule):
         """),
     )
     INVALID = (
-        # the seed's version without the lock
+        # the same without the lock
         Invalid("""
             from sqlalchemy.exc import IntegrityError
             from celery import shared_task
