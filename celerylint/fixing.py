@@ -75,17 +75,10 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             # pass is linted again and fixed as it is, not as it was.
             stale = False
             for path in list(pending):
-                if _refuse(path, linter, out, refused_paths):
+                if not _take(path, linter, out, refused_paths, originals, current):
                     del pending[path]
                     continue
-                try:
-                    data = read_source(path)
-                    originals[path] = (data, decode(data))
-                except (OSError, DecodeError) as exc:
-                    out.notices.append(f"{linter.rel(path)}: not fixed: cannot read it again: {_reason(exc)}")
-                    del pending[path]
-                    continue
-                current[path] = originals[path][1].text
+                data = originals[path][0]
                 if digest(data) != results[path].digest:
                     results[path], stale = linter.lint_bytes(path, data), True
             if stale:
@@ -93,16 +86,9 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
                 pending = {p: f for p, f in _pending(results, found, by_rel, unsafe).items() if p in originals}
         changed = []
         for path, fixes in pending.items():
-            if path not in originals:  # a project fix reaching a file first touched now
-                if _refuse(path, linter, out, refused_paths):
-                    continue
-                try:
-                    data = read_source(path)
-                    originals[path] = (data, decode(data))
-                except (OSError, DecodeError) as exc:
-                    out.notices.append(f"{linter.rel(path)}: not fixed: cannot read it again: {_reason(exc)}")
-                    continue
-                current[path] = originals[path][1].text
+            # a project fix reaching a file first touched now
+            if path not in originals and not _take(path, linter, out, refused_paths, originals, current):
+                continue
             text, applied, rejected = _apply(current[path], fixes)
             if rejected and path not in dropped:
                 dropped.add(path)
@@ -156,6 +142,22 @@ def _refuse(path: Path, linter: Linter, out: RunResult, seen: set[Path]) -> bool
     if path not in seen:
         seen.add(path)
         out.notices.append(f"{linter.rel(path)}: not fixed: {why}")
+    return True
+
+
+def _take(path: Path, linter: Linter, out: RunResult, refused: set[Path],
+          originals: dict[Path, tuple[bytes, SourceText]], current: dict[Path, str]) -> bool:
+    """Read ``path`` to fix it (into ``originals`` and ``current``); False,
+    with a notice, when it must not be fixed or cannot be read again."""
+    if _refuse(path, linter, out, refused):
+        return False
+    try:
+        data = read_source(path)
+        originals[path] = (data, decode(data))
+    except (OSError, DecodeError) as exc:
+        out.notices.append(f"{linter.rel(path)}: not fixed: cannot read it again: {_reason(exc)}")
+        return False
+    current[path] = originals[path][1].text
     return True
 
 
