@@ -10,6 +10,7 @@ from ..celeryconf.model import App, Model
 from ..celeryconf.rulebase import ConfigRule, where
 from ..celeryconf.values import plain
 from ..rule import Invalid, Valid
+from ..source import OTHER_FILE_MAX_BYTES, read_capped
 
 LONG_TASK = 300  # seconds: a time limit at least this long declares a long task
 
@@ -34,7 +35,7 @@ def longest_time_limit(m: Model, app: App) -> float | None:
 
 
 _LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json))$")
-_MAX_BYTES = 1 << 20
+_MAX_BYTES = OTHER_FILE_MAX_BYTES  # 1 MiB, as for the files the project phase reads
 
 
 def prefetch_set_elsewhere(m: Model) -> bool:
@@ -67,8 +68,8 @@ def _scan_launch_files(root: Path) -> bool:
             if not _LAUNCH_FILES.match(name):
                 continue
             path = Path(directory) / name
-            try:
-                if path.stat().st_size <= _MAX_BYTES and b"prefetch-multiplier" in path.read_bytes():
+            try:  # OSError also for pipes, devices and files over the cap
+                if b"prefetch-multiplier" in read_capped(path, _MAX_BYTES):
                     return True
             except OSError:
                 continue

@@ -1,0 +1,148 @@
+"""Issue 12 (reliability): what the tree, the cache and the configuration can
+hold must never hang a run, exhaust memory, serve a stale result, write
+outside the repository or end in a traceback.
+
+Each test builds its own fixtures and runs the real CLI (a subprocess with a
+timeout, and a memory limit where a regression would exhaust memory), or
+click's CliRunner where the test needs to look inside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from celerylint import cache as cache_module, runner, stat_index
+from celerylint.cache import ENV as CACHE_ENV
+from celerylint.cli import main
+from celerylint.model import FileResult, Finding
+from celerylint.source import NotAFile, TooLarge, read_capped
+
+APP = (
+    'from celery import Celery\n'
+    'app = Celery("proj", broker="redis://localhost:6379/0")\n'
+    '\n'
+    '@app.task\n'
+    'def ping():\n'
+    '    pass\n'
+)
+LOCK = "import redis\nr = redis.Redis()\ndef f(key):\n    r.set('lock:' + key, 1, nx=True)\n"
+REDIS_CONF = "maxmemory-policy allkeys-lru\n"
+MEMORY_LIMIT = 2 << 30  # a run that reads /dev/zero fails fast instead of taking the machine's memory
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def celerylint(cwd: Path, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real command, with a timeout and a memory limit; the environment
+    never carries a cache directory unless the test gives one."""
+    base = {k: v for k, v in os.environ.items() if k != CACHE_ENV}
+    return subprocess.run([sys.executable, "-m", "celerylint", *args], cwd=cwd, capture_output=True,
+                          timeout=timeout, env={**base, "NO_COLOR": "1", **(env or {})},
+                          preexec_fn=_limit_memory)
+
+
+def findings(proc: subprocess.CompletedProcess) -> list[dict]:
+    assert proc.returncode in (0, 1), proc.stderr.decode(errors="replace")
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode(errors="replace")
+    return json.loads(proc.stdout.decode("utf-8"))
+
+
+def codes(found: list[dict]) -> list[tuple[str, str]]:
+    return [(f["path"], f["code"]) for f in found]
+
+
+def age(root: Path, seconds: int = 60) -> None:
+    """Date files back (the stat index does not trust files modified in the
+    last two seconds); ``os.walk``, not ``rglob``: trees here may be deep."""
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(directory, name)
+            st = os.lstat(path)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9), follow_symlinks=False)
+
+
+# -- F1, F2: special and oversized non-Python files -----------------------------
+
+
+def test_read_capped_refuses_special_and_oversized_files(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "exact").write_bytes(b"x" * 100)
+    (tmp_path / "big").write_bytes(b"x" * 101)
+    for name in ("fifo", "zero", "dir"):
+        with pytest.raises(NotAFile):
+            read_capped(tmp_path / name, 100)
+    assert read_capped(tmp_path / "exact", 100) == b"x" * 100
+    with pytest.raises(TooLarge, match="larger than 100 bytes"):
+        read_capped(tmp_path / "big", 100)
+    with pytest.raises(FileNotFoundError):
+        read_capped(tmp_path / "missing", 100)
+
+
+def test_read_capped_stops_at_the_cap_when_the_size_lies(tmp_path, monkeypatch):
+    """A file that grows after its fstat (or reports size 0, as /proc files do)
+    is still read no further than the cap."""
+    import celerylint.source as source
+
+    path = tmp_path / "growing"
+    path.write_bytes(b"y" * 5000)
+    real = os.fstat
+
+    def small(fd):
+        st = real(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 0,
+                               st.st_atime, st.st_mtime, st.st_ctime))
+
+    monkeypatch.setattr(source.os, "fstat", small)
+    with pytest.raises(TooLarge):
+        read_capped(path, 4096)
+    assert read_capped(path, 5000) == b"y" * 5000
+
+
+@pytest.mark.parametrize("name", ["redis.conf", "docker-compose.yml", "compose.override.yaml"])
+def test_fifo_named_like_a_redis_config_file_does_not_block(tmp_path, name):
+    """F1: ``mkfifo redis.conf && celerylint --no-cache .`` blocked forever."""
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "redis-main.conf").write_text(REDIS_CONF)
+    baseline = findings(celerylint(tmp_path, "--format", "json", "--no-cache", "."))
+    os.mkfifo(tmp_path / name)
+    os.mkfifo(tmp_path / "Procfile")  # CL103 reads the files that start workers
+    proc = celerylint(tmp_path, "--format", "json", "--no-cache", ".", timeout=60)
+    assert findings(proc) == baseline
+    assert ("redis-main.conf", "CL106") in codes(baseline) and ("app.py", "CL103") in codes(baseline)
+    assert f"celerylint: {name}: skipped: is not a regular file\n" in proc.stderr.decode()
+
+
+def test_device_and_oversized_redis_config_files_are_skipped(tmp_path):
+    """F2: ``ln -s /dev/zero redis-zero.conf`` read until memory ran out.  A
+    link to a device, and a regular file over the 1 MiB cap, are skipped with
+    a notice; a file of exactly 1 MiB is still read."""
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "redis-zero.conf").symlink_to("/dev/zero")
+    (tmp_path / "docker-compose.yml").symlink_to("/dev/urandom")
+    (tmp_path / "redis-big.conf").write_text(REDIS_CONF + "#" * (1 << 20))  # would be a CL106 if read
+    (tmp_path / "redis-max.conf").write_text(REDIS_CONF + "#" * ((1 << 20) - len(REDIS_CONF)))
+    (tmp_path / "start.sh").symlink_to("/dev/zero")  # CL103 reads the files that start workers
+    proc = celerylint(tmp_path, "--format", "json", "--no-cache", ".", timeout=60)
+    got = codes(findings(proc))
+    stderr = proc.stderr.decode()
+    assert "celerylint: redis-zero.conf: skipped: is not a regular file\n" in stderr
+    assert "celerylint: docker-compose.yml: skipped: is not a regular file\n" in stderr
+    assert "celerylint: redis-big.conf: skipped: is larger than 1 MiB\n" in stderr
+    assert ("redis-max.conf", "CL106") in got and ("redis-big.conf", "CL106") not in got
+    assert ("app.py", "CL103") in got
+
