@@ -146,3 +146,63 @@ def test_device_and_oversized_redis_config_files_are_skipped(tmp_path):
     assert ("redis-max.conf", "CL106") in got and ("redis-big.conf", "CL106") not in got
     assert ("app.py", "CL103") in got
 
+
+# -- F21: a very deep tree -----------------------------------------------------
+
+DEPTH = 1500
+
+
+def _deep_dirs(root: Path) -> list[Path]:
+    """``d/d/.../d`` below ``root``, made one level at a time: ``os.makedirs``
+    recurses once per level too.  Relative to ``root`` it stays far below
+    PATH_MAX (2 characters a level)."""
+    return [root / ("d/" * level) for level in range(1, DEPTH + 1)]
+
+
+def test_deep_tree_is_walked(tmp_path):
+    """F21: a tree 1,500 directories deep gave a RecursionError in os.walk
+    (discovery, and CL103's search for worker command lines)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    levels = _deep_dirs(root)
+    try:
+        for level in levels:
+            level.mkdir()
+        (levels[-1] / "x.py").write_text(LOCK)
+        (levels[-1] / "worker.sh").write_text("celery -A proj worker\n")
+        (levels[-1] / "redis.conf").write_text(REDIS_CONF)
+        (root / "app.py").write_text(APP)  # no worker_prefetch_multiplier: CL103 walks the tree for a command line
+        cold = celerylint(root, "--format", "json", "--no-cache", ".")
+        got = codes(findings(cold))
+        deep = "d/" * DEPTH
+        assert (f"{deep}x.py", "CL203") in got and (f"{deep}redis.conf", "CL106") in got
+        assert ("app.py", "CL103") in got
+        env = {CACHE_ENV: str(tmp_path / "cache")}
+        assert codes(findings(celerylint(root, "--format", "json", ".", env=env))) == got
+        (levels[-1] / "worker.sh").write_text("celery -A proj worker --prefetch-multiplier=1\n")
+        assert ("app.py", "CL103") not in codes(findings(celerylint(root, "--format", "json", "--no-cache", ".")))
+    finally:
+        for level in reversed(levels):  # shutil.rmtree recurses too (before Python 3.12)
+            if level.exists():
+                for child in level.iterdir():
+                    if not child.is_dir():
+                        child.unlink()
+                level.rmdir()
+
+
+def test_walk_is_os_walk():
+    """The iterative walk yields what ``os.walk`` yields, in the same order,
+    and honours pruning."""
+    from celerylint.discovery import walk
+
+    top = str(Path(__file__).resolve().parent.parent)
+
+    def pruned(walker):
+        out = []
+        for dirpath, dirnames, filenames in walker:
+            dirnames[:] = sorted(d for d in dirnames if d not in (".git", ".venv", "__pycache__"))
+            out.append((dirpath, list(dirnames), sorted(filenames)))
+        return out
+
+    assert pruned(walk(top)) == pruned(os.walk(top))
+

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..celeryconf.fixes import add_setting, replace_value
 from ..config import DEFAULT_EXCLUDE
+from ..discovery import walk
 from ..celeryconf.model import App, Model
 from ..celeryconf.rulebase import ConfigRule, where
 from ..celeryconf.values import plain
@@ -62,7 +63,7 @@ def _linted_tree(m: Model) -> Path:
 
 
 def _scan_launch_files(root: Path) -> bool:
-    for directory, dirnames, filenames in os.walk(root):
+    for directory, dirnames, filenames in walk(str(root)):  # iterative: a deep tree is no RecursionError
         dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
         for name in filenames:
             if not _LAUNCH_FILES.match(name):
