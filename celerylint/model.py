@@ -78,7 +78,7 @@ class FileResult:
     errors: list[str] = field(default_factory=list)
     parsed: bool = False
     digest: str | None = None  # of the bytes linted: fixes apply only to those bytes
-    signature: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) when read, for the stat index
+    signature: tuple[int, ...] | None = None  # (mtime_ns, size, inode, ctime_ns) when read, for the stat index
 
     def stored(self) -> dict[str, Any]:
         """What the cache and the stat index keep of it."""

@@ -3,9 +3,9 @@
 A warm run of a large tree should cost what ruff's does: a walk and a
 ``stat`` per file.  The content cache (``cache.py``) still reads and
 prefilters every file to find its key; this index maps each relative path to
-the ``(mtime_ns, size, inode)`` the file had when it was read and to its
-result (``null`` for the usual file with no findings and no facts), so an
-unchanged file is neither read nor prefiltered.  The project phase's
+the ``(mtime_ns, size, inode, ctime_ns)`` the file had when it was read and
+to its result (``null`` for the usual file with no findings and no facts),
+so an unchanged file is neither read nor prefiltered.  The project phase's
 findings are kept too, keyed by a hash of every fact and non-Python file it
 reads, so that an unchanged tree imports neither libcst nor Celery.
 
@@ -30,12 +30,16 @@ from typing import Any
 
 from .model import FileResult, Finding
 
-FORMAT = 1
+FORMAT = 2  # 2: signatures hold the ctime
 RACY_NS = 2_000_000_000
 
 
 def signature(st: os.stat_result) -> list[int]:
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
+    """What identifies a file's content without reading it.  The ctime is
+    set by the kernel on every change and cannot be set back, so an edit
+    that keeps the size and restores the mtime (``os.utime``, ``touch -r``,
+    ``rsync -t``) is still seen, as git's index sees it."""
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
 
 
 class StatIndex:

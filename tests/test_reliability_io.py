@@ -147,6 +147,35 @@ def test_device_and_oversized_redis_config_files_are_skipped(tmp_path):
     assert ("app.py", "CL103") in got
 
 
+# -- F5: the stat index and an edit that restores the mtime ---------------------
+
+
+def test_same_size_edit_with_the_mtime_restored_is_seen(tmp_path):
+    """F5: the stat index trusted ``(mtime, size, inode)``; an edit of the same
+    size whose mtime was set back (``os.utime``, ``touch -r``, ``rsync -t``)
+    served the old result.  The ctime is part of the signature now."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "app.py").write_text(APP + "\nping.apply_async(countdown=3.000)\n")
+    for i in range(runner.INDEX_MIN_FILES):
+        (root / f"plain_{i}.py").write_text(f"x = {i}\n")
+    age(root)
+    env = {CACHE_ENV: str(tmp_path / "cache")}
+    first = findings(celerylint(root, "--format", "json", ".", env=env))
+    assert [f for f in first if f["code"] == "CL206"] == []
+    assert findings(celerylint(root, "--format", "json", ".", env=env)) == first  # served by the index
+    assert list((tmp_path / "cache").glob("index-*.json"))
+    path = root / "app.py"
+    before = path.stat()
+    path.write_text(path.read_text().replace("countdown=3.000", "countdown=30000"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_mtime_ns, after.st_size, after.st_ino) == (before.st_mtime_ns, before.st_size, before.st_ino)
+    second = findings(celerylint(root, "--format", "json", ".", env=env))
+    assert ("app.py", "CL206") in codes(second)
+    assert second == findings(celerylint(root, "--format", "json", "--no-cache", "."))
+
+
 # -- F21: a very deep tree -----------------------------------------------------
 
 DEPTH = 1500
