@@ -176,6 +176,32 @@ def test_same_size_edit_with_the_mtime_restored_is_seen(tmp_path):
     assert second == findings(celerylint(root, "--format", "json", "--no-cache", "."))
 
 
+# -- F6: configuration nested too deeply ----------------------------------------
+
+DEEP = "[" * 5000 + "]" * 5000
+DEEP_TABLE = "{a = " * 3000 + "1" + "}" * 3000
+
+
+@pytest.mark.parametrize(("name", "content", "explicit"), [
+    ("pyproject.toml", f"[tool.celerylint]\nx = {DEEP}\n", False),
+    ("pyproject.toml", f"[tool.celerylint]\nselect = {DEEP}\n", True),
+    ("pyproject.toml", f"[tool.celerylint]\nper-file-ignores = {DEEP_TABLE}\n", False),
+    ("pyproject.toml", f"[tool.black]\nx = {DEEP}\n", False),  # the file is broken, whoever's table it is
+    ("celerylint.toml", f"x = {DEEP}\n", False),
+    ("celerylint.toml", f"exclude = {DEEP}\n", True),
+])
+def test_deeply_nested_configuration_is_a_configuration_error(tmp_path, name, content, explicit):
+    """F6: ``x = [[[[...]]]]`` 5,000 deep gave a RecursionError traceback and exit 1."""
+    (tmp_path / "a.py").write_text(LOCK)
+    (tmp_path / name).write_text(content)
+    args = ["--config", name] if explicit else []
+    proc = celerylint(tmp_path, *args, "--no-cache", ".")
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in stderr, stderr
+    shown = name if explicit else f"{tmp_path}/{name}"
+    assert stderr == f"celerylint: error: {shown}: invalid TOML: values nested too deeply\n"
+
+
 # -- F21: a very deep tree -----------------------------------------------------
 
 DEPTH = 1500
