@@ -87,7 +87,8 @@ class Cache:
         import hashlib
 
         h = hashlib.sha256(self.salt)
-        h.update(f"\0{path}\0{module_name}\0{','.join(checkers)}\0".encode())
+        # a file name that is not UTF-8 holds lone surrogates: hash its bytes
+        h.update(f"\0{path}\0{module_name}\0{','.join(checkers)}\0".encode("utf-8", "surrogateescape"))
         h.update(data)
         return h.hexdigest()
 

@@ -202,6 +202,40 @@ def test_deeply_nested_configuration_is_a_configuration_error(tmp_path, name, co
     assert stderr == f"celerylint: error: {shown}: invalid TOML: values nested too deeply\n"
 
 
+# -- F7: file names that are not UTF-8, with the cache --------------------------
+
+
+def test_non_utf8_file_name_in_cached_mode(tmp_path):
+    """F7: ``t\\xffasks.py`` crashed the default (cached) mode with
+    ``UnicodeEncodeError: surrogates not allowed``.  It is reported, filled
+    into and served from the cache and the stat index, shown as U+FFFD in
+    text and JSON (valid UTF-8) and percent-encoded in SARIF; ``--fix`` with
+    the cache fixes it."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    bad = Path(os.fsdecode(os.fsencode(root) + b"/t\xffasks.py"))
+    bad.write_text(LOCK)
+    for i in range(runner.INDEX_MIN_FILES):
+        (root / f"plain_{i}.py").write_text(f"x = {i}\n")
+    age(root)
+    env = {CACHE_ENV: str(tmp_path / "cache")}
+    runs = [celerylint(root, "--format", "json", ".", env=env) for _ in range(3)]  # fill, cache, index
+    for proc in runs:
+        assert codes(findings(proc)) == [("t\ufffdasks.py", "CL203")]
+        assert proc.stdout == runs[0].stdout
+    assert list((tmp_path / "cache").glob("index-*.json"))
+    assert len([p for p in (tmp_path / "cache").glob("??/*")]) >= 1
+    text = celerylint(root, ".", env=env)
+    assert text.returncode == 1 and text.stdout.decode("utf-8").startswith("t\ufffdasks.py:4:5: CL203")
+    sarif = celerylint(root, "--format", "sarif", ".", env=env)
+    assert sarif.returncode == 1 and b"Traceback" not in sarif.stderr
+    [result] = json.loads(sarif.stdout.decode("utf-8"))["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "t%FFasks.py"
+    fixed = celerylint(root, "--fix", "--unsafe-fixes", "--select", "CL203", ".", env=env)
+    assert fixed.returncode == 0 and b"Traceback" not in fixed.stderr, fixed.stderr
+    assert "ex=60" in bad.read_text()
+
+
 # -- F21: a very deep tree -----------------------------------------------------
 
 DEPTH = 1500
