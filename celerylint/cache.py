@@ -17,7 +17,9 @@ read-only or belong to someone else); entries are content-addressed, so
 sharing one cache between checkouts is correct.
 
 Entries are written to a temporary file and renamed into place, so two runs
-sharing the cache see a whole entry or none; anything unreadable is a miss.
+sharing the cache see a whole entry or none; anything unreadable, not a
+regular file, larger than ``ENTRY_MAX_BYTES`` or not of the shape written is
+a miss.
 A directory that cannot be written just means no cache.
 """
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .config import Settings
@@ -34,6 +37,7 @@ from .model import FileResult
 DIRNAME = ".celerylint_cache"
 ENV = "CELERYLINT_CACHE_DIR"
 FORMAT = 1
+ENTRY_MAX_BYTES = 64 << 20  # one file's findings and facts; a larger entry is neither written nor read
 
 
 def cache_dir(root: Path) -> Path:
@@ -96,13 +100,12 @@ class Cache:
         return self.directory / key[:2] / key[2:]
 
     def get(self, key: str, path: str) -> FileResult | None:
-        import json
-
+        raw = load_json(self._entry(key), ENTRY_MAX_BYTES)
         try:
-            with open(self._entry(key), "rb") as fh:
-                raw = json.loads(fh.read())
-            result = FileResult.from_stored(path, raw)
-        except (OSError, ValueError, KeyError, TypeError):
+            result = None if raw is None else FileResult.from_stored(path, raw)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            result = None
+        if result is None:
             self.misses += 1
             return None
         self.hits += 1
@@ -116,6 +119,8 @@ class Cache:
         import json
 
         payload = json.dumps(result.stored(), separators=(",", ":"), default=str).encode()
+        if len(payload) > ENTRY_MAX_BYTES:
+            return  # it would be refused when read
         target = self._entry(key)
         try:
             if not self._ready:
@@ -134,6 +139,20 @@ class Cache:
 
         text = f"{self.settings.root}\0{','.join(checkers)}".encode()
         return StatIndex(self.directory, hashlib.sha256(self.salt + text).hexdigest()[:16], self.settings.root)
+
+
+def load_json(path: Path, limit: int) -> Any:
+    """The JSON value of a cache file, or None when it cannot be read, is
+    not a regular file (a link to ``/dev/zero``, a pipe), is larger than
+    ``limit`` bytes, or is not JSON (also nested too deeply to parse)."""
+    import json
+
+    from .source import read_capped
+
+    try:
+        return json.loads(read_capped(path, limit))
+    except (OSError, ValueError, RecursionError):
+        return None
 
 
 def prepare_directory(directory: Path) -> None:

@@ -236,6 +236,149 @@ def test_non_utf8_file_name_in_cached_mode(tmp_path):
     assert "ex=60" in bad.read_text()
 
 
+# -- F9: damaged cache and stat index -------------------------------------------
+
+
+def lint_in_process(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[int, list[dict], str]:
+    env = {CACHE_ENV: str(cache_dir)} if cache_dir else {}
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(main, ["--format", "json", *args, "."], env=env, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+@pytest.fixture
+def cached_tree(tmp_path, monkeypatch):
+    """A project with per-file findings, facts and project findings; the stat
+    index serves it from the first file on."""
+    monkeypatch.setattr(runner, "INDEX_MIN_FILES", 1)
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "app.py").write_text(APP + "\nping.apply_async(countdown=86400)\n")
+    (root / "locks.py").write_text(LOCK)
+    (root / "redis.conf").write_text(REDIS_CONF)
+    for i in range(3):
+        (root / f"plain_{i}.py").write_text(f"x = {i}\n")
+    age(root)
+    _, baseline, _ = lint_in_process(root, "--no-cache")
+    assert {"CL203", "CL206", "CL106", "CL103"} <= {f["code"] for f in baseline}
+    return root, tmp_path / "cache", baseline
+
+
+def _cache_files(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.glob("**/*") if p.is_file() and p.name != ".gitignore")
+
+
+def _replace(path: Path, how: str) -> None:
+    path.unlink()
+    if how == "fifo":
+        os.mkfifo(path)
+    elif how == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif how == "directory":
+        path.mkdir()
+    elif how == "oversized":  # sparse: no disk space, a size over every cap
+        with open(path, "wb") as fh:
+            fh.truncate(stat_index.INDEX_MAX_BYTES + 1)
+    else:
+        path.write_bytes(how.encode())
+
+
+DAMAGE = [
+    "fifo", "dev-zero", "directory", "oversized", "[" * 100000, '{"a": ' * 50000, "{not json", "", "null", "[]",
+    f'{{"format": {stat_index.FORMAT}, "files": [], "project": []}}',
+    f'{{"format": {stat_index.FORMAT}, "files": {{}}, "project": null}}',
+    f'{{"format": {stat_index.FORMAT}, "files": {{"app.py": 1, "locks.py": [[]], "plain_0.py": [1, 2, 3]}}, "project": {{}}}}',
+    '{"findings": {}, "facts": [], "parsed": true}', '{"findings": [], "facts": [1], "parsed": true}',
+    '{"findings": [{"code": 7}], "facts": [], "parsed": true}',
+]
+
+
+@pytest.mark.parametrize("how", DAMAGE, ids=[d[:24] for d in DAMAGE])
+def test_damaged_cache_files_are_misses(cached_tree, how):
+    """F9: a cache of the wrong shape gave AttributeError, ``'[' * 100000`` a
+    RecursionError, entries linked to /dev/zero an endless read.  Every
+    entry and the index damaged the same way: the run gives the findings of
+    a run without cache, and rewrites what it needs."""
+    root, cache, baseline = cached_tree
+    assert lint_in_process(root, cache_dir=cache)[1] == baseline  # fill
+    files = _cache_files(cache)
+    assert any(p.name.startswith("index-") for p in files) and len(files) >= 3
+    for path in files:
+        _replace(path, how)
+    status, got, stderr = lint_in_process(root, cache_dir=cache)
+    assert got == baseline and status == 1 and "Traceback" not in stderr
+    assert lint_in_process(root, cache_dir=cache)[1] == baseline
+
+
+def _mangle(stored: dict, root_rel: str) -> list[dict]:
+    """Entries of the right outline whose details are wrong."""
+    finding = stored["findings"][0] if stored["findings"] else None
+    out = [
+        {**stored, "parsed": "yes"},
+        {**stored, "extra": 1},
+        {**stored, "facts": [{"path": root_rel}]},  # a fact without a kind
+        {**stored, "facts": [{"kind": "task", "path": "other.py"}]},  # another file's fact
+        {**stored, "facts": [{"kind": "task", "path": root_rel, "line": "1"}]},
+    ]
+    if finding is not None:
+        out += [
+            {**stored, "findings": [{**finding, "path": "elsewhere.py"}]},
+            {**stored, "findings": [{**finding, "line": "4"}]},
+            {**stored, "findings": [{**finding, "line": True}]},
+            {**stored, "findings": [{**finding, "severity": "fatal"}]},
+            {**stored, "findings": [{k: v for k, v in finding.items() if k != "hint"}]},
+            {**stored, "findings": [{**finding, "fix": {"description": "x", "edits": [{"line": 1}], "safe": True,
+                                                      "path": None}}]},
+            {**stored, "findings": [{**finding, "fix": []}]},
+        ]
+    return out
+
+
+def test_stat_index_entries_of_the_wrong_shape_are_misses(cached_tree):
+    """Entries whose signature matches but whose stored result is of another
+    shape, and project findings of the wrong shape under the right key."""
+    root, cache, baseline = cached_tree
+    lint_in_process(root, cache_dir=cache)
+    [index] = cache.glob("index-*.json")
+    good = json.loads(index.read_bytes())
+    stored = {rel: entry[1] for rel, entry in good["files"].items() if entry[1] is not None}
+    assert {"app.py", "locks.py"} <= stored.keys() and good["project"]["findings"]
+    variants = max(len(_mangle(s, rel)) for rel, s in stored.items())
+    for i in range(variants):
+        raw = json.loads(json.dumps(good))
+        for rel, s in stored.items():
+            options = _mangle(s, rel)
+            raw["files"][rel][1] = options[i % len(options)]
+        raw["project"]["findings"] = [{**good["project"]["findings"][0], "col": None}] if i % 2 else [7]
+        for rel in stored:  # every variant is indeed of the wrong shape
+            with pytest.raises(ValueError):
+                FileResult.from_stored(rel, raw["files"][rel][1])
+        index.write_text(json.dumps(raw))
+        status, got, stderr = lint_in_process(root, cache_dir=cache)
+        assert got == baseline and "Traceback" not in stderr, i
+
+
+def test_stored_results_round_trip():
+    """What the cache writes is what it accepts (the shape check is exact)."""
+    from celerylint.model import Edit, Fix
+
+    finding = Finding("CL203", "lock-without-ttl", "m", "a.py", 1, 0, 1, 5, "error",
+                      Fix("d", (Edit(1, 0, 1, 5, "x"),), False, None), None)
+    result = FileResult("a.py", [finding, Finding("CL206", "n", "m", "a.py", 2, 0, 2, 1, hint="h")],
+                        [{"kind": "task", "path": "a.py", "line": 1, "col": 0, "name": "x"}], parsed=True)
+    raw = json.loads(json.dumps(result.stored()))
+    again = FileResult.from_stored("a.py", raw)
+    assert (again.findings, again.facts, again.parsed) == (result.findings, result.facts, True)
+    assert [Finding.from_dict(json.loads(json.dumps(f.to_dict()))) for f in result.findings] == result.findings
+    with pytest.raises(ValueError):
+        FileResult.from_stored("b.py", raw)
+
+
 # -- F21: a very deep tree -----------------------------------------------------
 
 DEPTH = 1500
