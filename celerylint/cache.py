@@ -14,7 +14,9 @@ repository holding the working directory, else the working directory), or
 ``$CELERYLINT_CACHE_DIR``.  Linting a path outside the working directory
 still uses that cache, never one next to the linted files (they may be
 read-only or belong to someone else); entries are content-addressed, so
-sharing one cache between checkouts is correct.
+sharing one cache between checkouts is correct.  A ``.celerylint_cache``
+that is a symbolic link (or resolves outside the root) is not used, nor a
+subdirectory of it that is one: they may have come with the checkout.
 
 Entries are written to a temporary file and renamed into place, so two runs
 sharing the cache see a whole entry or none; anything unreadable, not a
@@ -40,8 +42,22 @@ FORMAT = 1
 ENTRY_MAX_BYTES = 64 << 20  # one file's findings and facts; a larger entry is neither written nor read
 
 
-def cache_dir(root: Path) -> Path:
-    return Path(os.environ.get(ENV) or root / DIRNAME)
+def usable_cache_dir(root: Path) -> tuple[Path | None, str | None]:
+    """The cache directory, or None and why it is not used.  ``$CELERYLINT_CACHE_DIR``
+    is used as given.  The default ``.celerylint_cache`` comes with the
+    checkout: when it is a symbolic link, or resolves outside the root, a
+    committed link could make celerylint write (and drop a ``.gitignore``
+    with ``*``) wherever it points, so the run goes without a cache."""
+    explicit = os.environ.get(ENV)
+    if explicit:
+        return Path(explicit), None
+    directory = root / DIRNAME
+    if directory.is_symlink():
+        return None, f"{directory}: is a symbolic link; running without the cache (set ${ENV} for a cache elsewhere)"
+    real, base = os.path.realpath(directory), os.path.realpath(root)
+    if os.path.commonpath([real, base]) != base:
+        return None, f"{directory}: resolves outside {root}; running without the cache (set ${ENV} for a cache elsewhere)"
+    return directory, None
 
 
 def _source_stamp() -> str:
@@ -127,6 +143,8 @@ class Cache:
                 prepare_directory(self.directory)
                 self._ready = True
             target.parent.mkdir(exist_ok=True)
+            if target.parent.is_symlink():  # written into the repository as a link: write nothing through it
+                return
             write_replacing(target, payload)
         except OSError:
             self.writable = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cache import Cache, cache_dir
+from .cache import Cache, usable_cache_dir
 from .config import Settings
 from .discovery import discover
 from .fixing import fix_files, parses  # noqa: F401  (parses: for rule authors' tests)
@@ -30,7 +30,12 @@ class RunResult:
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,
         diff: bool = False, jobs: int | None = None, cache: bool = False) -> RunResult:
     out = RunResult()
-    linter = Linter(settings, Cache(cache_dir(settings.root), settings) if cache else None)
+    directory = None
+    if cache:
+        directory, why = usable_cache_dir(settings.root)
+        if why:
+            out.notices.append(why)
+    linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
     linter.keep_digests = fix or diff
     found = discover(paths, settings)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)

@@ -379,6 +379,72 @@ def test_stored_results_round_trip():
         FileResult.from_stored("b.py", raw)
 
 
+# -- F19: a committed .celerylint_cache link ------------------------------------
+
+
+def _repository(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "app.py").write_text(APP + "\nping.apply_async(countdown=86400)\n")
+    (root / "locks.py").write_text(LOCK)
+    return root
+
+
+@pytest.mark.parametrize("target", ["outside", "inside"])
+def test_cache_directory_that_is_a_symlink_is_refused(tmp_path, target):
+    """F19: a committed ``.celerylint_cache`` link made celerylint write cache
+    files and a ``.gitignore`` with ``*`` wherever it pointed.  The run goes
+    on without the cache, with one notice."""
+    root = _repository(tmp_path)
+    elsewhere = tmp_path / "victim" if target == "outside" else root / "docs"
+    elsewhere.mkdir()
+    (root / ".celerylint_cache").symlink_to(elsewhere)
+    baseline = findings(celerylint(root, "--format", "json", "--no-cache", "."))
+    notice = (f"celerylint: {root.resolve()}/.celerylint_cache: is a symbolic link; running without the cache "
+              f"(set ${CACHE_ENV} for a cache elsewhere)")
+    proc = celerylint(root, "--format", "json", ".")
+    assert findings(proc) == baseline
+    assert proc.stderr.decode().splitlines() == [notice]
+    fixing = celerylint(root, "--fix", "--unsafe-fixes", ".")
+    assert fixing.returncode in (0, 1) and fixing.stderr.decode().splitlines() == [notice]
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_cache_subdirectory_that_is_a_symlink_gets_nothing(tmp_path):
+    root = _repository(tmp_path)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    cache = root / ".celerylint_cache"
+    cache.mkdir()
+    for i in range(256):
+        (cache / f"{i:02x}").symlink_to(victim)
+    baseline = findings(celerylint(root, "--format", "json", "--no-cache", "."))
+    assert findings(celerylint(root, "--format", "json", ".")) == baseline
+    assert list(victim.iterdir()) == []
+
+
+def test_explicit_cache_directory_may_be_a_symlink(tmp_path):
+    """``$CELERYLINT_CACHE_DIR`` is the user's own choice: used as given."""
+    root = _repository(tmp_path)
+    real = tmp_path / "real-cache"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    proc = celerylint(root, "--format", "json", ".", env={CACHE_ENV: str(tmp_path / "link")})
+    assert findings(proc) and proc.stderr == b""
+    assert (real / ".gitignore").is_file() and _cache_files(real)
+    assert not (root / ".celerylint_cache").exists()
+
+
+def test_default_cache_directory_is_used(tmp_path, monkeypatch):
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    root = _repository(tmp_path)
+    proc = celerylint(root, "--format", "json", ".")
+    assert findings(proc) and proc.stderr == b""
+    assert (root / ".celerylint_cache" / ".gitignore").is_file()
+    assert cache_module.usable_cache_dir(root) == (root / ".celerylint_cache", None)
+
+
 # -- F21: a very deep tree -----------------------------------------------------
 
 DEPTH = 1500
