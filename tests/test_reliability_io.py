@@ -504,3 +504,47 @@ def test_walk_is_os_walk():
 
     assert pruned(walk(top)) == pruned(os.walk(top))
 
+
+# -- Minor: temporary files of killed --fix runs ---------------------------------
+
+BEFORE = 'import redis\nr = redis.Redis()\ndef f(key):\n    r.set("lock:" + key, 1, nx=True)\n'
+
+
+def test_stale_temporary_files_of_killed_fix_runs_are_removed(tmp_path):
+    """A ``--fix`` killed with SIGKILL leaves ``.X.py.<random>.celerylint.tmp``;
+    the next ``--fix`` that writes in that directory removes those over an
+    hour old.  Fresh ones (a run still writing), links and names that are
+    not exactly the writer's are left alone, and so are directories it does
+    not write to."""
+    (tmp_path / "a.py").write_text(BEFORE)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text("x = 1\n")
+    hour_ago = time.time() - 3700
+    stale = [tmp_path / ".a.py.k2_9xq0z.celerylint.tmp", tmp_path / ".gone.py.abcdefgh.celerylint.tmp",
+             tmp_path / ".new\nline.py.abcdefgh.celerylint.tmp"]
+    kept = [
+        tmp_path / ".a.py.fresh123.celerylint.tmp",  # minutes old: maybe another run's
+        tmp_path / ".a.py.abc.celerylint.tmp",  # not 8 random characters
+        tmp_path / ".a.py.ABCDEFGH.celerylint.tmp",  # not mkstemp's alphabet
+        tmp_path / "a.py.abcdefgh.celerylint.tmp",  # no leading dot
+        tmp_path / ".a.py.abcdefgh.celerylint.tmp.bak",
+        tmp_path / "sub" / ".b.py.abcdefgh.celerylint.tmp",  # nothing is written in sub/
+    ]
+    for path in stale + kept:
+        path.write_text("half")
+        if path.name != ".a.py.fresh123.celerylint.tmp":
+            os.utime(path, (hour_ago, hour_ago))
+    target = tmp_path / "precious"
+    target.write_text("keep me")
+    link = tmp_path / ".link.py.abcdefgh.celerylint.tmp"
+    link.symlink_to(target)
+    os.utime(link, (hour_ago, hour_ago), follow_symlinks=False)
+    kept.append(link)
+    os.mkdir(tmp_path / ".d.py.abcdefgh.celerylint.tmp")
+    proc = celerylint(tmp_path, "--fix", "--unsafe-fixes", "--no-cache", "--select", "CL203", ".")
+    assert proc.returncode == 0, proc.stderr
+    assert "ex=60" in (tmp_path / "a.py").read_text()
+    assert [p for p in stale if os.path.lexists(p)] == []
+    assert [p for p in kept if not os.path.lexists(p)] == []
+    assert target.read_text() == "keep me" and (tmp_path / ".d.py.abcdefgh.celerylint.tmp").is_dir()
+
