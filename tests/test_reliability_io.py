@@ -548,3 +548,80 @@ def test_stale_temporary_files_of_killed_fix_runs_are_removed(tmp_path):
     assert [p for p in kept if not os.path.lexists(p)] == []
     assert target.read_text() == "keep me" and (tmp_path / ".d.py.abcdefgh.celerylint.tmp").is_dir()
 
+
+# -- Soak: concurrent runs sharing one cache --------------------------------------
+
+
+def _soak_files(rng: random.Random, count: int) -> dict[str, str]:
+    files = {"celery_app.py": APP + "app.conf.worker_prefetch_multiplier = 1\n", "redis.conf": REDIS_CONF}
+    for i in range(count):
+        kind = i % 4
+        if kind == 0:
+            files[f"pkg/tasks_{i}.py"] = (f"from celery_app import app\n\n@app.task\ndef t{i}():\n    pass\n\n"
+                                          f"t{i}.apply_async(countdown={rng.choice(['3.000', '30000'])})\n")
+        elif kind == 1:
+            files[f"pkg/locks_{i}.py"] = LOCK.replace("nx=True", rng.choice(["nx=True", "ex=9, nx=True"]))
+        else:
+            files[f"pkg/plain_{i}.py"] = f"VALUE_{i} = {i}\n"
+    return files
+
+
+def _edit(root: Path, files: dict[str, str], rng: random.Random) -> None:
+    """Change a few files: flip a finding in place keeping size and mtime
+    (the F5 case), rewrite one, delete one, add one."""
+    names = sorted(n for n in files if n.endswith(".py") and n != "celery_app.py")
+    for name in rng.sample(names, 4):
+        path = root / name
+        text = path.read_text()
+        flipped = (text.replace("3.000", "30000") if "3.000" in text else text.replace("30000", "3.000")
+                   if "30000" in text else text.replace("VALUE", "value"))
+        st = path.stat()
+        path.write_text(flipped)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        files[name] = flipped
+    name = rng.choice(names)
+    files[name] = LOCK if "lock" not in files[name] else f"x = {rng.random()}\n"
+    (root / name).write_text(files[name])
+    gone = rng.choice([n for n in names if n != name])
+    (root / gone).unlink()
+    del files[gone]
+    new = f"pkg/new_{rng.randrange(10**6)}.py"
+    files[new] = LOCK
+    (root / new).write_text(LOCK)
+
+
+@pytest.mark.slow
+def test_concurrent_runs_sharing_one_cache_agree_with_no_cache(tmp_path):
+    """Rounds of 6 concurrent runs over one tree of 80 files (enough for the
+    stat index) sharing one ``$CELERYLINT_CACHE_DIR``, with files edited,
+    added and deleted between rounds: every run reports exactly what a
+    ``--no-cache`` run of the same state reports."""
+    rng = random.Random(12)
+    root = tmp_path / "proj"
+    files = _soak_files(rng, 80)
+    assert sum(n.endswith(".py") for n in files) >= runner.INDEX_MIN_FILES
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    age(root)
+    cache = tmp_path / "cache"
+    base = {k: v for k, v in os.environ.items() if k != CACHE_ENV}
+    env = {**base, "NO_COLOR": "1", CACHE_ENV: str(cache)}
+    command = [sys.executable, "-m", "celerylint", "--format", "json", "."]
+    deadline = time.monotonic() + 100
+    for round_ in range(5):
+        if round_ in (1, 3):
+            _edit(root, files, rng)
+        elif round_ in (2, 4):
+            age(root)  # trusted by the stat index from now on (ctime stays new)
+        expected = findings(celerylint(root, "--format", "json", "--no-cache", "."))
+        procs = [subprocess.Popen([*command, *(["--jobs", "1"] if i % 2 else [])], cwd=root, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(6)]
+        for proc in procs:
+            out, err = proc.communicate(timeout=max(5, deadline - time.monotonic()))
+            assert b"Traceback" not in err, err.decode(errors="replace")
+            assert proc.returncode == (1 if expected else 0)
+            assert json.loads(out) == expected, f"round {round_}"
+        assert list(cache.glob("index-*.json"))
+    assert not list(cache.rglob(".tmp-*"))
+    shutil.rmtree(cache)
