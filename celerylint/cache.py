@@ -14,10 +14,14 @@ repository holding the working directory, else the working directory), or
 ``$CELERYLINT_CACHE_DIR``.  Linting a path outside the working directory
 still uses that cache, never one next to the linted files (they may be
 read-only or belong to someone else); entries are content-addressed, so
-sharing one cache between checkouts is correct.
+sharing one cache between checkouts is correct.  A ``.celerylint_cache``
+that is a symbolic link (or resolves outside the root) is not used, nor a
+subdirectory of it that is one: they may have come with the checkout.
 
 Entries are written to a temporary file and renamed into place, so two runs
-sharing the cache see a whole entry or none; anything unreadable is a miss.
+sharing the cache see a whole entry or none; anything unreadable, not a
+regular file, larger than ``ENTRY_MAX_BYTES`` or not of the shape written is
+a miss.
 A directory that cannot be written just means no cache.
 """
 
@@ -26,6 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .config import Settings
@@ -34,10 +39,25 @@ from .model import FileResult
 DIRNAME = ".celerylint_cache"
 ENV = "CELERYLINT_CACHE_DIR"
 FORMAT = 1
+ENTRY_MAX_BYTES = 64 << 20  # one file's findings and facts; a larger entry is neither written nor read
 
 
-def cache_dir(root: Path) -> Path:
-    return Path(os.environ.get(ENV) or root / DIRNAME)
+def usable_cache_dir(root: Path) -> tuple[Path | None, str | None]:
+    """The cache directory, or None and why it is not used.  ``$CELERYLINT_CACHE_DIR``
+    is used as given.  The default ``.celerylint_cache`` comes with the
+    checkout: when it is a symbolic link, or resolves outside the root, a
+    committed link could make celerylint write (and drop a ``.gitignore``
+    with ``*``) wherever it points, so the run goes without a cache."""
+    explicit = os.environ.get(ENV)
+    if explicit:
+        return Path(explicit), None
+    directory = root / DIRNAME
+    if directory.is_symlink():
+        return None, f"{directory}: is a symbolic link; running without the cache (set ${ENV} for a cache elsewhere)"
+    real, base = os.path.realpath(directory), os.path.realpath(root)
+    if os.path.commonpath([real, base]) != base:
+        return None, f"{directory}: resolves outside {root}; running without the cache (set ${ENV} for a cache elsewhere)"
+    return directory, None
 
 
 def _source_stamp() -> str:
@@ -87,7 +107,8 @@ class Cache:
         import hashlib
 
         h = hashlib.sha256(self.salt)
-        h.update(f"\0{path}\0{module_name}\0{','.join(checkers)}\0".encode())
+        # a file name that is not UTF-8 holds lone surrogates: hash its bytes
+        h.update(f"\0{path}\0{module_name}\0{','.join(checkers)}\0".encode("utf-8", "surrogateescape"))
         h.update(data)
         return h.hexdigest()
 
@@ -95,13 +116,12 @@ class Cache:
         return self.directory / key[:2] / key[2:]
 
     def get(self, key: str, path: str) -> FileResult | None:
-        import json
-
+        raw = load_json(self._entry(key), ENTRY_MAX_BYTES)
         try:
-            with open(self._entry(key), "rb") as fh:
-                raw = json.loads(fh.read())
-            result = FileResult.from_stored(path, raw)
-        except (OSError, ValueError, KeyError, TypeError):
+            result = None if raw is None else FileResult.from_stored(path, raw)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            result = None
+        if result is None:
             self.misses += 1
             return None
         self.hits += 1
@@ -115,12 +135,16 @@ class Cache:
         import json
 
         payload = json.dumps(result.stored(), separators=(",", ":"), default=str).encode()
+        if len(payload) > ENTRY_MAX_BYTES:
+            return  # it would be refused when read
         target = self._entry(key)
         try:
             if not self._ready:
                 prepare_directory(self.directory)
                 self._ready = True
             target.parent.mkdir(exist_ok=True)
+            if target.parent.is_symlink():  # written into the repository as a link: write nothing through it
+                return
             write_replacing(target, payload)
         except OSError:
             self.writable = False
@@ -133,6 +157,20 @@ class Cache:
 
         text = f"{self.settings.root}\0{','.join(checkers)}".encode()
         return StatIndex(self.directory, hashlib.sha256(self.salt + text).hexdigest()[:16], self.settings.root)
+
+
+def load_json(path: Path, limit: int) -> Any:
+    """The JSON value of a cache file, or None when it cannot be read, is
+    not a regular file (a link to ``/dev/zero``, a pipe), is larger than
+    ``limit`` bytes, or is not JSON (also nested too deeply to parse)."""
+    import json
+
+    from .source import read_capped
+
+    try:
+        return json.loads(read_capped(path, limit))
+    except (OSError, ValueError, RecursionError):
+        return None
 
 
 def prepare_directory(directory: Path) -> None:

@@ -127,6 +127,8 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables by recursion
+        raise ConfigError(f"{path}: invalid TOML: values nested too deeply") from None
 
 
 def _tool_table(data: dict[str, Any], path: Path) -> Any:

@@ -54,7 +54,7 @@ class Linter:
         self.prefix = None if here.startswith("/") else ("" if here == "." else here + "/")
         self.index = None  # a StatIndex, for runs over many files that fix nothing
 
-    def signature(self, path: Path) -> tuple[int, int, int] | None:
+    def signature(self, path: Path) -> tuple[int, ...] | None:
         """The file's stat signature, taken before it is read, when the stat
         index will record it."""
         if self.index is None:

@@ -56,15 +56,38 @@ class Finding:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
-        fix = data.get("fix")
+        """The finding ``to_dict`` gave; ValueError when ``data`` is anything
+        else (a damaged or foreign cache entry must be a miss, not a crash
+        or a wrong report later)."""
+        if (type(data) is not dict or data.keys() != _FINDING_KEYS
+                or not all(type(data[k]) is str for k in ("code", "name", "message", "path"))
+                or not all(type(data[k]) is int for k in _POSITION)
+                or data["severity"] not in SEVERITIES or not _optional_str(data["hint"])):
+            raise ValueError("not a stored finding")
+        fix = data["fix"]
         if fix is not None:
-            fix = Fix(
-                description=fix["description"],
-                edits=tuple(Edit(**e) for e in fix["edits"]),
-                safe=fix["safe"],
-                path=fix.get("path"),
-            )
+            if (type(fix) is not dict or fix.keys() != _FIX_KEYS or type(fix["description"]) is not str
+                    or type(fix["safe"]) is not bool or not _optional_str(fix["path"])
+                    or type(fix["edits"]) is not list):
+                raise ValueError("not a stored fix")
+            edits = []
+            for e in fix["edits"]:
+                if (type(e) is not dict or e.keys() != _EDIT_KEYS or type(e["content"]) is not str
+                        or not all(type(e[k]) is int for k in _POSITION)):
+                    raise ValueError("not a stored edit")
+                edits.append(Edit(**e))
+            fix = Fix(description=fix["description"], edits=tuple(edits), safe=fix["safe"], path=fix["path"])
         return cls(**{**data, "fix": fix})
+
+
+_POSITION = ("line", "col", "end_line", "end_col")
+_FINDING_KEYS = frozenset(("code", "name", "message", "path", *_POSITION, "severity", "fix", "hint"))
+_FIX_KEYS = frozenset(("description", "edits", "safe", "path"))
+_EDIT_KEYS = frozenset((*_POSITION, "content"))
+
+
+def _optional_str(value: Any) -> bool:
+    return value is None or type(value) is str
 
 
 @dataclass
@@ -78,7 +101,7 @@ class FileResult:
     errors: list[str] = field(default_factory=list)
     parsed: bool = False
     digest: str | None = None  # of the bytes linted: fixes apply only to those bytes
-    signature: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) when read, for the stat index
+    signature: tuple[int, ...] | None = None  # (mtime_ns, size, inode, ctime_ns) when read, for the stat index
 
     def stored(self) -> dict[str, Any]:
         """What the cache and the stat index keep of it."""
@@ -86,6 +109,20 @@ class FileResult:
 
     @classmethod
     def from_stored(cls, path: str, raw: dict[str, Any]) -> FileResult:
-        """The result ``stored()`` kept; KeyError, TypeError or ValueError when it is damaged."""
-        return cls(path, findings=[Finding.from_dict(f) for f in raw["findings"]], facts=raw["facts"],
-                   parsed=raw["parsed"])
+        """The result ``stored()`` kept for the file ``path``; ValueError when
+        ``raw`` has another shape (findings and facts of another file, facts
+        without a kind, positions that are not integers...)."""
+        if (type(raw) is not dict or raw.keys() != _STORED_KEYS or type(raw["parsed"]) is not bool
+                or type(raw["findings"]) is not list or type(raw["facts"]) is not list):
+            raise ValueError("not a stored result")
+        findings = [Finding.from_dict(f) for f in raw["findings"]]
+        if any(f.path != path for f in findings):
+            raise ValueError("findings of another file")
+        for fact in raw["facts"]:
+            if (type(fact) is not dict or type(fact.get("kind")) is not str or fact.get("path") != path
+                    or not all(type(fact[k]) is int for k in _POSITION if k in fact)):
+                raise ValueError("not a stored fact")
+        return cls(path, findings=findings, facts=raw["facts"], parsed=raw["parsed"])
+
+
+_STORED_KEYS = frozenset(("findings", "facts", "parsed"))

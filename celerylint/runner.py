@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cache import Cache, cache_dir
+from .cache import Cache, usable_cache_dir
 from .config import Settings
 from .discovery import discover
 from .fixing import fix_files, parses  # noqa: F401  (parses: for rule authors' tests)
 from .linter import Linter, lint_files
 from .model import Finding
 from .project import project_findings
+from .source import OTHER_FILE_MAX_BYTES, read_capped
 
 INDEX_MIN_FILES = 64  # below this, reading and prefiltering cost less than loading the stat index
 
@@ -29,7 +30,12 @@ class RunResult:
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,
         diff: bool = False, jobs: int | None = None, cache: bool = False) -> RunResult:
     out = RunResult()
-    linter = Linter(settings, Cache(cache_dir(settings.root), settings) if cache else None)
+    directory = None
+    if cache:
+        directory, why = usable_cache_dir(settings.root)
+        if why:
+            out.notices.append(why)
+    linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
     linter.keep_digests = fix or diff
     found = discover(paths, settings)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
@@ -37,7 +43,8 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     if linter.cache is not None and not (fix or diff) and len(found.python) >= INDEX_MIN_FILES:
         linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
     results = lint_files(found.python, linter, jobs, out.notices)
-    other = _read_other(found.other, linter)
+    other, skipped = _read_other(found.other, linter)
+    out.notices.extend(skipped)
     found_in_project = project_findings(results, other, linter, out.errors)
     if linter.index is not None:
         for result in results.values():
@@ -53,11 +60,19 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     return out
 
 
-def _read_other(paths: list[Path], linter: Linter) -> dict[str, str]:
-    texts = {}
+def _read_other(paths: list[Path], linter: Linter) -> tuple[dict[str, str], list[str]]:
+    """The non-Python files the project phase reads (``redis-config-files``),
+    and notices: only regular files of at most ``OTHER_FILE_MAX_BYTES`` are
+    read; a pipe, a device, a larger file or one that cannot be read is
+    skipped with a notice."""
+    texts: dict[str, str] = {}
+    notices: list[str] = []
     for path in paths:
         try:
-            texts[linter.rel(path)] = path.read_bytes().decode("utf-8", "replace")
-        except OSError:
-            continue
-    return texts
+            texts[linter.rel(path)] = read_capped(path, OTHER_FILE_MAX_BYTES).decode("utf-8", "replace")
+        except FileNotFoundError:
+            why = "a broken symbolic link" if path.is_symlink() else "the file disappeared"
+            notices.append(f"{linter.rel(path)}: skipped: {why}")
+        except OSError as exc:
+            notices.append(f"{linter.rel(path)}: skipped: {exc.strerror or exc}")
+    return texts, notices

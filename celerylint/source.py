@@ -43,6 +43,43 @@ def read_source(path: os.PathLike | str) -> bytes:
         os.close(fd)
 
 
+class TooLarge(OSError):
+    """A regular file larger than the cap of what it is read for."""
+
+
+OTHER_FILE_MAX_BYTES = 1 << 20  # redis.conf, compose files, Procfiles...: 1 MiB
+
+
+def read_capped(path: os.PathLike | str, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, for everything
+    that is not a Python file being linted (configuration files the project
+    phase reads, cache entries).  As in ``read_source``, pipes, devices and
+    sockets raise ``NotAFile`` without a blocking open or an endless read;
+    a file larger than ``limit`` (by its size, or by what a read finds when
+    it grows meanwhile) raises ``TooLarge``."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise NotAFile(f"is {kind}")
+        if st.st_size > limit:
+            raise TooLarge(f"is larger than {_size(limit)}")
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, max(st.st_size, 1 << 16)))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise TooLarge(f"is larger than {_size(limit)}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _size(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit} bytes"
+
+
 def digest(data: bytes) -> str:
     import hashlib  # only fixing needs it; start-up stays light
     return hashlib.blake2b(data, digest_size=16).hexdigest()

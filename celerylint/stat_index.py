@@ -3,9 +3,9 @@
 A warm run of a large tree should cost what ruff's does: a walk and a
 ``stat`` per file.  The content cache (``cache.py``) still reads and
 prefilters every file to find its key; this index maps each relative path to
-the ``(mtime_ns, size, inode)`` the file had when it was read and to its
-result (``null`` for the usual file with no findings and no facts), so an
-unchanged file is neither read nor prefiltered.  The project phase's
+the ``(mtime_ns, size, inode, ctime_ns)`` the file had when it was read and
+to its result (``null`` for the usual file with no findings and no facts),
+so an unchanged file is neither read nor prefiltered.  The project phase's
 findings are kept too, keyed by a hash of every fact and non-Python file it
 reads, so that an unchanged tree imports neither libcst nor Celery.
 
@@ -16,7 +16,9 @@ version and sources, settings, enabled checkers, root) lives in the cache
 directory as ``index-<salt>.json``, written atomically; a lost race between
 two runs costs misses, never a wrong hit, since every entry is checked
 against the file's current ``stat``; entries of deleted files are dropped when the
-index is next written.  Runs that fix or diff read every file anyway and do
+index is next written.  An index that cannot be read, is not a regular file,
+is larger than ``INDEX_MAX_BYTES`` or has another shape is empty; an entry of
+another shape is a miss.  Runs that fix or diff read every file anyway and do
 not use it.
 """
 
@@ -28,14 +30,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .cache import load_json
 from .model import FileResult, Finding
 
-FORMAT = 1
+FORMAT = 2  # 2: signatures hold the ctime
 RACY_NS = 2_000_000_000
+INDEX_MAX_BYTES = 256 << 20  # an index larger than this is neither written nor read
 
 
 def signature(st: os.stat_result) -> list[int]:
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
+    """What identifies a file's content without reading it.  The ctime is
+    set by the kernel on every change and cannot be set back, so an edit
+    that keeps the size and restores the mtime (``os.utime``, ``touch -r``,
+    ``rsync -t``) is still seen, as git's index sees it."""
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
 
 
 class StatIndex:
@@ -46,19 +54,16 @@ class StatIndex:
         self.entries: dict[str, list[Any]] = {}
         self.project: dict[str, Any] = {}
         self.changed = False
-        try:
-            with open(self.path, "rb") as fh:
-                raw = json.loads(fh.read())
-            if raw.get("format") == FORMAT:
-                self.entries = raw["files"]
-                self.project = raw.get("project") or {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
+        raw = load_json(self.path, INDEX_MAX_BYTES)
+        if (type(raw) is dict and raw.get("format") == FORMAT and type(raw.get("files")) is dict
+                and type(raw.get("project")) is dict):
+            self.entries = raw["files"]  # each entry is checked when used
+            self.project = raw["project"]
 
     def get(self, rel: str, path: Path) -> FileResult | None:
         self.seen.add(rel)
         entry = self.entries.get(rel)
-        if entry is None:
+        if type(entry) is not list or len(entry) != 2:
             return None
         try:
             if signature(os.stat(path)) != entry[0]:
@@ -70,7 +75,7 @@ class StatIndex:
             return FileResult(rel)
         try:
             return FileResult.from_stored(rel, stored)
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
     def put(self, result: FileResult) -> None:
@@ -90,7 +95,7 @@ class StatIndex:
             return None
         try:
             return [Finding.from_dict(f) for f in self.project["findings"]]
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
     def put_project(self, key: str, findings: list[Finding]) -> None:
@@ -109,6 +114,8 @@ class StatIndex:
 
         payload = json.dumps({"format": FORMAT, "files": self.entries, "project": self.project},
                              separators=(",", ":"), default=str).encode()
+        if len(payload) > INDEX_MAX_BYTES:
+            return  # it would be refused when read
         from .cache import prepare_directory, write_replacing
 
         try:

@@ -6,10 +6,12 @@ from pathlib import Path
 
 from ..domain.celeryconf.fixes import add_setting, replace_value
 from ..config import DEFAULT_EXCLUDE
+from ..discovery import walk
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.rulebase import ConfigRule, where
 from ..domain.celeryconf.values import number, plain
 from ..rule import Invalid, Valid, django_project
+from ..source import OTHER_FILE_MAX_BYTES, read_capped
 
 LONG_TASK = 300  # seconds: a time limit at least this long declares a long task
 
@@ -30,7 +32,7 @@ def longest_time_limit(m: Model, app: App) -> float | None:
 
 
 _LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json))$")
-_MAX_BYTES = 1 << 20
+_MAX_BYTES = OTHER_FILE_MAX_BYTES  # 1 MiB, as for the files the project phase reads
 
 
 def prefetch_set_elsewhere(m: Model) -> bool:
@@ -57,14 +59,14 @@ def _linted_tree(m: Model) -> Path:
 
 
 def _scan_launch_files(root: Path) -> bool:
-    for directory, dirnames, filenames in os.walk(root):
+    for directory, dirnames, filenames in walk(str(root)):  # iterative: a deep tree is no RecursionError
         dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
         for name in filenames:
             if not _LAUNCH_FILES.match(name):
                 continue
             path = Path(directory) / name
-            try:
-                if path.stat().st_size <= _MAX_BYTES and b"prefetch-multiplier" in path.read_bytes():
+            try:  # OSError also for pipes, devices and files over the cap
+                if b"prefetch-multiplier" in read_capped(path, _MAX_BYTES):
                     return True
             except OSError:
                 continue
