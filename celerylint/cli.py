@@ -51,9 +51,10 @@ def _fail(message: str) -> None:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: number of CPUs).")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
+@click.option("--show-apps", is_flag=True, help="Show every Celery app, its configuration sources and settings, and exit.")
 @click.version_option(__version__, "--version", prog_name="celerylint")
 def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, exit_zero, explain,
-         list_rules, no_cache, jobs, force_exclude) -> None:
+         list_rules, no_cache, jobs, force_exclude, show_apps) -> None:
     """Find the Celery patterns that make tasks run twice or vanish."""
     if sys.stdout is None and (output is None or explain or list_rules):
         # ``celerylint . >&-``: say so before any work, rather than fix files
@@ -76,6 +77,8 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
     for path in paths:
         if not path.exists() and not path.is_symlink():
             _fail(f"{path}: no such file or directory")
+    if show_apps:
+        _show_apps(list(paths) or [Path(".")], settings, fmt, output, jobs, not no_cache)
     from .runner import run
 
     result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff,
@@ -107,6 +110,26 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
         _err("celerylint: internal errors occurred; findings above may be incomplete")
         sys.exit(2)
     sys.exit(0 if exit_zero else status)
+
+
+def _show_apps(paths: list[Path], settings, fmt: str, output: Path | None, jobs: int | None, cache: bool) -> None:
+    from .domain.celeryconf.model import model
+    from .runner import read_project
+    from .show_apps import as_json, as_text, describe
+
+    project, notices = read_project(paths, settings, jobs=jobs, cache=cache)
+    for notice in notices:
+        _err(f"celerylint: {notice}")
+    described = describe(model(project))
+    report = (as_json(described) if fmt == "json" else as_text(described)).encode("utf-8", "replace")
+    if output is not None:
+        try:
+            output.write_bytes(report)
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+    else:
+        _write_stdout(report)
+    sys.exit(0)
 
 
 def _write_stdout(data: bytes) -> None:

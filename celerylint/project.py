@@ -84,21 +84,28 @@ def _distinct(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def make_project(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,
+                 texts: dict[str, str] | None = None) -> Project:
+    """The whole run as the project rules see it: every file's facts, the
+    non-Python files' text, the Python files linted."""
+    return Project(
+        settings=linter.settings,
+        facts=[fact for r in results.values() for fact in r.facts],
+        other_files=other,
+        python_files=tuple(r.path for r in results.values()),
+        texts=dict(texts or {}),
+    )
+
+
 def project_findings(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,
                      errors: list[str], texts: dict[str, str] | None = None) -> list[Finding]:
     """The project phase over the files' facts.  ``texts`` holds the current
     text of the files the fix loop has changed (by relative path): fixes are
     computed, and noqa comments read, from it instead of the disk."""
-    facts = [fact for r in results.values() for fact in r.facts]
+    project = make_project(results, other, linter, texts)
+    facts = project.facts
     if not facts or not any(e.kind == "project" for e in linter.entries):
         return []  # every project rule reasons over facts; none were recorded
-    project = Project(
-        settings=linter.settings,
-        facts=facts,
-        other_files=other,
-        python_files=tuple(r.path for r in results.values()),
-        texts=dict(texts or {}),
-    )
     key = findings = None
     if linter.index is not None:
         import hashlib

@@ -11,7 +11,7 @@ from .discovery import discover
 from .fixing import fix_files, parses  # noqa: F401  (parses: for rule authors' tests)
 from .linter import Linter, lint_files
 from .model import Finding
-from .project import project_findings
+from .project import Project, project_findings
 from .source import OTHER_FILE_MAX_BYTES, read_capped
 
 INDEX_MIN_FILES = 64  # below this, reading and prefiltering cost less than loading the stat index
@@ -58,6 +58,24 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     out.findings.extend(found_in_project)
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def read_project(paths: list[Path], settings: Settings, *, jobs: int | None = None,
+                 cache: bool = False) -> tuple[Project, list[str]]:
+    """The project the configuration rules would judge (for ``--show-apps``):
+    the per-file phase with the configuration collectors, no rule run."""
+    from dataclasses import replace
+
+    from .project import make_project
+
+    settings = replace(settings, select=("CL1",), ignore=())
+    out = RunResult()
+    directory = usable_cache_dir(settings.root)[0] if cache else None
+    linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
+    found = discover(paths, settings)
+    results = lint_files(found.python, linter, jobs, out.notices)
+    other, skipped = _read_other(found.other, linter)
+    return make_project(results, other, linter), out.notices + skipped
 
 
 def _read_other(paths: list[Path], linter: Linter) -> tuple[dict[str, str], list[str]]:

@@ -215,7 +215,11 @@ class ConfigCollector(Checker):
             self._module_setting(node.target, node.value)
 
     def _app(self, key: str, call: cst.Call, sends_only: bool = False) -> None:
-        self.ctx.fact("celery_app", call, app=key, module=self.module, **({"send_only": True} if sends_only else {}))
+        first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+        first = next((a.value for a in call.args if a.keyword and a.keyword.value == "main"), first)
+        main = _string(first, self.ctx) if first is not None else None
+        self.ctx.fact("celery_app", call, app=key, module=self.module, **({"send_only": True} if sends_only else {}),
+                      **({"main": main} if main else {}))
         source = f"app:{key}"
         for a in call.args:
             if a.star:

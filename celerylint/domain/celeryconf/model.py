@@ -159,6 +159,7 @@ class Model:
             # the same name made twice in one file (two factory functions) stays one app,
             # send-only only if every one of them is
             app.send_only = bool(f.get("send_only")) and (previous is None or previous.send_only)
+            app.main = f.get("main")
             index[key][path] = app
         apps = {(key if len(by_path) == 1 else f"{key}@{path}"): app
                 for key, by_path in index.items() for path, app in by_path.items()}

@@ -140,6 +140,7 @@ class App:
     conf_stmts: list[dict[str, Any]] = field(default_factory=list)
     task_cls: str | None = None
     send_only: bool = False  # made in a function only to send_task (see facts/config.py)
+    main: str | None = None  # Celery's first argument, when it is a literal
 
     @property
     def namespace(self) -> str | None:

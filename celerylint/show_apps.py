@@ -1,0 +1,137 @@
+"""``--show-apps``: every Celery app celerylint found, where its configuration
+comes from, and the value and origin of each setting the rules read.
+
+The JSON form is a stable interface (fields are only added): see the
+README's "Show the apps" section.  URLs are shown with their passwords
+masked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from typing import Any
+
+from .domain.celeryconf.model import App, Model
+from .domain.celeryconf.settings import Resolved
+from .domain.celeryconf.values import NULL
+
+# The settings the configuration rules read, in the order they are shown.
+SHOWN = (
+    "broker_url", "result_backend", "task_acks_late", "task_reject_on_worker_lost",
+    "worker_prefetch_multiplier", "broker_transport_options", "task_time_limit", "task_soft_time_limit",
+    "task_serializer", "result_serializer", "accept_content", "result_expires", "task_always_eager",
+    "beat_schedule",
+)
+_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@/\s]+)(@)")
+
+
+def mask(text: str) -> str:
+    """``redis://user:secret@host`` as ``redis://user:***@host``."""
+    return _PASSWORD.sub(r"\1***\3", text)
+
+
+def _value(value: Any) -> Any:
+    """A setting's value as JSON data, passwords masked."""
+    if value is NULL:
+        return None
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, dict):
+        return {str(k): _value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_value(v) for v in value]
+    return mask(repr(value))
+
+
+def _setting(resolved: Resolved) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": resolved.state, "value": _value(resolved.value) if not resolved.is_unknown else None}
+    if resolved.env:
+        out["env"] = resolved.env
+    if resolved.at is not None:
+        out["path"], out["line"] = resolved.at.path, resolved.at.line
+    return out
+
+
+def _kind(app: App, configured: list[App]) -> str:
+    if app.send_only:
+        return "send-only"
+    return "worker" if app in configured else "client"
+
+
+def _sources(app: App) -> list[dict[str, Any]]:
+    """Celery's precedence: the app's own (constructor, ``app.conf``), then
+    the ``config_from_object`` source, then Celery's defaults."""
+    out: list[dict[str, Any]] = [{"kind": "app", "description": "Celery(...) keywords and app.conf"}]
+    if app.config is not None:
+        entry: dict[str, Any] = {"kind": "config_from_object", "target": _value(app.config.get("target")),
+                                 "path": app.config["path"], "line": app.config["line"]}
+        if app.source is not None:
+            entry.update(kind="django" if app.source.django else "module", module=app.source.module,
+                         namespace=app.source.namespace, files=list(app.source.files))
+            if app.source.open:
+                entry["unknown"] = app.source.open
+        else:
+            entry["unknown"] = app.source_problem or "the module is not among the linted files"
+        out.append(entry)
+    out.append({"kind": "defaults", "description": "Celery's defaults"})
+    return out
+
+
+def describe(m: Model) -> dict[str, Any]:
+    configured = m.configured_apps()
+    apps = []
+    for app in m.relevant_apps():
+        line, col = app.pos[0], app.pos[1]
+        apps.append({
+            "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
+            "kind": _kind(app, configured), "sources": _sources(app), "unknown": list(app.open),
+            "settings": {name: _setting(app.get(name)) for name in SHOWN},
+        })
+    return {"apps": apps}
+
+
+def as_json(described: dict[str, Any]) -> str:
+    return json.dumps(described, indent=2, sort_keys=False) + "\n"
+
+
+def as_text(described: dict[str, Any]) -> str:
+    if not described["apps"]:
+        return "No Celery app found.\n"
+    lines: list[str] = []
+    for app in described["apps"]:
+        main = f' ("{app["main"]}")' if app["main"] else ""
+        lines.append(f"{app['path']}:{app['line']}:{app['column']}: `{app['variable']}`{main}, {app['kind']} app")
+        for source in app["sources"]:
+            lines.append(f"  source: {_source_text(source)}")
+        for why in app["unknown"]:
+            lines.append(f"  unknown: {why}")
+        width = max(len(n) for n in app["settings"])
+        for name, s in app["settings"].items():
+            shown = "unknown" if s["state"] == "unknown" else repr(s["value"])
+            if s["state"] == "default":
+                shown = f"default ({shown})"
+            where = f"  {s['path']}:{s['line']}" if "path" in s else ""
+            env = f"  (default of ${s['env']})" if "env" in s else ""
+            lines.append(f"  {name:<{width}}  {shown}{env}{where}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _source_text(source: dict[str, Any]) -> str:
+    if source["kind"] in ("app", "defaults"):
+        return source["description"]
+    if source["kind"] == "config_from_object":
+        text = f"config_from_object({source['target']!r}) at {source['path']}:{source['line']}"
+    else:
+        what = "Django settings" if source["kind"] == "django" else "module"
+        namespace = f", namespace {source['namespace']!r}" if source.get("namespace") else ""
+        text = f"{what} `{source['module']}`{namespace}: {', '.join(source['files'])}"
+    if "unknown" in source:
+        text += f" (unknown: {source['unknown']})"
+    return text
