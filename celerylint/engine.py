@@ -217,6 +217,10 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     if module is None:
         if report_unparsable:
             result.findings.append(unparsable(path, *error))
+        if any(e.kind == "collector" for e in active):
+            # the project phase must know that this file's facts are missing,
+            # not that it has none: its settings are unknown, not unset
+            result.facts.append({"kind": "unparsable", "path": path})
         return result
     result.parsed = True
     ctx = FileContext(path, text, settings, module_name)

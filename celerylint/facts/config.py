@@ -37,6 +37,9 @@ from .settings_chain import module_info, record_star_import
 # Upper-case module-level names worth recording in any file; lower-case and
 # other names only in files that look like settings modules.
 _UPPER_SETTING = re.compile(r"^(?:CELERY|BROKER|CACHES$)")
+# New-style setting names, recorded in any file: a module an app loads with
+# ``config_from_object`` is a configuration module whatever its name.
+_NEW_SETTING = re.compile(r"^(?:broker|result|task|worker|beat|imports$|include$|accept_content$|timezone$|enable_utc$)")
 
 _CTOR_SETTINGS = {"broker": "broker_url", "backend": "result_backend", "include": "include"}
 _CTOR_IGNORED = frozenset({
@@ -205,7 +208,8 @@ class ConfigCollector(Checker):
 
     def _module_setting(self, target: cst.Name, value: cst.BaseExpression) -> None:
         name = target.value
-        if not (_UPPER_SETTING.match(name) or (self.settings_like and not name.startswith("_"))):
+        if not (_UPPER_SETTING.match(name) or _NEW_SETTING.match(name)
+                or (self.settings_like and not name.startswith("_"))):
             return
         self.recorded_module = True
         self._setting(f"module:{self.module}", name, target, value, "assign", cond=self.depth > 0)

@@ -61,6 +61,27 @@ class AcksLateDisabled(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
+        Valid("""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = (True
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/settings.py
+            broker_url = "redis://localhost:6379/0"
+            # file: proj/cfg.py
+            from proj.settings import *
+            task_acks_late = True
+            # file: proj/app.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("proj.cfg")
+        """),
         Valid(django_project("""
             CELERY_TASK_ACKS_LATE = True
         """)),
@@ -107,6 +128,24 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/cfg.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = False
+            # file: proj/app.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("proj.cfg")
+            """,
+            fixed="""
+            # file: proj/cfg.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
+            """,
+            at="2:18",
+        ),
         Invalid(
             """
             # file: proj/__init__.py

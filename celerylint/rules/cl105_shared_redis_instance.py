@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..domain.celeryconf.model import Model, Resolved
 from ..domain.celeryconf.redis_conf import RedisAddress
 from ..domain.celeryconf.redis_instances import cache_locations, comparable, instance_of
@@ -10,18 +12,25 @@ from ..rule import Invalid, Valid
 class SharedRedisInstance(ConfigRule):
     """
     ## What it does
-    Compares the Redis instances (host and port) of the broker, the result
-    backend and the Django `CACHES` of each Celery app. URLs are compared
-    only when both are literals or both come from the same environment
-    variable (its default is used), so a development default never stands
-    for production.
+    Compares the Redis instance (host and port) of each Celery app's broker
+    with its Django `CACHES` (a warning) and its result backend (a note,
+    only when both use the same database number). URLs are compared only
+    when both are literals or both come from the same environment variable
+    (its default is used), so a development default never stands for
+    production.
+
+    Not reported: a result backend on the broker's instance in another
+    database (`redis://localhost:6379/0` and `/1`, a common and reasonable
+    layout: results expire, and nothing flushes them).
 
     ## Why is this bad?
-    Eviction policy and memory limits belong to a Redis *instance*, not to
-    a database number: a cache tuned with `allkeys-lru` evicts queued task
-    messages like stale cache entries, and a full result backend makes the
-    broker refuse writes. On the *same database* it is worse: Django's
-    `cache.clear()` is `FLUSHDB` and wipes the queues and unacked messages.
+    A cache is tuned to lose keys: its instance runs an eviction policy such
+    as `allkeys-lru`, which evicts queued task messages like stale cache
+    entries, and Django's `cache.clear()` is `FLUSHDB` (on the same
+    database it wipes the queues and unacked messages). Eviction policy and
+    memory limits belong to the instance, not to a database number. A
+    result backend in the broker's own database mixes result keys into the
+    queue's keyspace: a `FLUSHDB` meant for results takes the queues too.
 
     ## Example
     ```python
@@ -50,11 +59,25 @@ class SharedRedisInstance(ConfigRule):
     CODE = "CL105"
     NAME = "shared-redis-instance"
     SEVERITY = "warning"
-    SUMMARY = "The broker shares a Redis instance with the result backend or a cache: eviction and memory are per instance"
+    SUMMARY = "The broker shares a Redis instance with a cache (or its database with the result backend): queued tasks get evicted or flushed"
     HINT = "give the broker its own Redis instance with maxmemory-policy noeviction"
     TAGS = ("configuration", "redis")
 
     VALID = (
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0", backend="redis://localhost:6379/1")
+        """),
+        Valid("""
+            # file: celeryconfig.py
+            broker_url = "redis://cache.internal:6379/1"
+            result_backend = "redis://cache.internal:6379/2"
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -96,14 +119,6 @@ class SharedRedisInstance(ConfigRule):
     INVALID = (
         Invalid(
             """
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj", broker="redis://localhost:6379/0", backend="redis://localhost:6379/1")
-            """,
-            fixed=None,
-        ),
-        Invalid(
-            """
             # file: proj/__init__.py
             # file: proj/celery.py
             import os
@@ -139,24 +154,12 @@ class SharedRedisInstance(ConfigRule):
         ),
         Invalid(
             """
-            # file: celeryconfig.py
-            broker_url = "redis://cache.internal:6379/1"
-            result_backend = "redis://cache.internal:6379/2"
-            # file: proj.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("celeryconfig")
-            """,
-            fixed=None,
-        ),
-        Invalid(
-            """
             # file: proj.py
             from celery import Celery
             app = Celery("proj", broker="redis://localhost:6379/0")
             app.conf.result_backend = "redis://localhost:6379/0"
             """,
-            fixed=None,
+            fixed=None, message="the same database 0",
         ),
     )
 
@@ -171,8 +174,9 @@ class SharedRedisInstance(ConfigRule):
             backend = app.get("result_backend")
             if backend.known and backend.at is not None and comparable(broker.env, backend.env):
                 other = instance_of(backend.value, backend.env)
-                if other is not None and other.instance() == address.instance():
-                    yield self.at_assignment(backend.at, self._message("the result backend", address, other, broker))
+                if other is not None and other.instance() == address.instance() and other.db == address.db:
+                    finding = self.at_assignment(backend.at, self._message("the result backend", address, other, broker))
+                    yield replace(finding, severity="note")
             for alias, location, env, caches in cache_locations(app):
                 other = instance_of(location, env)
                 if other is not None and comparable(broker.env, env) and other.instance() == address.instance():

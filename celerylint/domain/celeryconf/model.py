@@ -49,7 +49,8 @@ class Model:
                 target = candidates[-1] if candidates else None
             if target is not None:
                 target.items[f["key"]] = (None if f.get("cond") else f["value"], fact_position(f), f["literal"], f["path"])
-        self.read_paths = {f["path"] for f in self.project.facts}
+        self.unparsable = {f["path"] for f in self.by_kind["unparsable"]}
+        self.read_paths = {f["path"] for f in self.project.facts} - self.unparsable
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in self.by_kind["star_import"]:
             self.stars[f["module"]].append(f)
@@ -107,6 +108,9 @@ class Model:
         seen.add(module)
         path = self.path_of(module)
         if path is None:
+            return
+        if path in self.unparsable:
+            problems.append(f"{path} does not parse, so its settings are unknown")
             return
         if path not in self.read_paths and not SETTINGS_PATH.search(path):
             problems.append(f"{path} was not read, so its settings are unknown")
