@@ -5,6 +5,7 @@ restores the setting."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -123,3 +124,18 @@ def test_another_celery_release_is_read_from_celery(monkeypatch):
         assert settings_table.table() == settings_table.live_table()
     finally:
         settings_table.table.cache_clear()
+
+
+def test_one_rename_of_old_names_is_one_fix(tmp_path, cli):
+    """CL109 renames every old name of a source at once: the fix is offered
+    once (the summary counts it once, SARIF holds no overlapping fixes)."""
+    (tmp_path / "celeryconfig.py").write_text('BROKER_URL = "redis://localhost"\nCELERY_ACKS_LATE = True\n')
+    (tmp_path / "proj.py").write_text(APP)
+    proc = cli("--select", "CL109", "--format", "json", ".", cwd=tmp_path)
+    found = json.loads(proc.stdout)
+    assert [f["code"] for f in found] == ["CL109", "CL109"]
+    assert [f["fix"] is not None for f in found] == [True, False]
+    assert "renamed by the fix of `BROKER_URL` (line 1)" in found[1]["hint"]
+    assert "1 fixable" in cli("--select", "CL109", ".", cwd=tmp_path).stdout
+    cli("--select", "CL109", "--fix", ".", cwd=tmp_path)
+    assert (tmp_path / "celeryconfig.py").read_text() == 'broker_url = "redis://localhost"\ntask_acks_late = True\n'

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..domain.celeryconf.fixes import read
 from ..domain.celeryconf.model import Assignment, Model, Source
@@ -72,7 +73,8 @@ class DeprecatedSettingName(ConfigRule):
 
     ## Fix safety
     The fix renames every old name of the source at once, so no mix
-    results. It is safe when no other code refers to the old names (for
+    results; it is offered on the source's first old name (the others say
+    so in their hint), so one rename is counted and applied once. It is safe when no other code refers to the old names (for
     example `settings.CELERY_ACKS_LATE`), and unsafe otherwise. Django
     settings loaded without a namespace get no fix: lower-case names are
     invisible to Django, so the namespace must be added first (CL110).
@@ -228,6 +230,7 @@ class DeprecatedSettingName(ConfigRule):
             if source.namespace and not source.namespace.isupper():
                 continue
             fix = None if source.django and not source.namespace else source_fix(m, source, t)
+            first: Assignment | None = None
             for a in source.assignments:
                 if (source.django and not a.name.isupper()) or not t.is_old(a.name, source.namespace):
                     continue
@@ -241,4 +244,11 @@ class DeprecatedSettingName(ConfigRule):
                     yield self.at(f"`{a.name}` is the old name of `{new}`, which is also set: the old name is deprecated "
                                   "and removed in Celery 6, delete it", a.path, a.pos)
                     continue
-                yield self.at(f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6", a.path, a.pos, fix)
+                message = f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6"
+                if first is None or fix is None:
+                    first = a
+                    yield self.at(message, a.path, a.pos, fix)
+                else:
+                    yield replace(self.at(message, a.path, a.pos), hint=(
+                        f"renamed by the fix of `{first.name}` (line {first.line}), which renames every old "
+                        "name of this source at once"))

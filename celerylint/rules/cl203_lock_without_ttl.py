@@ -85,8 +85,12 @@ class LockWithoutTtl(Rule):
     r = redis.Redis()
 
     def sync_account(account_id):
-        with r.lock(f"lock:sync:{account_id}", timeout=600, blocking=False):
-            do_sync(account_id)
+        lock = r.lock(f"lock:sync:{account_id}", timeout=600)
+        if lock.acquire(blocking=False):  # skip quietly when another worker holds it
+            try:
+                do_sync(account_id)
+            finally:
+                lock.release()
     ```
 
     ## Fix safety

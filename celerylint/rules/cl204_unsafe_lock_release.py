@@ -375,8 +375,7 @@ class UnsafeLockRelease(IfGuards, Rule):
             reported.add(id(d.call))
             cache = " (the Django cache has no compare-and-delete: use a Redis lock for this)" if self._on_cache(d) else ""
             self.report(d.call, f"plain `{d.call.func.attr.value}` of `{code_of(d.key)}`, which {how}: if the lock "
-                                f"expired while this worker ran, this deletes the next holder's lock; delete it only "
-                                f"if it still holds this worker's token{cache}", d.fix)
+                                f"expired while this worker ran, this deletes the next holder's lock{cache}", d.fix)
 
     def _handler(self) -> bool:
         name = self.ctx.function.name.value if self.ctx.function else ""

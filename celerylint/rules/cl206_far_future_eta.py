@@ -46,18 +46,28 @@ class FarFutureEta(Rule):
 
     Use instead:
     ```python
+    from datetime import timedelta
     from celery import shared_task
-
-    @shared_task
-    def send_reminder(user_id): ...
+    from django.utils.timezone import now
+    from reminders.models import Reminder
 
     def on_signup(user):
         Reminder.objects.create(user=user, due_at=now() + timedelta(days=3))
 
     @shared_task
     def send_due_reminders():  # run every few minutes by celery beat
-        for reminder in Reminder.objects.filter(due_at__lte=now(), sent_at=None):
-            send_reminder.delay(reminder.user_id)
+        due = Reminder.objects.filter(due_at__lte=now(), queued_at=None)
+        for reminder_id in due.values_list("id", flat=True):
+            # claim it first: a later tick, or a second beat, skips it
+            if Reminder.objects.filter(id=reminder_id, queued_at=None).update(queued_at=now()):
+                send_reminder.delay(reminder_id)
+
+    @shared_task
+    def send_reminder(reminder_id):
+        reminder = Reminder.objects.get(id=reminder_id)
+        if reminder.sent_at is None:  # a redelivered message sends nothing twice
+            send_reminder_mail(reminder)
+            Reminder.objects.filter(id=reminder_id).update(sent_at=now())
     ```
 
     ## Fix safety
