@@ -88,6 +88,7 @@ class ConfigCollector(Checker):
         self.depth = 0  # compound statements around the current one at module level
         self.guarded = 0  # try blocks around the current statement
         self.recorded_module = False
+        self.factory_apps: set[str] = set()  # keys of apps made by project factories (see _made_by_project_factory)
 
     # -- structure ----------------------------------------------------------
     def _enter(self, node) -> None:
@@ -151,6 +152,22 @@ class ConfigCollector(Checker):
         if self.ctx.imported_name(node) in APP_OBJECTS:
             return "*"
         return None
+
+    def _made_by_project_factory(self, node: cst.BaseExpression) -> str | None:
+        """``app = make_app("proj")`` at module level, then ``app.config_from_object(...)``:
+        only a Celery app has that method, so the call made one (a class
+        chosen at run time, a factory of the project).  Recorded as the app
+        it is, once."""
+        if not (isinstance(node, cst.Name) and self.ctx.at_module_level) or node.value in self.ctx.imports:
+            return None
+        bound = self.ctx.lookup(node.value)
+        if not isinstance(bound, cst.Call):
+            return None
+        key = f"{self.module}:{node.value}"
+        if key not in self.factory_apps:
+            self.factory_apps.add(key)
+            self._app(key, bound)
+        return key
 
     def _conf_receiver(self, node: cst.BaseExpression) -> str | None:
         """``<app>.conf`` -> the app key."""
@@ -270,7 +287,7 @@ class ConfigCollector(Checker):
             return
         method = func.attr.value
         if method == "config_from_object":
-            key = self.app_key(func.value)
+            key = self.app_key(func.value) or self._made_by_project_factory(func.value)
             if key and node.args and not node.args[0].star and node.args[0].keyword is None:
                 namespace = next((a for a in node.args if a.keyword and a.keyword.value == "namespace"), None)
                 self._config_source(key, node, node.args[0].value, namespace)

@@ -131,6 +131,27 @@ class AcksLateDisabled(ConfigRule):
         Invalid(
             """
             # file: proj/__init__.py
+            # file: proj/runtime.py
+            from django.utils.module_loading import import_string
+            celery_class = import_string("celery.Celery")
+            # file: proj/celery.py
+            import os
+            from .runtime import celery_class
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = celery_class("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            """,
+            fixed="""
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_TASK_ACKS_LATE = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
             # file: proj/cfg.py
             broker_url = "redis://localhost:6379/0"
             task_acks_late = False
