@@ -7,7 +7,10 @@ from collections.abc import Iterable
 
 from ...model import Finding, Fix
 from ...rule import ProjectRule
-from .model import App, Assignment, Model, Pos, Source, model
+from .model import App, Assignment, Model, Pos, Resolved, Source, find, model
+from .settings import _resolved
+from .settings_table import table
+from .values import NULL
 
 
 class ConfigRule(ProjectRule):
@@ -88,3 +91,39 @@ def app_task_class_sets(m: Model, app: App, option: str) -> bool:
     """The app's ``task_cls`` sets ``option`` to True, or might."""
     value, state = m.task_cls_option(app, option)
     return state == "unknown" or (state == "set" and value is True)
+
+
+def settings_everywhere(m: Model, name: str) -> list[tuple[App | None, Resolved]]:
+    """The effective value of new-style setting ``name`` for every app of the
+    run, then in every settings source no app loads (``celeryconfig``,
+    ``settings-modules``); the app is None for those."""
+    apps = m.relevant_apps()
+    out: list[tuple[App | None, Resolved]] = [(app, app.get(name)) for app in apps]
+    loaded = {app.source.module for app in apps if app.source is not None}
+    t = table()
+    for source in sources(m):
+        if source.module in loaded:
+            continue
+        found = find(source, name, t)
+        if found is not None:
+            out.append((None, _resolved(found)))
+        elif source.open:
+            out.append((None, Resolved("unknown")))
+        else:
+            default = t.defaults.get(name)
+            out.append((None, Resolved("default", NULL if default is None else default)))
+    return out
+
+
+def assignments_once(pairs: Iterable[tuple[App | None, Resolved]]) -> list[tuple[App | None, Resolved]]:
+    """Pairs whose value is set, each assignment once (apps sharing a
+    configuration module find the same one)."""
+    seen: set[tuple[str, Pos]] = set()
+    out = []
+    for app, resolved in pairs:
+        a = resolved.at
+        if not resolved.is_set or a is None or (a.path, a.pos) in seen:
+            continue
+        seen.add((a.path, a.pos))
+        out.append((app, resolved))
+    return out
