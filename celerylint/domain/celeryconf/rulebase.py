@@ -3,7 +3,8 @@ an app goes, and the sources whose setting names are checked."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ...model import Finding, Fix
 from ...rule import ProjectRule
@@ -93,29 +94,38 @@ def app_task_class_sets(m: Model, app: App, option: str) -> bool:
     return state == "unknown" or (state == "set" and value is True)
 
 
-def settings_everywhere(m: Model, name: str) -> list[tuple[App | None, Resolved]]:
-    """The effective value of new-style setting ``name`` for every app of the
-    run, then in every settings source no app loads (``celeryconfig``,
-    ``settings-modules``); the app is None for those."""
+def configurations(m: Model) -> list[Callable[[str], Resolved]]:
+    """A way to read the effective value of a new-style setting for every
+    app of the run (``App.get``), then for every settings source no app
+    loads (``celeryconfig``, ``settings-modules``)."""
     apps = m.relevant_apps()
-    out: list[tuple[App | None, Resolved]] = [(app, app.get(name)) for app in apps]
+    out: list[Callable[[str], Resolved]] = [app.get for app in apps]
     loaded = {app.source.module for app in apps if app.source is not None}
     t = table()
-    for source in sources(m):
-        if source.module in loaded:
-            continue
-        found = find(source, name, t)
-        if found is not None:
-            out.append((None, _resolved(found)))
-        elif source.open:
-            out.append((None, Resolved("unknown")))
-        else:
+
+    def reader(source: Source) -> Callable[[str], Resolved]:
+        def get(name: str) -> Resolved:
+            found = find(source, name, t)
+            if found is not None:
+                return _resolved(found)
+            if source.open:
+                return Resolved("unknown")
             default = t.defaults.get(name)
-            out.append((None, Resolved("default", NULL if default is None else default)))
+            return Resolved("default", NULL if default is None else default)
+
+        return get
+
+    out += [reader(source) for source in sources(m) if source.module not in loaded]
     return out
 
 
-def assignments_once(pairs: Iterable[tuple[App | None, Resolved]]) -> list[tuple[App | None, Resolved]]:
+def settings_everywhere(m: Model, name: str) -> list[tuple[Callable[[str], Resolved], Resolved]]:
+    """``(get, value)`` of setting ``name`` in each of ``configurations(m)``:
+    ``get`` reads the other settings of the same configuration."""
+    return [(get, get(name)) for get in configurations(m)]
+
+
+def assignments_once(pairs: Iterable[tuple[Any, Resolved]]) -> list[tuple[Any, Resolved]]:
     """Pairs whose value is set, each assignment once (apps sharing a
     configuration module find the same one)."""
     seen: set[tuple[str, Pos]] = set()
