@@ -4,6 +4,7 @@ an app goes, and the sources whose setting names are checked."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ...model import Finding, Fix
@@ -94,12 +95,24 @@ def app_task_class_sets(m: Model, app: App, option: str) -> bool:
     return state == "unknown" or (state == "set" and value is True)
 
 
-def configurations(m: Model) -> list[Callable[[str], Resolved]]:
-    """A way to read the effective value of a new-style setting for every
-    app of the run (``App.get``), then for every settings source no app
+@dataclass(frozen=True)
+class Configuration:
+    """One configuration of the run: call it with a new-style setting name for
+    its effective value; ``path`` is the file that holds it (the settings
+    module the app loads, else the app's own file)."""
+
+    get: Callable[[str], Resolved]
+    path: str
+
+    def __call__(self, name: str) -> Resolved:
+        return self.get(name)
+
+
+def configurations(m: Model) -> list[Configuration]:
+    """Every app of the run (``App.get``), then every settings source no app
     loads (``celeryconfig``, ``settings-modules``)."""
     apps = m.relevant_apps()
-    out: list[Callable[[str], Resolved]] = [app.get for app in apps]
+    out = [Configuration(app.get, app.source.path if app.source is not None else app.path) for app in apps]
     loaded = {app.source.module for app in apps if app.source is not None}
     t = table()
 
@@ -115,14 +128,14 @@ def configurations(m: Model) -> list[Callable[[str], Resolved]]:
 
         return get
 
-    out += [reader(source) for source in sources(m) if source.module not in loaded]
+    out += [Configuration(reader(source), source.path) for source in sources(m) if source.module not in loaded]
     return out
 
 
-def settings_everywhere(m: Model, name: str) -> list[tuple[Callable[[str], Resolved], Resolved]]:
-    """``(get, value)`` of setting ``name`` in each of ``configurations(m)``:
-    ``get`` reads the other settings of the same configuration."""
-    return [(get, get(name)) for get in configurations(m)]
+def settings_everywhere(m: Model, name: str) -> list[tuple[Configuration, Resolved]]:
+    """``(configuration, value)`` of setting ``name`` in each of
+    ``configurations(m)``: the configuration reads its other settings."""
+    return [(c, c(name)) for c in configurations(m)]
 
 
 def assignments_once(pairs: Iterable[tuple[Any, Resolved]]) -> list[tuple[Any, Resolved]]:
