@@ -132,6 +132,16 @@ def test_rules_off_by_default(cli, tmp_path):
     assert done.returncode == 2 and "--extend-select: unknown rule code or prefix 'XX'" in done.stderr
 
 
+def test_password_in_url_is_never_printed(cli, tmp_path):
+    write(tmp_path, "celeryconfig.py", 'broker_url = "amqp://svc:Wm5tR8yNq@mq.example.com:5672//"\n')
+    write(tmp_path, "proj.py", 'from celery import Celery\napp = Celery("p")\napp.config_from_object("celeryconfig")\n')
+    for fmt in ("text", "json", "sarif", "github"):
+        done = cli("--select", "CL115", "--format", fmt, "--no-cache", ".")
+        assert done.returncode == 1, done.stderr
+        assert "svc:****@mq.example.com:5672" in done.stdout
+        assert "Wm5tR8yNq" not in done.stdout + done.stderr
+
+
 def test_list_rules_and_pages_say_off_by_default(cli):
     from pathlib import Path
 
