@@ -158,7 +158,9 @@ class MissingTimeLimit(ConfigRule):
         unlimited = [t for t in m.tasks if all(m.task_option(t, o)[1] == "unset" for o in LIMITS)]
         if not unlimited:
             return
-        first = min(unlimited, key=lambda t: (t.get("path", ""), t.get("line", 0)))
+        # the task named: one of the project's own files first, not of a hidden
+        # directory (``.semgrep/``, ``.github/``) whose examples nobody runs
+        first = min(unlimited, key=lambda t: ("/." in "/" + t.get("path", ""), t.get("path", ""), t.get("line", 0)))
         for app in m.configured_apps():
             if any(not app.get(f"task_{o}").is_default for o in LIMITS):
                 continue  # set (a number, or None on purpose) or unknown
@@ -166,8 +168,9 @@ class MissingTimeLimit(ConfigRule):
                 continue
             if any(m.task_cls_option(app, o)[1] != "unset" for o in LIMITS):
                 continue
-            others = f" and {len(unlimited) - 1} other task(s)" if len(unlimited) > 1 else ""
             place = f" ({first['path']}:{first['line']})" if "path" in first and "line" in first else ""
+            tasks = (f"task `{first['name']}`{place} sets none" if len(unlimited) == 1
+                     else f"{len(unlimited)} tasks set none, `{first['name']}`{place} among them")
             yield self.at_app(app, f"no time limit in {where(app)} (`task_time_limit`, `task_soft_time_limit`), and "
-                                   f"task `{first['name']}`{place}{others} sets none: a task that hangs holds its "
-                                   "worker process and its message until the worker is restarted")
+                                   f"{tasks}: a task that hangs holds its worker process and its message until the "
+                                   "worker is restarted")
