@@ -77,7 +77,8 @@ def explain_text(code: str) -> str | None:
     if entry is None:
         return None
     cls = entry.load()
-    return f"{header(cls)}\n\n{cls.SUMMARY}\n\n{rule_doc(cls)}\n"
+    off = "" if getattr(cls, "DEFAULT_ENABLED", True) else f"{default_words(cls)}.\n\n"
+    return f"{header(cls)}\n\n{cls.SUMMARY}\n\n{off}{rule_doc(cls)}\n"
 
 
 def rule_table_text() -> str:

@@ -148,6 +148,8 @@ def test_list_rules_and_pages_say_off_by_default(cli):
     listing = cli("--list-rules").stdout
     assert re.search(r"^CL112 +beat-entry-without-expires .*\[off by default\]$", listing, re.MULTILINE)
     assert not re.search(r"^CL113 .*off by default", listing, re.MULTILINE)
+    assert "Off by default: enable it with `--extend-select CL112`" in cli("--explain", "CL112").stdout
+    assert "Off by default" not in cli("--explain", "CL113").stdout
     rules = Path(__file__).resolve().parent.parent / "rules"
     assert "- Off by default: enable it with `--extend-select CL112`" in (rules / "CL112.md").read_text()
     assert "- On by default" in (rules / "CL113.md").read_text()

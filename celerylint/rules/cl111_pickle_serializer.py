@@ -238,6 +238,19 @@ class PickleSerializer(ConfigRule):
         ),
         Invalid(
             """
+            # file: celeryconfig.py
+            accept_content = ('pickle', 'json')
+            result_accept_content = 'json', 'application/x-python-serialize'
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            accept_content = ('json',)
+            result_accept_content = 'json',
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
             # file: proj.py
             from celery import Celery as C
             app = C("proj", broker="redis://localhost", task_serializer="pickle")
