@@ -38,7 +38,7 @@ def _rule_descriptor(cls) -> dict:
         # ``enabled`` (SARIF 3.50.2): whether the rule runs without being selected
         "defaultConfiguration": {"level": LEVELS[cls.SEVERITY], "enabled": getattr(cls, "DEFAULT_ENABLED", True)},
         "properties": {
-            "tags": ["celery", "reliability", *cls.TAGS][:10],
+            "tags": list(dict.fromkeys(["celery", "reliability", *cls.TAGS]))[:10],
             "precision": "high" if cls.CODE < "CL200" else "medium",
             "problem.severity": "error" if cls.SEVERITY == "error" else "warning",
         },

@@ -71,7 +71,7 @@ class MissingTimeLimit(ConfigRule):
     SEVERITY = "warning"
     SUMMARY = "No `task_time_limit` and tasks without their own limit: a hung task holds its worker forever"
     HINT = "set `task_time_limit` (and `task_soft_time_limit`) to the longest a task may run"
-    TAGS = ("configuration", "reliability")
+    TAGS = ("configuration", "time-limits")
     DEFAULT_ENABLED = False
 
     VALID = (
