@@ -27,7 +27,7 @@ def local_host(host: str) -> bool:
     host = host.strip("[]").lower()
     if host in ("", "localhost", "::1", "0.0.0.0", "host.docker.internal") or host.startswith("127."):
         return True
-    if host.endswith((".local", ".localhost", ".internal")):
+    if host.endswith((".local", ".localhost")):  # not ".internal": cloud DNS names production hosts so
         return True
     return "." not in host and _LOCAL_SERVICE.fullmatch(host) is not None
 
@@ -176,6 +176,11 @@ class BrokerPasswordInUrl(ConfigRule):
             app = C("proj", broker="amqp://svc:Wm5tR8yN@10.0.4.12//;amqp://svc:Wm5tR8yN@10.0.4.13//",
                     backend="redis://localhost/1")
         """, count=1, message="amqp://svc:****@10.0.4.12"),
+        Invalid("""
+            # file: celeryconfig.py
+            result_backend = "redis://:Qm7vX2pLr@redis-1.c.proj.internal:6379/1"
+            broker_url = "redis://:Qm7vX2pLr@host.docker.internal:6379/0"
+        """, count=1, message="`result_backend`"),
     )
 
     def check_model(self, m: Model):
