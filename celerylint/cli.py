@@ -42,7 +42,8 @@ def _fail(message: str) -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place, then report what is left.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
-@click.option("--select", help="Comma-separated codes or prefixes to enable (CL2, CL203).")
+@click.option("--select", help="Comma-separated codes or prefixes to enable instead of the default rules (CL2, CL203, ALL).")
+@click.option("--extend-select", help="Comma-separated codes or prefixes to enable on top of the selection (CL112).")
 @click.option("--ignore", help="Comma-separated codes or prefixes to disable.")
 @click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
@@ -53,7 +54,7 @@ def _fail(message: str) -> None:
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
 @click.option("--show-apps", is_flag=True, help="Show every Celery app, its configuration sources and settings, and exit.")
 @click.version_option(__version__, "--version", prog_name="celerylint")
-def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, exit_zero, explain,
+def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ignore, config, exit_zero, explain,
          list_rules, no_cache, jobs, force_exclude, show_apps) -> None:
     """Find the Celery patterns that make tasks run twice or vanish."""
     if sys.stdout is None and (output is None or explain or list_rules):
@@ -73,7 +74,7 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
 
         _write_stdout((rule_table_text() + "\n").encode("utf-8"))
         return
-    settings = _settings(config, select, ignore, force_exclude)
+    settings = _settings(config, select, ignore, force_exclude, extend_select)
     for path in paths:
         if not path.exists() and not path.is_symlink():
             _fail(f"{path}: no such file or directory")
@@ -238,7 +239,7 @@ def _reserve_standard_fds() -> None:
                 return
 
 
-def _settings(config, select, ignore, force_exclude):
+def _settings(config, select, ignore, force_exclude, extend_select=None):
     from dataclasses import replace
 
     from .config import ConfigError, check_codes, load_settings
@@ -250,7 +251,11 @@ def _settings(config, select, ignore, force_exclude):
             raise ConfigError(f"{config}: {'not a file' if config.exists() else 'no such file'}")
         settings = load_settings(config, Path.cwd(), known)
         if select:
-            settings = replace(settings, select=tuple(check_codes(_split(select), "--select", known)))
+            # as in ruff: a --select replaces the configuration's select and extend-select
+            settings = replace(settings, select=tuple(check_codes(_split(select), "--select", known)), extend_select=())
+        if extend_select:
+            settings = replace(settings, extend_select=settings.extend_select
+                               + tuple(check_codes(_split(extend_select), "--extend-select", known)))
         if ignore:
             settings = replace(settings, ignore=settings.ignore + tuple(check_codes(_split(ignore), "--ignore", known)))
     except ConfigError as exc:

@@ -50,7 +50,8 @@ class Settings:
     root: Path = field(default_factory=Path.cwd)  # paths in reports are relative to it
     config_file: Path | None = None
     config_dir: Path | None = None  # exclude and per-file-ignores globs are relative to it
-    select: tuple[str, ...] = ()  # empty: every rule
+    select: tuple[str, ...] = ()  # empty: the rules that are on by default
+    extend_select: tuple[str, ...] = ()  # added to ``select`` (or to the default rules)
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     force_exclude: bool = False
@@ -78,7 +79,7 @@ class Settings:
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         """Is rule ``code`` on (for ``path``, relative posix, if given)?"""
-        if self.select and not any(code.startswith(s) for s in self.select):
+        if not self.selected(code):
             return False
         if any(code.startswith(s) for s in self.ignore):
             return False
@@ -87,6 +88,19 @@ class Settings:
                 if glob_match(path, pattern) and any(code.startswith(c) for c in codes):
                     return False
         return True
+
+    def selected(self, code: str) -> bool:
+        """Chosen by ``select``/``extend-select`` (before ``ignore``): as in
+        ruff, without ``select`` the default rules are chosen, and a code, a
+        prefix or ``ALL`` that is selected explicitly chooses every rule it
+        names, off by default or not."""
+        if any(code.startswith(s) for s in self.extend_select):
+            return True
+        if self.select:
+            return any(code.startswith(s) for s in self.select)
+        from .registry import default_off_codes
+
+        return code not in default_off_codes()
 
     def fingerprint(self) -> str:
         """A hash of everything that changes what a file lints to."""
@@ -193,6 +207,8 @@ def settings_from_table(table: dict[str, Any], source: str, root: Path, known: f
         where = f"{source}: {key}"
         if key == "select":
             values["select"] = _codes(value, where, known)
+        elif key == "extend-select":
+            values["extend_select"] = _codes(value, where, known)
         elif key == "ignore":
             values["ignore"] = _codes(value, where, known)
         elif key in ("exclude", "extend-exclude"):

@@ -15,7 +15,7 @@ from functools import cache
 
 from .needles import All, Regex, normalized
 
-__all__ = ["All", "Entry", "Regex", "by_code", "catalog_rows", "discover_classes", "entries", "known_codes", "rules"]
+__all__ = ["All", "Entry", "Regex", "by_code", "catalog_rows", "default_off_codes", "discover_classes", "entries", "known_codes", "rules"]
 
 # Set (to anything) to build the table from the rule classes instead of the
 # generated catalog: the test suite does, so a stale catalog cannot hide a rule.
@@ -37,6 +37,8 @@ class Entry:
     # Option rows (name, kind, default, doc) the class declares, and names of
     # the global options (config.GLOBAL_OPTIONS) it reads.
     options: tuple = ()
+    # False: off by default, run only when ``select``/``extend-select`` names it
+    default_enabled: bool = True
 
     def wanted_for(self, path: str) -> bool:
         return self.paths is None or re.search(self.paths, path) is not None
@@ -72,6 +74,12 @@ def options() -> tuple:
                 if found.setdefault(option.name, option) != option:
                     raise RuleDefinitionError(f"option {option.name} is declared twice, differently")
     return tuple(found.values())
+
+
+@cache
+def default_off_codes() -> frozenset[str]:
+    """Codes of the rules that run only when selected explicitly."""
+    return frozenset(e.code for e in rules() if not e.default_enabled)
 
 
 def known_codes() -> frozenset[str]:
@@ -145,6 +153,7 @@ def catalog_rows() -> list[tuple]:
             normalized(tuple(getattr(cls, "REQUIRES", ()))),
             getattr(cls, "PATHS", None),
             tuple(o if isinstance(o, str) else o.as_row() for o in getattr(cls, "OPTIONS", ())),
+            bool(getattr(cls, "DEFAULT_ENABLED", True)),
         ))
     codes = [r[0] for r in rows if r[0]]
     if len(codes) != len(set(codes)):

@@ -117,6 +117,9 @@ class _Declared:
     FIX: ClassVar[str] = "none"  # none | safe | unsafe | sometimes
     HINT: ClassVar[str | None] = None  # printed under a finding that has no fix
     TAGS: ClassVar[tuple[str, ...]] = ()
+    # False: the rule runs only when selected by code, prefix or ALL
+    # (``select``/``extend-select``), as ruff's rules that are not in its default set
+    DEFAULT_ENABLED: ClassVar[bool] = True
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
     VALID: ClassVar[tuple[Case, ...]] = ()
     INVALID: ClassVar[tuple[Case, ...]] = ()

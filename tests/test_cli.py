@@ -86,6 +86,78 @@ def test_select_and_ignore(cli, tmp_path):
     assert codes("--select", "CL2", "--ignore", "cl203,CL204") == ["CL206"]
 
 
+BEAT = textwrap.dedent("""\
+    from celery import Celery
+
+    app = Celery("proj", broker="redis://localhost")
+    app.conf.task_acks_late = True
+    app.conf.task_reject_on_worker_lost = True
+    app.conf.worker_prefetch_multiplier = 1
+    app.conf.task_always_eager = True
+    app.conf.beat_schedule = {"poll": {"task": "proj.poll", "schedule": 30}}
+""")
+
+
+def test_rules_off_by_default(cli, tmp_path):
+    """As in ruff: without select the rules that are on by default run; a
+    selected code, prefix or ALL runs every rule it names; extend-select adds
+    to the selection, ignore removes from it."""
+    write(tmp_path, "proj.py", BEAT)
+
+    def codes(*args, cwd=tmp_path):
+        done = cli("--format", "json", "--exit-zero", "--no-cache", *args, ".", cwd=cwd)
+        assert done.returncode == 0, done.stderr
+        return sorted({f["code"] for f in json.loads(done.stdout)})
+
+    assert codes() == ["CL113"]  # CL112 is off by default
+    assert codes("--select", "CL112") == ["CL112"]
+    assert codes("--select", "CL11") == ["CL112", "CL113"]
+    assert codes("--select", "ALL") == ["CL112", "CL113"]
+    assert codes("--extend-select", "CL112") == ["CL112", "CL113"]
+    assert codes("--select", "CL113", "--extend-select", "cl112") == ["CL112", "CL113"]
+    assert codes("--extend-select", "CL112", "--ignore", "CL11") == []
+    assert codes("--select", "ALL", "--ignore", "CL112") == ["CL113"]
+
+    conf = tmp_path / "conf"
+    write(conf, "proj.py", BEAT)
+    write(conf, "celerylint.toml", 'extend-select = ["CL112"]\n')
+    assert codes(cwd=conf) == ["CL112", "CL113"]
+    assert codes("--select", "CL113", cwd=conf) == ["CL113"]  # --select replaces select and extend-select
+    write(conf, "celerylint.toml", 'select = ["CL1"]\nignore = ["CL113"]\n')
+    assert codes(cwd=conf) == ["CL112"]
+    write(conf, "celerylint.toml", 'extend-select = ["CL9"]\n')
+    done = cli(".", cwd=conf)
+    assert done.returncode == 2 and "extend-select: unknown rule code or prefix 'CL9'" in done.stderr
+    done = cli("--extend-select", "XX", ".")
+    assert done.returncode == 2 and "--extend-select: unknown rule code or prefix 'XX'" in done.stderr
+
+
+def test_password_in_url_is_never_printed(cli, tmp_path):
+    write(tmp_path, "celeryconfig.py", 'broker_url = "amqp://svc:Wm5tR8yNq@mq.example.com:5672//"\n')
+    write(tmp_path, "proj.py", 'from celery import Celery\napp = Celery("p")\napp.config_from_object("celeryconfig")\n')
+    for fmt in ("text", "json", "sarif", "github"):
+        done = cli("--select", "CL115", "--format", fmt, "--no-cache", ".")
+        assert done.returncode == 1, done.stderr
+        assert "svc:****@mq.example.com:5672" in done.stdout
+        assert "Wm5tR8yNq" not in done.stdout + done.stderr
+
+
+def test_list_rules_and_pages_say_off_by_default(cli):
+    from pathlib import Path
+
+    listing = cli("--list-rules").stdout
+    assert re.search(r"^CL112 +beat-entry-without-expires .*\[off by default\]$", listing, re.MULTILINE)
+    assert not re.search(r"^CL113 .*off by default", listing, re.MULTILINE)
+    assert "Off by default: enable it with `--extend-select CL112`" in cli("--explain", "CL112").stdout
+    assert "Off by default" not in cli("--explain", "CL113").stdout
+    rules = Path(__file__).resolve().parent.parent / "rules"
+    assert "- Off by default: enable it with `--extend-select CL112`" in (rules / "CL112.md").read_text()
+    assert "- On by default" in (rules / "CL113.md").read_text()
+    index = (rules / "README.md").read_text()
+    assert re.search(r"^\| \[CL112\]\(CL112.md\) .*\| \*off\* \|", index, re.MULTILINE)
+    assert re.search(r"^\| \[CL113\]\(CL113.md\) .*\| on \|", index, re.MULTILINE)
+
+
 def test_unknown_code_is_usage_error(cli, tmp_path):
     done = cli("--select", "CL999", ".")
     assert done.returncode == 2

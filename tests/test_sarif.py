@@ -112,3 +112,9 @@ def test_paths_relative_to_repository_root_from_a_subdirectory(cli, project):
     run = run_sarif(cli, project / "app", ".")["runs"][0]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
     assert all(u.startswith("app/my%20jobs/") for u in uris)
+
+
+def test_rules_off_by_default_say_so(cli, project):
+    rules = {r["id"]: r for r in run_sarif(cli, project, "--select", "ALL", ".")["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["CL112"]["defaultConfiguration"]["enabled"] is False
+    assert rules["CL203"]["defaultConfiguration"]["enabled"] is True

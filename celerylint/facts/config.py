@@ -128,7 +128,9 @@ class ConfigCollector(Checker):
         self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond)
         if value_node is not None:
             self.ctx.fact("setting_value", value_node, id=sid)
-            if isinstance(value_node, cst.Dict) and name.lower().endswith("transport_options"):
+            # the keys of a dict setting rules look into one by one: transport
+            # options (CL104), beat schedule entries (CL112)
+            if isinstance(value_node, cst.Dict) and name.lower().endswith(("transport_options", "beat_schedule")):
                 for element in value_node.elements:
                     if isinstance(element, cst.DictElement):
                         key = _string(element.key, self.ctx)

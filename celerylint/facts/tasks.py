@@ -1,5 +1,5 @@
 """Fact collectors for the configuration rules: what the tasks declare
-(``acks_late``, ``reject_on_worker_lost``, time limits, ``base``) and the
+(``acks_late``, ``reject_on_worker_lost``, time limits, ``expires``, ``base``) and the
 literal countdowns/etas in the code (CL104 compares them with the broker's
 visibility timeout)."""
 
@@ -12,7 +12,7 @@ from ..domain.delays import scheduled_delays
 from ..domain.tasks import TASK_DEFINITION, class_options, function_task_options, is_task_class
 from ..rule import Checker, Regex
 
-TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_limit")
+TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_limit", "expires")
 
 
 class TaskCollector(Checker):

@@ -35,9 +35,10 @@ def _rule_descriptor(cls) -> dict:
         "fullDescription": {"text": full or cls.SUMMARY},
         "help": {"text": doc, "markdown": doc},
         "helpUri": help_uri(cls.CODE),
-        "defaultConfiguration": {"level": LEVELS[cls.SEVERITY]},
+        # ``enabled`` (SARIF 3.50.2): whether the rule runs without being selected
+        "defaultConfiguration": {"level": LEVELS[cls.SEVERITY], "enabled": getattr(cls, "DEFAULT_ENABLED", True)},
         "properties": {
-            "tags": ["celery", "reliability", *cls.TAGS][:10],
+            "tags": list(dict.fromkeys(["celery", "reliability", *cls.TAGS]))[:10],
             "precision": "high" if cls.CODE < "CL200" else "medium",
             "problem.severity": "error" if cls.SEVERITY == "error" else "warning",
         },

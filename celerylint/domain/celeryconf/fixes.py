@@ -187,6 +187,18 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
     return Fix(f"add `{app.var}.conf.{name} = {value}` after the app is created", (_after_line(text, anchor, content),), False, app.path)
 
 
+def value_text(model: Model, a: Assignment) -> str | None:
+    """The source text of ``a``'s value, as the file holds it now."""
+    if a.value_pos is None:
+        return None
+    text = read(model, a.path)
+    if text is None:
+        return None
+    index = LineIndex(text)
+    line, col, end_line, end_col = a.value_pos
+    return text[index.offset(line, col):index.offset(end_line, end_col)]
+
+
 def replace_value(a: Assignment, value: str, description: str, safe: bool = False) -> Fix | None:
     if a.value_pos is None:
         return None

@@ -3,11 +3,16 @@ an app goes, and the sources whose setting names are checked."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from ...model import Finding, Fix
 from ...rule import ProjectRule
-from .model import App, Assignment, Model, Pos, Source, model
+from .model import App, Assignment, Model, Pos, Resolved, Source, find, model
+from .settings import _resolved
+from .settings_table import table
+from .values import NULL
 
 
 class ConfigRule(ProjectRule):
@@ -88,3 +93,60 @@ def app_task_class_sets(m: Model, app: App, option: str) -> bool:
     """The app's ``task_cls`` sets ``option`` to True, or might."""
     value, state = m.task_cls_option(app, option)
     return state == "unknown" or (state == "set" and value is True)
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One configuration of the run: call it with a new-style setting name for
+    its effective value; ``path`` is the file that holds it (the settings
+    module the app loads, else the app's own file)."""
+
+    get: Callable[[str], Resolved]
+    path: str
+
+    def __call__(self, name: str) -> Resolved:
+        return self.get(name)
+
+
+def configurations(m: Model) -> list[Configuration]:
+    """Every app of the run (``App.get``), then every settings source no app
+    loads (``celeryconfig``, ``settings-modules``)."""
+    apps = m.relevant_apps()
+    out = [Configuration(app.get, app.source.path if app.source is not None else app.path) for app in apps]
+    loaded = {app.source.module for app in apps if app.source is not None}
+    t = table()
+
+    def reader(source: Source) -> Callable[[str], Resolved]:
+        def get(name: str) -> Resolved:
+            found = find(source, name, t)
+            if found is not None:
+                return _resolved(found)
+            if source.open:
+                return Resolved("unknown")
+            default = t.defaults.get(name)
+            return Resolved("default", NULL if default is None else default)
+
+        return get
+
+    out += [Configuration(reader(source), source.path) for source in sources(m) if source.module not in loaded]
+    return out
+
+
+def settings_everywhere(m: Model, name: str) -> list[tuple[Configuration, Resolved]]:
+    """``(configuration, value)`` of setting ``name`` in each of
+    ``configurations(m)``: the configuration reads its other settings."""
+    return [(c, c(name)) for c in configurations(m)]
+
+
+def assignments_once(pairs: Iterable[tuple[Any, Resolved]]) -> list[tuple[Any, Resolved]]:
+    """Pairs whose value is set, each assignment once (apps sharing a
+    configuration module find the same one)."""
+    seen: set[tuple[str, Pos]] = set()
+    out = []
+    for app, resolved in pairs:
+        a = resolved.at
+        if not resolved.is_set or a is None or (a.path, a.pos) in seen:
+            continue
+        seen.add((a.path, a.pos))
+        out.append((app, resolved))
+    return out

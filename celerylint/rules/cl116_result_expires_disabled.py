@@ -1,0 +1,211 @@
+from __future__ import annotations
+
+from ..domain.celeryconf.fixes import replace_value
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule, assignments_once, settings_everywhere
+from ..domain.celeryconf.values import NULL, number
+from ..rule import Invalid, Valid, django_project
+
+
+def backend_in_use(value) -> bool:
+    """A result backend is configured: a literal URL other than the ones
+    whose results are not kept in a store (``rpc://`` sends them back as
+    messages), or a value read from the environment."""
+    if value.at is None:
+        return False
+    if value.is_set and isinstance(value.value, str):
+        url = value.value.strip().lower()
+        return bool(url) and not url.startswith(("rpc", "disabled"))
+    if value.env:  # the environment names it; its default may be empty
+        return True
+    from ..domain.celeryconf.values import plain
+
+    return plain(value.at.value)[1] is not None  # an environment variable without a default
+
+
+class ResultExpiresDisabled(ConfigRule):
+    """
+    ## What it does
+    Checks that `result_expires` (old name `CELERY_TASK_RESULT_EXPIRES`) is
+    not `None` or `0` in a configuration that sets a result backend.
+
+    ## Why is this bad?
+    `None` or `0` means results never expire. Every task's result (its return
+    value, or the traceback of its failure) then stays in the backend
+    forever: a Redis backend grows until it hits `maxmemory` (and starts
+    evicting, or refusing writes, broker keys included when it shares the
+    instance), a database backend grows its `celery_taskmeta` table without
+    bound, because `celery.backend_cleanup`, the beat task that deletes old
+    results, does nothing without an expiry. Celery's default is one day.
+
+    It does not report a configuration that ignores results
+    (`task_ignore_result = True`), an `rpc://` backend (results are messages
+    there, not stored), a configuration with no result backend, or one whose
+    backend or expiry celerylint cannot read (a function's return value,
+    `os.environ["X"]`). A backend read from the environment
+    (`os.environ.get("RESULT_BACKEND")`) counts as set.
+
+    ## Example
+    ```python
+    # celeryconfig.py
+    broker_url = "redis://localhost:6379/0"
+    result_backend = "redis://localhost:6379/1"
+    result_expires = None
+    ```
+
+    Use instead:
+    ```python
+    # celeryconfig.py
+    broker_url = "redis://localhost:6379/0"
+    result_backend = "redis://localhost:6379/1"
+    result_expires = 86400  # seconds: results are kept for a day
+    ```
+
+    ## Fix safety
+    The fix sets the value to `86400` (one day, Celery's default). It is
+    unsafe: code that reads results later than that (a report fetched the next
+    week, a chord waiting on old results) no longer finds them; pick the
+    longest time anything reads a result. A value that is the default of an
+    environment variable is reported without a fix.
+
+    ## References
+    - [Celery: result_expires](https://docs.celeryq.dev/en/stable/userguide/configuration.html#result-expires)
+    - [Celery: celery.backend_cleanup](https://docs.celeryq.dev/en/stable/userguide/periodic-tasks.html)
+    """
+
+    CODE = "CL116"
+    NAME = "result-expires-disabled"
+    SEVERITY = "warning"
+    SUMMARY = "`result_expires` is None or 0 with a result backend: results are never deleted and the backend grows forever"
+    FIX = "unsafe"
+    TAGS = ("configuration", "results")
+
+    VALID = (
+        Valid("""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            result_expires = None
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost", backend="redis://localhost/1")
+            app.conf.result_expires = 3600
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost", backend="rpc://")
+            app.conf.result_expires = None
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost", backend="redis://localhost/1")
+            app.conf.task_ignore_result = True
+            app.conf.result_expires = None
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost", backend="redis://localhost/1")
+            app.conf.result_expires = EXPIRY
+            app.conf.result_chord_expires = None
+        """),
+        Valid(django_project("""
+            CELERY_RESULT_BACKEND = load_backend_url()
+            CELERY_RESULT_EXPIRES = None
+        """)),
+        Valid(django_project("""
+            CELERY_RESULT_BACKEND = "django-db"
+            CELERY_RESULT_EXPIRES = 7 * 24 * 3600
+            SESSION_EXPIRES = None
+        """)),
+    )
+    INVALID = (
+        Invalid(
+            django_project("""
+                import os
+                CELERY_RESULT_BACKEND = os.environ.get("RESULT_BACKEND")
+                CELERY_RESULT_EXPIRES = 0
+            """),
+            fixed="""
+                # file: proj/settings.py
+                import os
+                CELERY_RESULT_BACKEND = os.environ.get("RESULT_BACKEND")
+                CELERY_RESULT_EXPIRES = 86400
+            """,
+            at="3:25", message="`CELERY_RESULT_EXPIRES` is 0",
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            CELERY_RESULT_BACKEND = "redis://localhost:6379/1"
+            CELERY_TASK_RESULT_EXPIRES = None
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            CELERY_RESULT_BACKEND = "redis://localhost:6379/1"
+            CELERY_TASK_RESULT_EXPIRES = 86400
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from datetime import timedelta
+            from celery import Celery as C
+            app = C("proj", backend="db+postgresql://db/results")
+            app.conf.update(result_expires=timedelta(seconds=0))
+            """,
+            fixed="""
+            # file: proj.py
+            from datetime import timedelta
+            from celery import Celery as C
+            app = C("proj", backend="db+postgresql://db/results")
+            app.conf.update(result_expires=86400)
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            import os
+            from celery import Celery
+            app = Celery("proj", backend="redis://localhost/1", result_expires=os.getenv("EXPIRES", None))
+            """,
+            fixed=None, message="environment variable EXPIRES",
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            import os
+            from celery import Celery as C
+            app = C("proj", backend="db+postgresql://db/results")
+            app.conf.update(result_expires=int(os.environ.get("RESULT_EXPIRES", 0)))
+            """,
+            fixed=None,
+        ),
+    )
+
+    def check_model(self, m: Model):
+        for get, value in assignments_once(settings_everywhere(m, "result_expires")):
+            seconds = number(value.value)
+            if not (value.value is NULL or seconds == 0):
+                continue
+            if not backend_in_use(get("result_backend")):
+                continue
+            ignore = get("task_ignore_result")
+            if ignore.is_unknown or ignore.truthy:
+                continue
+            a = value.at
+            fix = None if value.env else replace_value(a, "86400", "keep results for a day (Celery's default): set "
+                                                                   f"`{a.name}` to 86400")
+            yield self.at_assignment(a, f"`{a.name}` is {value.shown()} while a result backend is set: results never "
+                                        "expire, and the backend grows until it runs out of memory or disk", fix)
