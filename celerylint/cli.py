@@ -64,6 +64,10 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
 
         text = explain_text(explain)
         if text is None:
+            from .doctor.codes import explain as explain_doctor
+
+            text = explain_doctor(explain)
+        if text is None:
             _fail(f"unknown rule {explain!r}; see --list-rules")
         _write_stdout((text + "\n").encode("utf-8"))
         return
@@ -107,6 +111,52 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, ex
         _err("celerylint: internal errors occurred; findings above may be incomplete")
         sys.exit(2)
     sys.exit(0 if exit_zero else status)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--broker-url", metavar="URL", help="Check this broker instead of the apps' (default: $CELERY_BROKER_URL, then each app's).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Stop after S seconds.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+def doctor(paths, broker_url, timeout, fmt, output, config, exit_zero) -> None:
+    """Check the live Redis broker of each app, read only (CL150-CL155)."""
+    if sys.stdout is None and output is None:
+        _fail("cannot write the report: standard output is closed")
+    settings = _settings(config, None, None, False)
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            _fail(f"{path}: no such file or directory")
+    from .doctor.codes import FAILING
+    from .doctor.connect import Unsupported
+    from .doctor.run import DoctorError, doctor as run_doctor
+
+    try:
+        result = run_doctor(list(paths) or [Path(".")], settings, broker_url=broker_url, timeout=timeout)
+    except (DoctorError, Unsupported) as exc:
+        _fail(str(exc))
+    for notice in result.notices:
+        _err(f"celerylint doctor: {notice}")
+    for error in result.errors:
+        _err(f"celerylint doctor: error: {error}")
+    failing = [f for f in result.findings if f.severity in FAILING]
+    n, b = len(failing), result.brokers
+    summary = (f"{n} finding{'s' * (n != 1)} on {b} broker{'s' * (b != 1)} checked"
+               f"{f' ({len(result.findings) - n} for information)' if len(result.findings) > n else ''}.")
+    text = _render(fmt, result, settings, unsafe=False, to_terminal=output is None, summary=summary, doctor=True)
+    report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
+    if output is not None:
+        try:
+            output.write_bytes(report)
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+    elif report:
+        _write_stdout(report)
+    if result.errors:
+        sys.exit(2)
+    sys.exit(0 if exit_zero or not failing else 1)
 
 
 def _write_stdout(data: bytes) -> None:
@@ -170,7 +220,10 @@ def entry() -> None:
         if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by whoever started us: keep it so
             signal.signal(signum, _stop)
     try:
-        main(prog_name="celerylint")
+        if sys.argv[1:2] == ["doctor"]:  # the one subcommand; ``celerylint ./doctor`` lints a directory of that name
+            doctor(args=sys.argv[2:], prog_name="celerylint doctor")
+        else:
+            main(prog_name="celerylint")
     except Stopped as exc:
         # Interrupted (Ctrl-C) or told to stop: the pool has ended its
         # workers, a file being written was left as it was; nothing more is
@@ -237,16 +290,22 @@ def _settings(config, select, ignore, force_exclude):
     return settings
 
 
-def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool) -> str:
+def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool, summary: str | None = None,
+            doctor: bool = False) -> str:
     if fmt == "json":
         from .reporters.json import render
     elif fmt == "sarif":
         from .reporters.sarif import render
+
+        if doctor:
+            from .doctor.codes import sarif_rules
+
+            return render(result, settings, rules=sarif_rules())
     elif fmt == "github":
         from .reporters.github import render
     else:
         from .reporters.text import render
 
         color = to_terminal and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        return render(result, settings, color=color, unsafe=unsafe)
+        return render(result, settings, color=color, unsafe=unsafe, summary_line=summary)
     return render(result, settings)
