@@ -30,11 +30,12 @@ CONSOLES = ("AWS ElastiCache: the parameter group's `maxmemory-policy`; "
 
 @dataclass
 class Report:
-    findings: list[tuple[str, str]] = field(default_factory=list)  # (code, message)
+    findings: list[tuple[str, str, str | None]] = field(default_factory=list)  # (code, message, severity)
     notices: list[str] = field(default_factory=list)  # what could not be checked
 
-    def add(self, code: str, message: str) -> None:
-        self.findings.append((code, message))
+    def add(self, code: str, message: str, severity: str | None = None) -> None:
+        """``severity``: None for the code's own."""
+        self.findings.append((code, message, severity))
 
 
 def _errors():
@@ -66,7 +67,7 @@ def eviction_policy(r, report: Report, memory: dict | None) -> None:
     if policy is None:
         report.add("CL150", "the broker's `maxmemory-policy` is unknown: CONFIG is disabled or renamed and INFO "
                             f"does not show it ({why}); check it in the provider's console ({CONSOLES}); "
-                            "it must be `noeviction`")
+                            "it must be `noeviction`", "note")
         return
     if str(policy).lower() != "noeviction":
         extra = (" (it evicts keys that have a TTL: Celery's result keys, and any key a client gave one)"

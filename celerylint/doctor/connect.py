@@ -7,6 +7,7 @@ writes to Redis and stops within ``--timeout``.
 
 from __future__ import annotations
 
+import inspect
 import re
 import time
 from dataclasses import dataclass
@@ -136,8 +137,19 @@ def client(t: Target, deadline: float):
             return super().execute_command(*args, **options)
 
     left = max(deadline - time.monotonic(), 0.01)
-    common = dict(socket_timeout=left, socket_connect_timeout=left, retry_on_timeout=False, lib_name=None,
-                  lib_version=None, health_check_interval=0, single_connection_client=True)
+    # RESP2 and no CLIENT SETINFO: the connection sends AUTH and SELECT at most
+    # (redis-py 5+ would send HELLO 3 and CLIENT SETINFO; 4.x knows neither keyword)
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    common = dict(socket_timeout=left, socket_connect_timeout=left, retry=Retry(NoBackoff(), 0), protocol=2,
+                  health_check_interval=0, single_connection_client=True)
+    accepted = inspect.signature(redis.Redis.__init__).parameters
+    if "driver_info" in accepted:  # redis-py 7+: None sends no CLIENT SETINFO
+        common["driver_info"] = None
+    else:
+        common.update(lib_name=None, lib_version=None)
+    common = {k: v for k, v in common.items() if k in accepted}
     url = t.url
     if t.kind == "unix":
         parts = urlsplit(url)

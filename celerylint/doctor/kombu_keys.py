@@ -3,7 +3,9 @@
 
 * queue ``q`` is the list ``q``; with priorities, also ``q\\x06\\x16<step>``
   for the steps 3, 6, 9 (``sep``, ``priority_steps``);
-* ``_kombu.binding.<exchange>``: a set of ``routing_key␆␖pattern␆␖queue``;
+* ``_kombu.binding.<exchange>``: a set of ``routing_key␆␖pattern␆␖queue``
+  (kombu 5.7 adds ``_kombu.binding_permanent.<exchange>`` and
+  ``_kombu.binding_deadlines``);
 * ``unacked`` (hash tag -> JSON ``[message, exchange, routing_key]``),
   ``unacked_index`` (sorted set tag -> delivery time), ``unacked_mutex``;
 * results: ``celery-task-meta-<id>``, ``celery-taskset-meta-<id>``,
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 SEP = "\x06\x16"
 PRIORITY_STEPS = (0, 3, 6, 9)
 BINDING_PREFIX = "_kombu.binding."
+KOMBU_PREFIX = "_kombu."  # bindings, and kombu 5.7's ``binding_permanent.*``/``binding_deadlines``
 RESULT_PREFIXES = ("celery-task-meta-", "celery-taskset-meta-", "chord-unlock-", "celery-chord-")
 
 
@@ -73,7 +76,7 @@ class Layout:
             if not key.startswith(self.prefix):
                 return False
             key = key[len(self.prefix):]
-        if key in (self.unacked, self.unacked_index, self.unacked_mutex) or key.startswith(BINDING_PREFIX):
+        if key in (self.unacked, self.unacked_index, self.unacked_mutex) or key.startswith(KOMBU_PREFIX):
             return True
         if key.startswith(RESULT_PREFIXES):
             return True

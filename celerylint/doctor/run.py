@@ -132,8 +132,8 @@ def doctor(paths: list[Path], settings, *, broker_url: str | None, timeout: floa
                 raise
             result.errors.append(scrub(f"{t.shown}: {msg}", b.url))
         result.notices.extend(scrub(f"{t.shown}: {n}", b.url) for n in report.notices)
-        for code, message in report.findings:
-            result.findings.append(_finding(code, scrub(message, b.url), t.shown, b))
+        for code, message, severity in report.findings:
+            result.findings.append(_finding(code, scrub(message, b.url), t.shown, b, severity))
     result.findings.sort(key=Finding.sort_key)
     return result
 
@@ -152,11 +152,12 @@ def _check(t, b: Broker, report: checks.Report, deadline: float) -> None:
         r.close()
 
 
-def _finding(code: str, message: str, shown: str, b: Broker) -> Finding:
+def _finding(code: str, message: str, shown: str, b: Broker, severity: str | None) -> Finding:
     c = CODES[code]
+    severity = severity or c.severity
     if b.where is not None:
         w = b.where
         message = f"{message} (broker {shown})"
-        return Finding(code, c.name, message, w.path, w.line, w.col, w.end_line, w.end_col, c.severity, None,
+        return Finding(code, c.name, message, w.path, w.line, w.col, w.end_line, w.end_col, severity, None,
                        None if c.hint == "none" else c.hint)
-    return Finding(code, c.name, message, shown, 1, 0, 1, 0, c.severity, None, None if c.hint == "none" else c.hint)
+    return Finding(code, c.name, message, shown, 1, 0, 1, 0, severity, None, None if c.hint == "none" else c.hint)
