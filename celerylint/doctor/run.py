@@ -54,6 +54,8 @@ def brokers(paths: list[Path], settings, broker_url: str | None, notices: list[s
         return [chosen]
     out: dict[str, Broker] = {}
     for a in apps:
+        if a.url is None and a.state == "default":
+            continue  # no broker_url: Celery's default is amqp
         if a.url is None:
             notices.append(f"`{a.app}`: its broker URL is not a literal celerylint can read; pass --broker-url")
             continue

@@ -33,6 +33,7 @@ class AppBroker:
     explicit_timeout: bool
     transport_options: dict = field(default_factory=dict)
     env: str | None = None  # the environment variable the URL is the default of
+    state: str = "set"  # of broker_url: set | default (kombu's amqp) | unknown
 
 
 def app_brokers(paths: list[Path], settings, notices: list[str]) -> list[AppBroker]:
@@ -70,5 +71,5 @@ def app_brokers(paths: list[Path], settings, notices: list[str]) -> list[AppBrok
         env = broker.env
         if env and os.environ.get(env):  # the process Celery runs in would read it; so do we
             url = os.environ[env]
-        out.append(AppBroker(app.key, url, where, timeout, explicit, opts, env))
+        out.append(AppBroker(app.key, url, where, timeout, explicit, opts, env, broker.state))
     return out
