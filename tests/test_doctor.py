@@ -458,13 +458,57 @@ def test_unreachable_broker_is_an_error(tmp_path):
     assert "ConnectionError" in done.stderr and "pw123" not in done.stderr
 
 
-def test_sentinel_and_other_transports_are_refused_clearly(tmp_path):
-    done = doctor(tmp_path, "--broker-url", "sentinel://:pw@host:26379;sentinel://host2:26379")
-    assert done.returncode == 2
-    assert "Sentinel URLs are not supported" in done.stderr and "SENTINEL get-master-addr-by-name" in done.stderr
-    assert ":pw@" not in done.stderr
+def test_sentinel_broker_is_checked_through_its_master(server, tmp_path):
+    server.admin.config_set("maxmemory-policy", "allkeys-lru")
+    port = free_port()
+    conf = tmp_path / "sentinel.conf"  # sentinel rewrites its configuration file
+    conf.write_text(f"port {port}\nbind 127.0.0.1\ndir {tmp_path}\n"
+                    f"sentinel monitor mymaster 127.0.0.1 {server.port} 1\n")
+    sentinel = subprocess.Popen([REDIS_SERVER, str(conf), "--sentinel"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    try:
+        probe = redis.Redis(port=port, socket_timeout=2)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if probe.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"):
+                    break
+            except redis.ConnectionError:
+                pass
+            assert time.monotonic() < deadline, "redis-server --sentinel did not start"
+            time.sleep(0.1)
+        root = tmp_path / "sentinel_proj"
+        root.mkdir()
+        dead = free_port()  # a sentinel that is down: the next one is asked
+        (root / "proj.py").write_text(textwrap.dedent(f"""\
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.broker_url = "sentinel://127.0.0.1:{dead}/0;sentinel://127.0.0.1:{port}/0"
+            app.conf.broker_transport_options = {{"master_name": "mymaster", "visibility_timeout": 60}}
+            """))
+        done = doctor(root, "--format", "json", "--timeout", "5")
+        assert done.returncode == 1, done.stderr
+        found = json.loads(done.stdout)
+        assert [f["code"] for f in found] == ["CL150", "CL155"]
+        assert (found[0]["path"], found[0]["line"]) == ("proj.py", 3)
+        assert f"the master is redis://127.0.0.1:{server.port}/0" in done.stderr
+
+        (root / "proj.py").write_text(textwrap.dedent(f"""\
+            from celery import Celery
+            app = Celery("proj", broker="sentinel://:pw@127.0.0.1:{port}")
+            """))
+        done = doctor(root)
+        assert done.returncode == 2
+        assert "needs broker_transport_options['master_name']" in done.stderr and ":pw@" not in done.stderr
+    finally:
+        sentinel.kill()
+        sentinel.wait(timeout=10)
+
+
+def test_other_transports_are_refused_clearly(tmp_path):
     done = doctor(tmp_path, "--broker-url", "amqp://guest:guest@localhost//")
     assert done.returncode == 2 and "Redis brokers only" in done.stderr
+    assert "guest:guest" not in done.stderr
 
 
 def test_no_broker_found_is_a_usage_error(tmp_path):
@@ -510,6 +554,7 @@ def test_rediss_urls_use_tls():
     ("rediss://h:6380/0", "rediss://h:6380/0"),
     ("redis://user@h/0", "redis://user@h/0"),
     ("sentinel://:a@h1:26379;sentinel://:b@h2:26379", "sentinel://:****@h1:26379;sentinel://:****@h2:26379"),
+    ("amqp://guest:guest@localhost//", "amqp://guest:****@localhost//"),
 ])
 def test_mask(url, shown):
     assert mask(url) == shown

@@ -22,6 +22,7 @@ READ_COMMANDS = frozenset({
     "HLEN", "HMGET", "HGET", "HSCAN",
     "ZCARD", "ZCOUNT", "ZRANGEBYSCORE", "ZRANGE",
     "LLEN", "SSCAN",
+    "SENTINEL GET-MASTER-ADDR-BY-NAME",  # to a sentinel, for a sentinel:// broker
 })
 
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:@/;]*)(?::(?P<pw>[^@/;]*))?@")
@@ -69,7 +70,7 @@ class Refused(Exception):
 @dataclass(frozen=True)
 class Target:
     url: str  # as given (may hold a password: never printed, see ``shown``)
-    kind: str  # "tcp", "tls", "unix"
+    kind: str  # "tcp", "tls", "unix", "sentinel" (``url`` lists the sentinels)
     db: int
 
     @property
@@ -81,12 +82,7 @@ def target(url: str) -> Target:
     """Which server and database a kombu broker URL names, or Unsupported."""
     first = url.split(";")[0].strip()
     scheme = first.split("://", 1)[0].lower() if "://" in first else ""
-    if scheme == "sentinel":
-        raise Unsupported(
-            f"{mask(first)}: Sentinel URLs are not supported by `celerylint doctor`; ask a sentinel for the "
-            "current master (`redis-cli -h <sentinel> -p 26379 SENTINEL get-master-addr-by-name <master_name>`) "
-            "and pass it with --broker-url redis://<host>:<port>/<db>")
-    if scheme not in ("redis", "rediss", "redis+socket", "unix"):
+    if scheme not in ("redis", "rediss", "redis+socket", "unix", "sentinel"):
         raise Unsupported(f"{mask(first)}: not a Redis broker URL (scheme {scheme or 'missing'!r}); "
                           "the doctor checks Redis brokers only")
     try:
@@ -106,6 +102,8 @@ def target(url: str) -> Target:
         if path and not path.isdigit():
             raise Unsupported(f"{mask(first)}: the database {path!r} is not a number")
         db = int(path) if path else 0
+    if scheme == "sentinel":
+        return Target(url.strip(), "sentinel", db)  # every sentinel of the list
     return Target(first, "tls" if scheme == "rediss" else "tcp", db)
 
 
@@ -114,7 +112,7 @@ def _query_db(query: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def client(t: Target, deadline: float):
+def client(t: Target, deadline: float, **overrides):
     """A read-only redis-py client for ``t`` whose socket timeouts end at
     ``deadline`` (``time.monotonic()``).  ImportError when redis-py is missing."""
     import redis
@@ -122,7 +120,7 @@ def client(t: Target, deadline: float):
     class ReadOnlyRedis(redis.Redis):
         def execute_command(self, *args, **options):
             name = str(args[0]).upper()
-            if name in ("CONFIG", "CLIENT", "ACL") and len(args) > 1:
+            if name in ("CONFIG", "CLIENT", "ACL", "SENTINEL") and len(args) > 1:
                 name = f"{name} {str(args[1]).upper()}"
             if name not in READ_COMMANDS:
                 raise Refused(f"{name} is not a read-only command the doctor may send")
@@ -160,6 +158,7 @@ def client(t: Target, deadline: float):
     parts = urlsplit(url)
     kwargs = dict(host=parts.hostname or "localhost", port=parts.port or 6379, db=t.db,
                   username=unquote(parts.username) if parts.username else None, password=_password(parts), **common)
+    kwargs.update(overrides)
     if t.kind == "tls":
         kwargs["ssl"] = True
         query = dict(q.split("=", 1) for q in parts.query.split("&") if "=" in q)
@@ -185,3 +184,45 @@ def _connections(r):
     if pool is not None:
         yield from getattr(pool, "_available_connections", ())
         yield from getattr(pool, "_in_use_connections", ())
+
+
+def sentinel_master(t: Target, options: dict, deadline: float) -> Target:
+    """The current master of a ``sentinel://`` broker, as kombu finds it:
+    the ``master_name`` transport option, asked of each sentinel in turn
+    (``sentinel_kwargs`` authenticates to the sentinels; the URL's own user
+    and password, to the master).  Unsupported without ``master_name``;
+    redis.ConnectionError when no sentinel knows the master."""
+    import redis
+
+    name = options.get("master_name") if isinstance(options, dict) else None
+    if not isinstance(name, str) or not name:
+        raise Unsupported(f"{t.shown}: a Sentinel broker needs broker_transport_options['master_name'], which "
+                          "celerylint cannot read here; pass the master with --broker-url redis://<host>:<port>/<db> "
+                          "(`redis-cli -h <sentinel> -p 26379 SENTINEL get-master-addr-by-name <master_name>`)")
+    sentinel_kwargs = options.get("sentinel_kwargs") if isinstance(options.get("sentinel_kwargs"), dict) else {}
+    auth = {k: sentinel_kwargs.get(k) for k in ("username", "password")}
+    errors = []
+    urls = [u.strip() for u in t.url.split(";") if u.strip()]
+    for url in urls:
+        parts = urlsplit(url)
+        try:
+            port = parts.port or 26379
+        except ValueError:
+            continue
+        host = parts.hostname or "localhost"
+        try:
+            s = client(Target(url, "tcp", 0), deadline, host=host, port=port, db=0, **auth)
+            try:
+                address = s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
+            finally:
+                s.close()
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as exc:
+            errors.append(f"{host}:{port}: {exc}")
+            continue
+        if address:
+            master_host, master_port = (a.decode() if isinstance(a, bytes) else str(a) for a in address[:2])
+            first = urlsplit(urls[0])
+            userinfo = first.netloc.rsplit("@", 1)[0] + "@" if "@" in first.netloc else ""
+            return Target(f"redis://{userinfo}{master_host}:{master_port}/{t.db}", "tcp", t.db)
+        errors.append(f"{host}:{port}: does not know a master named {name!r}")
+    raise redis.ConnectionError(f"no sentinel gave the address of master {name!r} ({'; '.join(errors)})")

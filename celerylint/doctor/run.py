@@ -11,7 +11,7 @@ from pathlib import Path
 from ..model import Finding
 from . import checks
 from .codes import CODES
-from .connect import Deadline, Unsupported, client, scrub, target
+from .connect import Deadline, Unsupported, client, scrub, sentinel_master, target
 from .kombu_keys import Layout
 from .targets import DEFAULT_VISIBILITY, AppBroker, Where, app_brokers
 
@@ -76,6 +76,7 @@ def _apps_of(b: Broker, apps: list[AppBroker]) -> list[AppBroker]:
 def _merge(url: str, apps: list[AppBroker], where_from: list[AppBroker]) -> Broker:
     """Apps sharing a broker: kombu's sweep uses the shortest visibility timeout."""
     b = Broker(url, next((a.where for a in where_from if a.where is not None), None), [a.app for a in apps])
+    b.options = next((a.transport_options for a in apps if a.transport_options), {})
     timeouts = [a for a in apps if a.visibility_timeout is not None]
     if apps and len(timeouts) < len(apps):
         b.timeout = None
@@ -121,6 +122,9 @@ def doctor(paths: list[Path], settings, *, broker_url: str | None, timeout: floa
         report = checks.Report()
         try:
             _check(t, b, report, deadline)
+        except Unsupported as exc:
+            result.errors.append(scrub(str(exc), b.url))
+            continue
         except Deadline:
             result.errors.append(f"{t.shown}: stopped after --timeout {timeout:g} s; the checks were not all run")
         except Exception as exc:  # connection refused, authentication, TLS, a timeout of the socket
@@ -141,6 +145,9 @@ def doctor(paths: list[Path], settings, *, broker_url: str | None, timeout: floa
 
 
 def _check(t, b: Broker, report: checks.Report, deadline: float) -> None:
+    if t.kind == "sentinel":
+        t = sentinel_master(t, b.options, deadline)
+        report.notices.append(f"Sentinel: the master is {t.shown}")
     r = client(t, deadline)
     try:
         layout = Layout.from_options(b.options)
