@@ -143,8 +143,10 @@ def doctor(paths, broker_url, timeout, fmt, output, config, exit_zero) -> None:
         _err(f"celerylint doctor: error: {error}")
     failing = [f for f in result.findings if f.severity in FAILING]
     n, b = len(failing), result.brokers
+    notes = len(result.findings) - n
     summary = (f"{n} finding{'s' * (n != 1)} on {b} broker{'s' * (b != 1)} checked"
-               f"{f' ({len(result.findings) - n} for information)' if len(result.findings) > n else ''}.")
+               f"{f' ({notes} for information)' if notes else ''}"
+               f"{f'; {result.failed} could not be checked fully (see above)' if result.failed else ''}.")
     text = _render(fmt, result, settings, unsafe=False, to_terminal=output is None, summary=summary, doctor=True)
     report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
     if output is not None:

@@ -548,6 +548,39 @@ def test_rediss_urls_use_tls():
     assert (kwargs["host"], kwargs["port"], kwargs["db"], kwargs["password"]) == ("cache.example", 6380, 3, "pw")
 
 
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed: no certificate for the TLS test")
+def test_rediss_broker_over_tls(tmp_path):
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem", "-out",
+                    "cert.pem", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    port = free_port()
+    proc = subprocess.Popen([REDIS_SERVER, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1",
+                             "--tls-cert-file", "cert.pem", "--tls-key-file", "key.pem", "--tls-ca-cert-file",
+                             "cert.pem", "--tls-auth-clients", "no", "--save", "", "--appendonly", "no",
+                             "--maxmemory-policy", "allkeys-lfu", "--dir", str(tmp_path)],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    pytest.skip("this redis-server was built without TLS")
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+        ca = tmp_path / "cert.pem"
+        found = json_findings(tmp_path, "--broker-url", f"rediss://127.0.0.1:{port}/0?ssl_cert_reqs=required&ssl_ca_certs={ca}")
+        assert [f["code"] for f in found] == ["CL150", "CL155"]
+        assert "`allkeys-lfu`" in found[0]["message"]
+        unverified = doctor(tmp_path, "--broker-url", f"rediss://127.0.0.1:{port}/0")  # the system CAs do not know it
+        assert unverified.returncode == 2 and "CERTIFICATE_VERIFY_FAILED" in unverified.stderr
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
 @pytest.mark.parametrize("url, shown", [
     ("redis://:pw@h:6379/0", "redis://:****@h:6379/0"),
     ("redis://user:p%40ss@h/1", "redis://user:****@h/1"),

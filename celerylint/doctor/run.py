@@ -38,6 +38,7 @@ class DoctorResult:
     notices: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # exit status 2
     brokers: int = 0
+    failed: int = 0  # brokers whose checks did not all run
     fixed: dict = field(default_factory=dict)  # for the reporters
     files: int = 0
 
@@ -140,6 +141,7 @@ def doctor(paths: list[Path], settings, *, broker_url: str | None, timeout: floa
         result.notices.extend(scrub(f"{t.shown}: {n}", b.url) for n in report.notices)
         for code, message, severity in report.findings:
             result.findings.append(_finding(code, scrub(message, b.url), t.shown, b, severity))
+    result.failed = len(result.errors)
     result.findings.sort(key=Finding.sort_key)
     return result
 
