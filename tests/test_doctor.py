@@ -100,8 +100,9 @@ def start_server(tmp_path):
         s.stop()
 
 
-def project(tmp_path: Path, url: str, visibility_timeout: float = 30, name: str = "proj") -> Path:
-    """A Celery project whose broker is ``url``; its tasks sleep."""
+def project(tmp_path: Path, url: str, visibility_timeout: float = 30, name: str = "proj", options: str = "") -> Path:
+    """A Celery project whose broker is ``url``; its tasks sleep.  ``options``:
+    more ``broker_transport_options`` items, as source text."""
     root = tmp_path / name
     root.mkdir(exist_ok=True)
     (root / "proj.py").write_text(textwrap.dedent(f"""\
@@ -110,7 +111,7 @@ def project(tmp_path: Path, url: str, visibility_timeout: float = 30, name: str 
 
         app = Celery("proj")
         app.conf.broker_url = {url!r}
-        app.conf.broker_transport_options = {{"visibility_timeout": {visibility_timeout}}}
+        app.conf.broker_transport_options = {{"visibility_timeout": {visibility_timeout}{options}}}
         app.conf.task_acks_late = True
         app.conf.worker_hijack_root_logger = False
 
@@ -178,6 +179,24 @@ def test_healthy_broker_reports_only_queue_lengths(server, tmp_path):
     text = doctor(root)
     assert text.returncode == 0, text.stderr  # information only: exit 0
     assert "0 findings on 1 broker checked (1 for information)." in text.stdout
+
+
+def test_key_prefix_and_priority_queues_are_celerys(server, tmp_path):
+    server.admin.config_set("maxmemory-policy", "noeviction")
+    root = project(tmp_path, server.url(), options=', "global_keyprefix": "shop:"')
+    publish(root, """
+        slow.delay(1)
+        slow.apply_async((1,), priority=5)
+    """)
+    keys = sorted(k.decode() for k in server.db(0).keys())
+    assert "shop:celery" in keys and "shop:celery\x06\x163" in keys, keys
+    found = json_findings(root)
+    assert warnings(found) == [], found
+    [queue] = [f for f in found if f["code"] == "CL155"]
+    assert "queue `celery`: 2 messages waiting (1 at priority 0, 1 at priority 3)" in queue["message"]
+    server.db(0).set("celery", "x")  # unprefixed: not this broker's
+    found = json_findings(root)
+    assert warnings(found) == ["CL152"] and "'celery'" in found[0]["message"]
 
 
 # -- eviction policy, memory, keyspaces ----------------------------------------
@@ -437,6 +456,12 @@ def test_environment_variable_names_the_broker(server, tmp_path):
     found = json_findings(empty, env={"CELERY_BROKER_URL": server.url()})
     assert [f["code"] for f in found] == ["CL150", "CL155"]
     assert found[0]["path"] == server.url()
+    # the environment overrides an app's own broker_url, in Celery and here: said on stderr
+    root = project(tmp_path, "redis://:apppw@elsewhere.invalid:6379/0")
+    done = doctor(root, "--format", "json", env={"CELERY_BROKER_URL": server.url()})
+    assert [f["code"] for f in json.loads(done.stdout)] == ["CL150", "CL155"]
+    assert "CELERY_BROKER_URL" in done.stderr and "overrides the broker_url of `proj:app` (proj.py:5)" in done.stderr
+    assert "apppw" not in done.stderr
 
 
 def test_stops_within_the_timeout(tmp_path):

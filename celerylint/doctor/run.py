@@ -51,6 +51,12 @@ def brokers(paths: list[Path], settings, broker_url: str | None, notices: list[s
     if given:
         t = target(given)
         same = [a for a in apps if a.url and _same(a.url, t)]
+        if not broker_url:  # the environment decides, as it does for Celery: say whom it overrides
+            for a in apps:
+                if a.url and a not in same:
+                    at = f" ({a.where.path}:{a.where.line})" if a.where else ""
+                    notices.append(f"CELERY_BROKER_URL ({t.shown}) overrides the broker_url of `{a.app}`{at}, "
+                                   f"{scrub(target_shown(a.url), a.url)}: checking the environment's broker")
         chosen = _merge(given, same or apps, where_from=same)
         return [chosen]
     out: dict[str, Broker] = {}
@@ -68,6 +74,12 @@ def brokers(paths: list[Path], settings, broker_url: str | None, notices: list[s
         else:
             out[key] = _merge(a.url, [a], where_from=[a])
     return list(out.values())
+
+
+def target_shown(url: str) -> str:
+    from .connect import mask
+
+    return mask(url.split(";")[0].strip())
 
 
 def _apps_of(b: Broker, apps: list[AppBroker]) -> list[AppBroker]:
