@@ -54,7 +54,9 @@ def _fail(message: str) -> None:
 @click.version_option(__version__, "--version", prog_name="celerylint")
 def main(paths, fmt, output, fix, unsafe_fixes, diff, select, ignore, config, exit_zero, explain,
          list_rules, no_cache, jobs, force_exclude) -> None:
-    """Find the Celery patterns that make tasks run twice or vanish."""
+    """Find the Celery patterns that make tasks run twice or vanish.
+
+    `celerylint doctor --help`: the read-only check of a live Redis broker."""
     if sys.stdout is None and (output is None or explain or list_rules):
         # ``celerylint . >&-``: say so before any work, rather than fix files
         # and lose the report
