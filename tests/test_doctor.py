@@ -628,3 +628,27 @@ def test_cli_entry_keeps_linting_and_explains_doctor_codes(cli, tmp_path):
     assert explained.returncode == 0 and "unacked-past-visibility-timeout" in explained.stdout
     helped = cli("doctor", "--help")
     assert helped.returncode == 0 and "--broker-url" in helped.stdout and "--timeout" in helped.stdout
+
+
+def test_kombu_key_layout():
+    from celerylint.doctor.kombu_keys import Layout
+
+    plain = Layout()
+    plain.queues.add("emails")
+    assert plain.queue_keys("emails") == ["emails", "emails\x06\x163", "emails\x06\x166", "emails\x06\x169"]
+    assert plain.queue_of_binding_member("emails\x06\x16\x06\x16emails") == "emails"
+    for key in ("emails", "emails\x06\x166", "unacked", "unacked_index", "unacked_mutex", "_kombu.binding.emails",
+                "_kombu.binding_permanent.emails", "celery-task-meta-1", "celery-taskset-meta-2.j", "chord-unlock-3"):
+        assert plain.is_celery_key(key), key
+    for key in ("session:1", "emailsx", ":1:views.decorators.cache", "unacked2"):
+        assert not plain.is_celery_key(key), key
+    prefixed = Layout.from_options({"global_keyprefix": "p:", "unacked_key": "u", "priority_steps": [0, 5]})
+    prefixed.queues.add("celery")
+    assert prefixed.queue_keys("celery") == ["p:celery", "p:celery\x06\x165"]
+    assert prefixed.is_celery_key("p:u") and prefixed.is_celery_key("p:celery")
+    assert not prefixed.is_celery_key("celery") and not prefixed.is_celery_key("p:unacked")
+    assert prefixed.binding_pattern == "p:_kombu.binding.*"
+
+
+def test_read_commands_hold_no_write():
+    assert not {c.split()[0] for c in READ_COMMANDS} & WRITE_COMMANDS
