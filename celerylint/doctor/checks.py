@@ -3,7 +3,8 @@
 
 Bounds: SCAN reads at most ``SCAN_KEYS`` keys of the broker's database
 (``SCAN_COUNT`` per call), each binding set at most ``SSCAN_MEMBERS``
-members, and at most ``UNACKED_SAMPLE`` unacked entries (oldest first)."""
+members, and at most ``UNACKED_SAMPLE`` unacked entries (oldest first) or
+about ``UNACKED_BYTES`` of their messages."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ SCAN_KEYS = 1000
 SCAN_COUNT = 200
 SSCAN_MEMBERS = 1000
 UNACKED_SAMPLE = 500
+UNACKED_BYTES = 16 * 1024 * 1024  # of unacked message bodies read (HMGET), at most about this much
 SHOWN = 5  # examples named in a message
 FANOUT_EXCHANGES = ("celeryev",)  # and every ``*.pidbox``: pub/sub, no list keys
 
@@ -170,9 +172,15 @@ def unacked(r, layout: Layout, timeout: float | None, explicit: bool, report: Re
     overdue_total = r.zcount(index, "-inf", f"({now - timeout}")
     entries = r.zrangebyscore(index, "-inf", "+inf", start=0, num=UNACKED_SAMPLE, withscores=True)
     tags = [_text(t) for t, _ in entries]
-    payloads = []
-    for i in range(0, len(tags), 100):
-        payloads += r.hmget(hash_key, tags[i:i + 100])
+    payloads: list = []
+    read = 0
+    for i in range(0, len(tags), 50):  # at most UNACKED_BYTES of message bodies
+        if read > UNACKED_BYTES:
+            break
+        chunk = r.hmget(hash_key, tags[i:i + 50])
+        payloads += chunk
+        read += sum(len(p) for p in chunk if p)
+    entries = entries[:len(payloads)]
     overdue, late_eta = [], []
     for (tag, delivered), raw in zip(entries, payloads):
         headers = _headers(raw)
