@@ -56,7 +56,9 @@ def _fail(message: str) -> None:
 @click.version_option(__version__, "--version", prog_name="celerylint")
 def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ignore, config, exit_zero, explain,
          list_rules, no_cache, jobs, force_exclude, show_apps) -> None:
-    """Find the Celery patterns that make tasks run twice or vanish."""
+    """Find the Celery patterns that make tasks run twice or vanish.
+
+    `celerylint doctor --help`: the read-only check of a live Redis broker."""
     if sys.stdout is None and (output is None or explain or list_rules):
         # ``celerylint . >&-``: say so before any work, rather than fix files
         # and lose the report
@@ -65,6 +67,10 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
         from .docs import explain_text
 
         text = explain_text(explain)
+        if text is None:
+            from .doctor.codes import explain as explain_doctor
+
+            text = explain_doctor(explain)
         if text is None:
             _fail(f"unknown rule {explain!r}; see --list-rules")
         _write_stdout((text + "\n").encode("utf-8"))
@@ -100,13 +106,7 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
         # File names that are not UTF-8 reach here as lone surrogates: print
         # them as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
         report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
-    if output is not None:
-        try:
-            output.write_bytes(report)
-        except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
-    elif report:
-        _write_stdout(report)
+    _emit(report, output)
     if result.errors:
         _err("celerylint: internal errors occurred; findings above may be incomplete")
         sys.exit(2)
@@ -123,14 +123,61 @@ def _show_apps(paths: list[Path], settings, fmt: str, output: Path | None, jobs:
         _err(f"celerylint: {notice}")
     described = describe(model(project))
     report = (as_json(described) if fmt == "json" else as_text(described)).encode("utf-8", "replace")
+    _emit(report, output)
+    sys.exit(0)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--broker-url", metavar="URL", help="Check this broker instead of the apps' (default: $CELERY_BROKER_URL, then each app's).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Stop after S seconds.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+def doctor(paths, broker_url, timeout, fmt, output, config, exit_zero) -> None:
+    """Check the live Redis broker of each app, read only (CL150-CL155)."""
+    if sys.stdout is None and output is None:
+        _fail("cannot write the report: standard output is closed")
+    settings = _settings(config, None, None, False)
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            _fail(f"{path}: no such file or directory")
+    from .doctor.codes import FAILING
+    from .doctor.connect import Unsupported
+    from .doctor.run import DoctorError, doctor as run_doctor
+
+    try:
+        result = run_doctor(list(paths) or [Path(".")], settings, broker_url=broker_url, timeout=timeout)
+    except (DoctorError, Unsupported) as exc:
+        _fail(str(exc))
+    for notice in result.notices:
+        _err(f"celerylint doctor: {notice}")
+    for error in result.errors:
+        _err(f"celerylint doctor: error: {error}")
+    failing = [f for f in result.findings if f.severity in FAILING]
+    n, b = len(failing), result.brokers
+    notes = len(result.findings) - n
+    summary = (f"{n} finding{'s' * (n != 1)} on {b} broker{'s' * (b != 1)} checked"
+               f"{f' ({notes} for information)' if notes else ''}"
+               f"{f'; {result.failed} could not be checked fully (see above)' if result.failed else ''}.")
+    text = _render(fmt, result, settings, unsafe=False, to_terminal=output is None, summary=summary, doctor=True)
+    report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
+    _emit(report, output)
+    if result.errors:
+        sys.exit(2)
+    sys.exit(0 if exit_zero or not failing else 1)
+
+
+def _emit(report: bytes, output: Path | None) -> None:
+    """The report to ``--output`` or standard output."""
     if output is not None:
         try:
             output.write_bytes(report)
         except OSError as exc:
             _fail(f"cannot write {output}: {exc.strerror or exc}")
-    else:
+    elif report:
         _write_stdout(report)
-    sys.exit(0)
 
 
 def _write_stdout(data: bytes) -> None:
@@ -194,7 +241,10 @@ def entry() -> None:
         if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by whoever started us: keep it so
             signal.signal(signum, _stop)
     try:
-        main(prog_name="celerylint")
+        if sys.argv[1:2] == ["doctor"]:  # the one subcommand; ``celerylint ./doctor`` lints a directory of that name
+            doctor(args=sys.argv[2:], prog_name="celerylint doctor")
+        else:
+            main(prog_name="celerylint")
     except Stopped as exc:
         # Interrupted (Ctrl-C) or told to stop: the pool has ended its
         # workers, a file being written was left as it was; nothing more is
@@ -265,16 +315,22 @@ def _settings(config, select, ignore, force_exclude, extend_select=None):
     return settings
 
 
-def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool) -> str:
+def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool, summary: str | None = None,
+            doctor: bool = False) -> str:
     if fmt == "json":
         from .reporters.json import render
     elif fmt == "sarif":
         from .reporters.sarif import render
+
+        if doctor:
+            from .doctor.codes import sarif_rules
+
+            return render(result, settings, rules=sarif_rules())
     elif fmt == "github":
         from .reporters.github import render
     else:
         from .reporters.text import render
 
         color = to_terminal and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        return render(result, settings, color=color, unsafe=unsafe)
+        return render(result, settings, color=color, unsafe=unsafe, summary_line=summary)
     return render(result, settings)

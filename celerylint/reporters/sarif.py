@@ -67,6 +67,8 @@ class _Files:
 
 
 def _uri(rel: str) -> dict:
+    if "://" in rel:  # a broker URL (celerylint doctor, password masked): an absolute URI already
+        return {"uri": quote(rel, safe=":/@*?&=%;+")}
     if rel.startswith("/"):
         return {"uri": Path(rel).as_uri()}
     return {"uri": quote(rel, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}  # undecodable names: %XX
@@ -81,11 +83,16 @@ def _region(files: _Files, rel: str, line: int, col: int, end_line: int, end_col
     return region
 
 
-def render(result, settings) -> str:
-    from ..registry import rules
+def render(result, settings, rules: list[dict] | None = None) -> str:
+    """``rules``: the descriptors of codes that are not rules of the
+    registry (``celerylint doctor``'s); by default, every enabled rule."""
+    if rules is None:
+        from ..registry import rules as registered
 
-    classes = [e.load() for e in rules() if settings.enabled(e.code)]
-    index_of = {cls.CODE: i for i, cls in enumerate(classes)}
+        descriptors = [_rule_descriptor(e.load()) for e in registered() if settings.enabled(e.code)]
+    else:
+        descriptors = rules
+    index_of = {d["id"]: i for i, d in enumerate(descriptors)}
     files = _Files(settings.root)
     results = []
     for f in result.findings:
@@ -120,7 +127,7 @@ def render(result, settings) -> str:
             "version": __version__,
             "semanticVersion": __version__,
             "informationUri": HOMEPAGE,
-            "rules": [_rule_descriptor(cls) for cls in classes],
+            "rules": descriptors,
         }},
         "automationDetails": {"id": "celerylint/"},
         "columnKind": "utf16CodeUnits",

@@ -7,7 +7,7 @@ import click
 from .printable import printable
 
 
-def render(result, settings, *, color: bool = False, unsafe: bool = False) -> str:
+def render(result, settings, *, color: bool = False, unsafe: bool = False, summary_line: str | None = None) -> str:
     def style(text: str, **kw) -> str:
         return click.style(text, **kw) if color else text
 
@@ -22,7 +22,7 @@ def render(result, settings, *, color: bool = False, unsafe: bool = False) -> st
                                fg="cyan"))
         elif f.hint:
             lines.append(style(f"    hint: {printable(f.hint)}", dim=True))
-    lines.append(summary(result, unsafe))
+    lines.append(summary(result, unsafe) if summary_line is None else summary_line)
     return "\n".join(lines) + "\n"
 
 

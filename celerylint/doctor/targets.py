@@ -1,0 +1,75 @@
+"""Which brokers to check, from the project's own configuration: each app's
+``broker_url`` (where it is set) and its visibility timeout and key layout.
+The files are read with the normal per-file phase (no cache, nothing
+written) and the configuration model of the CL1xx rules; nothing linted
+is imported or run."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+DEFAULT_VISIBILITY = 3600  # kombu's Redis Channel.visibility_timeout
+
+
+@dataclass
+class Where:
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass
+class AppBroker:
+    """What the doctor needs to know about one app."""
+
+    app: str  # module:variable
+    url: str | None  # None: not a literal (unknown, or amqp's default)
+    where: Where | None  # the assignment of broker_url
+    visibility_timeout: float | None  # None: unknown
+    explicit_timeout: bool
+    transport_options: dict = field(default_factory=dict)
+    env: str | None = None  # the environment variable the URL is the default of
+    state: str = "set"  # of broker_url: set | default (kombu's amqp) | unknown
+
+
+def app_brokers(paths: list[Path], settings, notices: list[str]) -> list[AppBroker]:
+    from ..discovery import discover
+    from ..domain.celeryconf.model import model
+    from ..domain.celeryconf.values import number
+    from ..linter import Linter, lint_files
+    from ..project import Project
+
+    settings = replace(settings, select=("CL104",), ignore=())  # a project rule: its fact collectors run
+    linter = Linter(settings, None)
+    found = discover(paths, settings)
+    results = lint_files(found.python, linter, 1, notices)
+    project = Project(settings=settings, facts=[f for r in results.values() for f in r.facts],
+                      python_files=tuple(r.path for r in results.values()))
+    m = model(project)
+    out = []
+    for app in m.relevant_apps():
+        if app.send_only:
+            continue
+        broker = app.get("broker_url")
+        url = broker.value if broker.is_set and isinstance(broker.value, str) else None
+        where = None
+        if broker.at is not None:
+            line, col, end_line, end_col = broker.at.value_pos or broker.at.pos
+            where = Where(broker.at.path, line, col, end_line, end_col)
+        options = app.get("broker_transport_options")
+        timeout, explicit, opts = None, False, {}
+        if not options.is_unknown and isinstance(options.value, dict):
+            opts = options.value
+            explicit = "visibility_timeout" in opts
+            timeout = number(opts.get("visibility_timeout", DEFAULT_VISIBILITY))
+        elif options.is_default:
+            timeout = DEFAULT_VISIBILITY
+        env = broker.env
+        if env and os.environ.get(env):  # the process Celery runs in would read it; so do we
+            url = os.environ[env]
+        out.append(AppBroker(app.key, url, where, timeout, explicit, opts, env, broker.state))
+    return out
