@@ -233,3 +233,19 @@ class TaskRule(Rule):
 
     def leave_task(self, node: cst.FunctionDef, task: TaskInfo) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
+
+
+def broad_exception(option: cst.BaseExpression, ctx: FileContext) -> cst.BaseExpression | None:
+    """The element of an ``autoretry_for`` value (a tuple, a list, or one
+    class) that is the builtin ``Exception`` or ``BaseException`` (not a
+    name imported from elsewhere), or None."""
+    elements = [e.value for e in option.elements] if isinstance(option, (cst.Tuple, cst.List)) else [option]
+    for element in elements:
+        if isinstance(element, cst.Name) and element.value in BROAD_EXCEPTIONS:
+            target = ctx.imports.get(element.value)
+            if target is None or target == f"builtins.{element.value}":
+                return element
+    return None
