@@ -132,7 +132,15 @@ class AutoretryOnAnyException(TaskRule):
             def bill(account_id):
                 ...
             bill_task = app.task(bill, autoretry_for=(Exception,))
-        """, count=1),
+        """, count=1, message="task `bill`"),
+        Invalid("""
+            from celery import shared_task
+            retrying_task = shared_task(autoretry_for=(Exception,), retry_backoff=True)
+            @retrying_task
+            def one(): ...
+            @retrying_task
+            def two(): ...
+        """, count=1, at="2:44", message="the task decorator used by `one`"),
         Invalid("""
             from celery import Celery
             app = Celery("proj")
@@ -141,11 +149,21 @@ class AutoretryOnAnyException(TaskRule):
         """, count=1),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.seen: set[int] = set()  # options reported: a decorator made once serves many tasks
+
     def leave_task(self, node: cst.FunctionDef, task) -> None:
         if task.cls is None:  # task classes are judged in visit_ClassDef
             option = task.options.get("autoretry_for")
-            if option is not None:
-                self._check(option, f"task `{task.name}`")
+            if option is not None and id(option) not in self.seen:
+                self.seen.add(id(option))
+                alias = any(  # task_with_retry = shared_task(autoretry_for=...); @task_with_retry
+                    isinstance(d.decorator, cst.Name) and d.decorator.value not in self.ctx.imports
+                    and isinstance(self.ctx.lookup(d.decorator.value), cst.Call) for d in node.decorators
+                )
+                self._check(option, f"task `{task.name}`" if not alias else
+                            f"the task decorator used by `{task.name}` (and any other task made with it)")
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
