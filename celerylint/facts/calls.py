@@ -4,6 +4,8 @@ method calls whose arguments can be counted (CL213)."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ..context import FileContext, dotted_name
@@ -263,6 +265,8 @@ class TaskCalls(Checker):
         self.not_tasks: set[str] = set()
         self.calls: list[tuple[cst.Call, str | None, dict]] = []
         self.expecting_error: list[cst.With] = []  # open ``with pytest.raises(...)`` blocks
+        # (receiver text, method) -> how many such calls the module has, in source order
+        self.seen: dict[tuple[str, str], int] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not self.ctx.classes and len(self.ctx.functions) == 1 and not node.decorators:
@@ -291,6 +295,9 @@ class TaskCalls(Checker):
         if not isinstance(func, cst.Attribute) or func.attr.value not in BINDING_METHODS:
             return
         method = func.attr.value
+        receiver = _text(func.value)
+        ordinal = self.seen.get((receiver, method), 0)
+        self.seen[(receiver, method)] = ordinal + 1
         if self.expecting_error:
             return  # a test that the call fails
         target, local = task_target(self.ctx, func.value)
@@ -300,8 +307,8 @@ class TaskCalls(Checker):
         if given is not None:
             positional, keywords, partial = given
             self.calls.append((node, local, dict(
-                target=target, method=method, receiver=_text(func.value), positional=positional,
-                keywords=keywords, partial=partial,
+                target=target, method=method, receiver=receiver, positional=positional,
+                keywords=keywords, partial=partial, ordinal=ordinal,
             )))
 
     def _arguments(self, node: cst.Call, method: str) -> tuple[int, list[str], bool] | None:
@@ -343,6 +350,34 @@ class TaskCalls(Checker):
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        found: dict[tuple[str, str], list[re.Match] | None] = {}
         for node, local, data in self.calls:
-            if local is None or local.partition(".")[0] not in self.not_tasks:
-                self.ctx.fact(ARGS_FACT, node, **data)
+            if local is not None and local.partition(".")[0] in self.not_tasks:
+                continue
+            key = (data["receiver"], data["method"])
+            if key not in found:
+                found[key] = self._in_text(*key)
+            matches = found[key]
+            ordinal = data.pop("ordinal")
+            if matches is None:
+                self.ctx.fact(ARGS_FACT, node.func, **data)
+            else:  # ``receiver.method`` found in the text: no position from libcst needed
+                m = matches[ordinal]
+                self.ctx.fact(ARGS_FACT, None, **data, **self._span(m.start(1), m.end(1)))
+
+    def _in_text(self, receiver: str, method: str) -> list[re.Match] | None:
+        """Where the text has ``receiver.method(``, when that is exactly
+        once per such call of the module (so the n-th match is the n-th
+        call): positions from libcst cost a code generation of the module."""
+        text = self.ctx.text
+        if text.count("\r") != text.count("\r\n"):
+            return None  # lone carriage returns end lines too
+        pattern = rf"(?<![\w.])({re.escape(receiver)}\s*\.\s*{method})\s*\("
+        matches = list(re.finditer(pattern, text))
+        return matches if len(matches) == self.seen[(receiver, method)] else None
+
+    def _span(self, start: int, end: int) -> dict[str, int]:
+        text = self.ctx.text
+        line, end_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
+        return dict(line=line, col=start - (text.rfind("\n", 0, start) + 1),
+                    end_line=end_line, end_col=end - (text.rfind("\n", 0, end) + 1))

@@ -297,6 +297,14 @@ class TaskCallSignatureMismatch(ProjectRule):
             def on_save(instance):
                 proj.tasks.recalc.apply_async(kwargs={"event": instance.pk})
         """, count=1, message="unexpected keyword argument `event`"),
+        Invalid("""
+            from celery import shared_task
+            @shared_task
+            def ping(host): ...
+            # ping.delay() in a comment
+            ping.delay()
+            x = [ping.delay(1, 2), ping.s(host=1, port=2)]
+        """, count=3, at="5:1"),
     )
 
     def check(self, project) -> Iterable[Finding]:
