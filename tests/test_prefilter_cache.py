@@ -108,9 +108,9 @@ def test_invalid_case_survives_prefilter_and_cache(rule, case, tmp_path, monkeyp
 
 
 def write_cases(root: Path, *, file_rules_only: bool = False) -> Path:
-    """Every rule's INVALID case without configuration, each in its own directory."""
+    """Every default rule's INVALID case without configuration, each in its own directory."""
     for rule in RULES:
-        if file_rules_only and issubclass(rule, ProjectRule):
+        if (file_rules_only and issubclass(rule, ProjectRule)) or not rule.DEFAULT_ENABLED:
             continue
         for i, case in enumerate(rule.INVALID):
             if not case.config:

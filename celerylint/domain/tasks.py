@@ -261,3 +261,18 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
     limit, which = max(limits)
     return TimeLimit(limit, which)
 
+
+BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
+
+
+def broad_exception(option: cst.BaseExpression, ctx: FileContext) -> cst.BaseExpression | None:
+    """The element of an ``autoretry_for`` value (a tuple, a list, or one
+    class) that is the builtin ``Exception`` or ``BaseException`` (not a
+    name imported from elsewhere), or None."""
+    elements = [e.value for e in option.elements] if isinstance(option, (cst.Tuple, cst.List)) else [option]
+    for element in elements:
+        if isinstance(element, cst.Name) and element.value in BROAD_EXCEPTIONS:
+            target = ctx.imports.get(element.value)
+            if target is None or target == f"builtins.{element.value}":
+                return element
+    return None

@@ -1,12 +1,16 @@
-"""Facts for CL209: every task's keyword parameters, and the ``.delay``/
-``.s``/``.si`` calls that pass an execution option."""
+"""Facts for CL209 and CL213: every task's parameters, the ``.delay``/
+``.s``/``.si`` calls that pass an execution option (CL209), and the task
+method calls whose arguments can be counted (CL213)."""
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
 from ..context import FileContext, dotted_name
-from ..domain.tasks import TASK_DEFINITION, function_task_options, is_task_class
+from ..domain.calls import arg
+from ..domain.tasks import TASK_BASES, TASK_DEFINITION, function_task_options, is_task_class, task_options
 from ..rule import All, Checker, Regex
 
 # Execution options of ``Task.apply_async`` (celery 5.7, task.py:587-761).
@@ -61,8 +65,80 @@ def _signature(params: cst.Parameters, bound: bool) -> tuple[list[str], bool]:
     return names, isinstance(params.star_kwarg, cst.Param)
 
 
+def binding(params: cst.Parameters, bound: bool) -> dict | None:
+    """A function's parameters as the data CL213 binds calls against:
+    ``pos``, the positional parameters as ``[name, has_default,
+    positional_only]`` (the first dropped when the task is bound),
+    ``kwonly`` as ``[name, has_default]``, ``var_pos``/``var_kw``; and
+    ``text``, the signature as shown in messages (without ``self``), and
+    ``bound``."""
+    pos = [[p.name.value, p.default is not None, True] for p in params.posonly_params]
+    pos += [[p.name.value, p.default is not None, False] for p in params.params]
+    if bound:
+        if not pos:
+            return None  # bind=True on a function without ``self``: broken already
+        pos = pos[1:]
+    kwonly = [[p.name.value, p.default is not None] for p in params.kwonly_params]
+    shown = [n + ("=…" if d else "") for n, d, _ in pos]
+    if isinstance(params.star_arg, cst.Param):
+        shown.append("*" + params.star_arg.name.value)
+    elif kwonly:
+        shown.append("*")
+    shown += [n + ("=…" if d else "") for n, d in kwonly]
+    if isinstance(params.star_kwarg, cst.Param):
+        shown.append("**" + params.star_kwarg.name.value)
+    return {
+        "pos": pos, "kwonly": kwonly, "var_pos": isinstance(params.star_arg, cst.Param),
+        "var_kw": isinstance(params.star_kwarg, cst.Param), "text": "(" + ", ".join(shown) + ")", "bound": bound,
+    }
+
+
+# Decorators under the task decorator that keep the function's signature.
+SIGNATURE_KEEPING = frozenset({"django.db.transaction.atomic"})
+
+
+def _plain_task(node: cst.FunctionDef, options: dict, ctx: FileContext) -> bool:
+    """The task is called with its function's own signature: ``bind`` is a
+    literal, ``base`` (if any) is Celery's ``Task``, and every decorator
+    between the task decorator and the function is known to keep the
+    signature."""
+    bind = options.get("bind")
+    if bind is not None and not (isinstance(bind, cst.Name) and bind.value in ("True", "False")):
+        return False
+    base = options.get("base")
+    if base is not None and ctx.imported_name(base) not in TASK_BASES:
+        return False
+    below = False
+    for decorator in node.decorators:
+        if below:
+            expr = decorator.decorator
+            if ctx.imported_name(expr.func if isinstance(expr, cst.Call) else expr) not in SIGNATURE_KEEPING:
+                return False
+        elif task_options(decorator, ctx) is not None:
+            below = True
+    return True
+
+
 def _local_name(ctx: FileContext, name: str) -> str:
     return f"{ctx.module_name}.{name}" if ctx.module_name else f"{ctx.path}::{name}"
+
+
+def task_target(ctx: FileContext, receiver: cst.BaseExpression) -> tuple[str | None, str | None]:
+    """The qualified name of the task a call is made on (``receiver`` is
+    what comes before ``.delay``), if it can be named, and the name as
+    defined in this module when it is local."""
+    if isinstance(receiver, cst.Call) and not receiver.args:
+        receiver = receiver.func  # MyTask().delay(...)
+    if isinstance(receiver, cst.Name) and receiver.value not in ctx.imports:
+        bound = ctx.lookup(receiver.value)
+        if isinstance(bound, cst.Call) and not bound.args and isinstance(bound.func, (cst.Name, cst.Attribute)):
+            receiver = bound.func  # task = MyTask()
+    name = dotted_name(receiver)
+    if name is None or name.partition(".")[0] in ("self", "cls"):
+        return None, None
+    if name.partition(".")[0] in ctx.imports:
+        return ctx.qualify(receiver), None
+    return _local_name(ctx, name), name
 
 
 class TaskSignatures(Checker):
@@ -95,8 +171,10 @@ class TaskSignatures(Checker):
                 self.not_tasks.add(node.name.value)
             return
         bind = options.get("bind")
-        names, var_kw = _signature(node.params, isinstance(bind, cst.Name) and bind.value == "True")
-        self._record(node.name.value, names, var_kw)
+        bound = isinstance(bind, cst.Name) and bind.value == "True"
+        names, var_kw = _signature(node.params, bound)
+        checkable = _plain_task(node, options, self.ctx)
+        self._record(node.name.value, names, var_kw, binding(node.params, bound) if checkable else None)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if len(self.ctx.classes) > 1 or self.ctx.functions:
@@ -105,13 +183,18 @@ class TaskSignatures(Checker):
             if all(isinstance(b.value, cst.Name) and b.value.value == "object" for b in node.bases):
                 self.not_tasks.add(node.name.value)
             return
-        for stmt in node.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "run":
-                names, var_kw = _signature(stmt.params, True)
-                self._record(node.name.value, names, var_kw)
+        methods = {stmt.name.value: stmt for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)}
+        run = methods.get("run")
+        if run is not None:
+            names, var_kw = _signature(run.params, True)
+            # a class that redefines how it is called or sent binds its own way
+            checkable = not run.decorators and not {"__call__", "delay", "apply_async", "s", "si", "signature"} & set(methods)
+            self._record(node.name.value, names, var_kw, binding(run.params, True) if checkable else None)
 
-    def _record(self, name: str, params: list[str], var_kw: bool) -> None:
-        self.ctx.fact(TASK_FACT, name=_local_name(self.ctx, name), short=name, params=params, var_kw=var_kw)
+    def _record(self, name: str, params: list[str], var_kw: bool, sig: dict | None) -> None:
+        """``sig``: the whole signature for CL213 (see ``binding``), or None
+        when the task may not be called with its function's signature."""
+        self.ctx.fact(TASK_FACT, name=_local_name(self.ctx, name), short=name, params=params, var_kw=var_kw, sig=sig)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -120,7 +203,7 @@ class TaskSignatures(Checker):
         options = [a.keyword.value for a in node.args if a.keyword is not None and a.keyword.value in EXECUTION_OPTIONS]
         if not options:
             return
-        target, local = self._target(func.value)
+        target, local = task_target(self.ctx, func.value)
         args = [[a.keyword.value if a.keyword else ("**" if a.star == "**" else "*" if a.star else None), _text(a.value)]
                 for a in node.args]
         code = _text(node)
@@ -136,18 +219,165 @@ class TaskSignatures(Checker):
             if local not in self.not_tasks:
                 self.ctx.fact(CALL_FACT, node, **data)
 
-    def _target(self, receiver: cst.BaseExpression) -> tuple[str | None, str | None]:
-        """The qualified name of the task the call is made on, if it can be
-        named, and the name as defined in this module when it is local."""
-        if isinstance(receiver, cst.Call) and not receiver.args:
-            receiver = receiver.func  # MyTask().delay(...)
-        if isinstance(receiver, cst.Name) and receiver.value not in self.ctx.imports:
-            bound = self.ctx.lookup(receiver.value)
-            if isinstance(bound, cst.Call) and not bound.args and isinstance(bound.func, (cst.Name, cst.Attribute)):
-                receiver = bound.func  # task = MyTask()
+
+# -- CL213: every call of a task method whose arguments can be read ---------------
+
+ARGS_FACT = "task-call-arguments"
+BINDING_METHODS = frozenset({"delay", "apply_async", "s", "si", "signature"})
+
+
+def _literal_args(node: cst.BaseExpression | None) -> int | None:
+    """How many positional arguments a literal ``args`` holds (None: cannot tell)."""
+    if node is None or (isinstance(node, cst.Name) and node.value == "None"):
+        return 0
+    if isinstance(node, (cst.Tuple, cst.List)) and all(isinstance(e, cst.Element) for e in node.elements):
+        return len(node.elements)
+    return None
+
+
+def _literal_kwargs(node: cst.BaseExpression | None) -> list[str] | None:
+    """The keys of a literal ``kwargs`` dict (None: cannot tell)."""
+    if node is None or (isinstance(node, cst.Name) and node.value == "None"):
+        return []
+    if not isinstance(node, cst.Dict):
+        return None
+    keys = []
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.key, (cst.SimpleString, cst.ConcatenatedString)):
+            return None
+        key = element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
+        if not isinstance(key, str):
+            return None
+        keys.append(key)
+    return keys
+
+
+class TaskCalls(Checker):
+    """Records the ``.delay``/``.apply_async``/``.s``/``.si``/``.signature``
+    calls on a task that can be named, with the arguments they pass when
+    those can be counted (no ``*``/``**``; ``args``/``kwargs`` given as
+    literals), for CL213's project phase."""
+
+    REQUIRES = (Regex(rb"\.\s*(?:delay|apply_async|si?|signature)\s*\("),)
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.not_tasks: set[str] = set()
+        self.calls: list[tuple[cst.Call, str | None, dict]] = []
+        self.expecting_error: list[cst.With] = []  # open ``with pytest.raises(...)`` blocks
+        # (receiver text, method) -> how many such calls the module has, in source order
+        self.seen: dict[tuple[str, str], int] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.ctx.classes and len(self.ctx.functions) == 1 and not node.decorators:
+            self.not_tasks.add(node.name.value)
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and (
+                self.ctx.imported_name(call.func) == "pytest.raises"
+                or (isinstance(call.func, cst.Attribute) and call.func.attr.value.startswith("assertRaises"))
+            ):
+                self.expecting_error.append(node)
+                return
+
+    def leave_With(self, original_node: cst.With) -> None:
+        if self.expecting_error and self.expecting_error[-1] is original_node:
+            self.expecting_error.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if len(self.ctx.classes) == 1 and not self.ctx.functions and not node.bases:
+            self.not_tasks.add(node.name.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in BINDING_METHODS:
+            return
+        method = func.attr.value
+        receiver = _text(func.value)
+        ordinal = self.seen.get((receiver, method), 0)
+        self.seen[(receiver, method)] = ordinal + 1
+        if self.expecting_error:
+            return  # a test that the call fails
+        target, local = task_target(self.ctx, func.value)
+        if target is None or self._shadowed(func.value):
+            return
+        given = self._arguments(node, method)
+        if given is not None:
+            positional, keywords, partial = given
+            self.calls.append((node, local, dict(
+                target=target, method=method, receiver=receiver, positional=positional,
+                keywords=keywords, partial=partial, ordinal=ordinal,
+            )))
+
+    def _arguments(self, node: cst.Call, method: str) -> tuple[int, list[str], bool] | None:
+        if any(a.star for a in node.args):
+            return None
+        if method in ("delay", "s", "si"):
+            return (sum(1 for a in node.args if a.keyword is None),
+                    [a.keyword.value for a in node.args if a.keyword is not None], method == "s")
+        args, kwargs = arg(node, "args", 0), arg(node, "kwargs", 1)
+        positional = _literal_args(args.value if args is not None else None)
+        keywords = _literal_kwargs(kwargs.value if kwargs is not None else None)
+        if positional is None or keywords is None:
+            return None
+        partial = False
+        if method == "signature":  # a partial unless immutable=True
+            immutable = arg(node, "immutable", None)
+            partial = not (immutable is not None and isinstance(immutable.value, cst.Name) and immutable.value.value == "True")
+        return positional, keywords, partial
+
+    def _shadowed(self, receiver: cst.BaseExpression) -> bool:
+        """The head of the receiver is a parameter of an enclosing function
+        or lambda, or assigned in one: it is not the module's name."""
+        if isinstance(receiver, cst.Call):
+            receiver = receiver.func
         name = dotted_name(receiver)
-        if name is None or name.partition(".")[0] in ("self", "cls"):
-            return None, None
-        if name.partition(".")[0] in self.ctx.imports:
-            return self.ctx.qualify(receiver), None
-        return _local_name(self.ctx, name), name
+        head = name.partition(".")[0] if name else None
+        if head is None:
+            return True
+        for scope in self.ctx.scopes[1:]:
+            node = scope.node
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                params = node.params
+                names = (*params.posonly_params, *params.params, *params.kwonly_params,
+                         *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)))
+                if any(p.name.value == head for p in names):
+                    return True
+                if head in scope.bindings or head in scope.reassigned:
+                    return True
+        return False
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        found: dict[tuple[str, str], list[re.Match] | None] = {}
+        for node, local, data in self.calls:
+            if local is not None and local.partition(".")[0] in self.not_tasks:
+                continue
+            key = (data["receiver"], data["method"])
+            if key not in found:
+                found[key] = self._in_text(*key)
+            matches = found[key]
+            ordinal = data.pop("ordinal")
+            if matches is None:
+                self.ctx.fact(ARGS_FACT, node.func, **data)
+            else:  # ``receiver.method`` found in the text: no position from libcst needed
+                m = matches[ordinal]
+                self.ctx.fact(ARGS_FACT, None, **data, **self._span(m.start(1), m.end(1)))
+
+    def _in_text(self, receiver: str, method: str) -> list[re.Match] | None:
+        """Where the text has ``receiver.method(``, when that is exactly
+        once per such call of the module (so the n-th match is the n-th
+        call): positions from libcst cost a code generation of the module."""
+        text = self.ctx.text
+        if text.count("\r") != text.count("\r\n"):
+            return None  # lone carriage returns end lines too
+        pattern = rf"(?<![\w.])({re.escape(receiver)}\s*\.\s*{method})\s*\("
+        matches = list(re.finditer(pattern, text))
+        return matches if len(matches) == self.seen[(receiver, method)] else None
+
+    def _span(self, start: int, end: int) -> dict[str, int]:
+        text = self.ctx.text
+        line, end_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
+        return dict(line=line, col=start - (text.rfind("\n", 0, start) + 1),
+                    end_line=end_line, end_col=end - (text.rfind("\n", 0, end) + 1))

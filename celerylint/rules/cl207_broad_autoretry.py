@@ -3,11 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..domain.dataflow import flow
-from ..domain.tasks import TaskRule, task_and
+from ..domain.tasks import TaskRule, broad_exception, task_and
 from ..rule import Invalid, Valid
-
-BROAD = frozenset({"Exception", "BaseException"})
-
 
 class BroadAutoretry(TaskRule):
     """
@@ -161,10 +158,4 @@ class BroadAutoretry(TaskRule):
                                     "whole task and repeats it")
 
     def _broad(self, option: cst.BaseExpression) -> bool:
-        elements = [e.value for e in option.elements] if isinstance(option, (cst.Tuple, cst.List)) else [option]
-        for element in elements:
-            if isinstance(element, cst.Name) and element.value in BROAD:
-                target = self.ctx.imports.get(element.value)
-                if target is None or target == f"builtins.{element.value}":
-                    return True
-        return False
+        return broad_exception(option, self.ctx) is not None

@@ -1,0 +1,358 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..domain.calls import arg
+from ..domain.values import evaluate
+from ..rule import All, Fix, InsertAfter, InsertBefore, Invalid, Rule, Valid
+
+ATOMIC = "django.db.transaction.atomic"
+DISPATCH_METHODS = frozenset({"delay", "apply_async", "send_task"})
+_EMPTY = cst.Module([])
+
+
+@dataclass
+class _Frame:
+    """One function body (or the module): the ``atomic`` blocks open in it,
+    innermost last (each the ``atomic(...)`` call, or the bare decorator),
+    and how many loops enclose the current point."""
+
+    atomics: list[cst.BaseExpression] = field(default_factory=list)
+    loops: int = 0
+
+
+class DispatchInTransaction(Rule):
+    """
+    ## What it does
+    Finds Celery tasks dispatched — `.delay(...)`, `.apply_async(...)`,
+    `app.send_task(...)`, `signature(...).delay()` — lexically inside a
+    Django transaction: the body of `with transaction.atomic():` or of a
+    function decorated with `@transaction.atomic` / `@atomic` (imported
+    from `django.db.transaction`, through any alias).
+
+    Not reported: a dispatch deferred with `transaction.on_commit(...)` (in
+    a lambda passed to it, or a function, or any function or lambda merely
+    defined in the block), `delay_on_commit()` / `apply_async_on_commit()`,
+    and blocks
+    `atomic(using=<alias other than "default">, savepoint=False)`, the
+    read-replica pattern (a transaction opened only to pin one replica,
+    with nothing to commit). Views run in a transaction by
+    `ATOMIC_REQUESTS = True`, atomic blocks entered in a caller, and
+    `method_decorator(transaction.atomic)` are not seen and not reported.
+
+    ## Why is this bad?
+    The message goes to the broker at once, while the transaction is still
+    open. A worker can pick the task up before the commit, and then does
+    not see the rows the transaction wrote (`DoesNotExist`, or stale data);
+    if the transaction rolls back, the task runs anyway, on data that never
+    existed. Both happen only under load or on errors, so tests rarely
+    catch them.
+
+    ## Example
+    ```python
+    from django.db import transaction
+    from proj.tasks import send_welcome
+
+    def sign_up(form):
+        with transaction.atomic():
+            user = form.save()
+            send_welcome.delay(user.pk)
+    ```
+
+    Use instead:
+    ```python
+    from django.db import transaction
+    from proj.tasks import send_welcome
+
+    def sign_up(form):
+        with transaction.atomic():
+            user = form.save()
+            transaction.on_commit(lambda: send_welcome.delay(user.pk))
+    ```
+
+    ## Fix safety
+    The fix wraps the dispatch as `transaction.on_commit(lambda: <call>)`
+    (with `using=` when the enclosing block names a database). It is
+    offered only when the call is a whole statement (its result is not
+    used), `transaction` is imported from `django.db` in the file, and the
+    call is not inside a loop, where the lambda would see only the loop
+    variable's last value. It is unsafe: the task is no longer sent when
+    the transaction rolls back, it is sent only after the outermost atomic
+    block commits, and the lambda reads its variables when it runs, so a
+    variable reassigned later in the block changes what is sent. Celery
+    5.4+ offers `task.delay_on_commit(...)` as well.
+
+    ## References
+    - [Django: performing actions after commit](https://docs.djangoproject.com/en/stable/topics/db/transactions/#performing-actions-after-commit)
+    - [Celery: trigger tasks at the end of the database transaction](https://docs.celeryq.dev/en/stable/django/first-steps-with-django.html#trigger-tasks-at-the-end-of-the-database-transaction)
+    """
+
+    CODE = "CL210"
+    NAME = "dispatch-in-transaction"
+    SEVERITY = "warning"
+    SUMMARY = "A task dispatched inside `transaction.atomic()`: it can run before the commit or after a rollback"
+    FIX = "sometimes"
+    HINT = "dispatch in `transaction.on_commit(...)`, or with `delay_on_commit()`"
+    TAGS = ("django", "calling")
+    REQUIRES = (All((b"atomic", b"transaction", (b"delay", b"apply_async", b"send_task"))),)
+
+    VALID = (
+        Valid("""
+            from django.db import transaction
+            from proj.tasks import notify, reindex
+            def save(order):
+                with transaction.atomic():
+                    order.save()
+                    transaction.on_commit(lambda: notify.delay(order.pk))
+                    transaction.on_commit(reindex.s(order.pk).delay)
+                    notify.delay_on_commit(order.pk)
+                    reindex.apply_async_on_commit((order.pk,))
+                notify.delay(order.pk)  # after the block: committed
+        """),
+        Valid("""
+            from django.conf import settings
+            from django.db import transaction
+            from proj.tasks import retry_later
+            def generate(ids):
+                with transaction.atomic(using=settings.DATABASE_CONNECTION_REPLICA_NAME, savepoint=False):
+                    if not ready(ids):
+                        retry_later.delay(ids)
+        """),
+        Valid("""
+            # look-alikes: atomic from elsewhere, a transaction of another library
+            from proj.locks import atomic
+            from sqlalchemy.orm import Session
+            from proj.tasks import notify
+            @atomic
+            def one(order):
+                notify.delay(order.pk)
+            def two(session: Session, order):
+                with session.begin():
+                    notify.delay(order.pk)
+                with atomic():
+                    notify.apply_async((order.pk,))
+        """),
+        Valid("""
+            from django.db import transaction
+            from proj.tasks import notify
+            def save(order):
+                with transaction.atomic():
+                    order.save()
+                    def later():
+                        notify.delay(order.pk)
+                    transaction.on_commit(later)
+                    callbacks.append(lambda: notify.delay(order.pk))
+        """),
+        Valid("""
+            from django.db import transaction
+            @transaction.atomic
+            def save(order):
+                order.save()
+            def after(order):
+                save(order)
+                app.send_task("proj.notify", args=(order.pk,))
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            from django.db import transaction
+            from bookwyrm.tasks import app
+            @app.task
+            def create_export_json_task(**kwargs):
+                job = Job.objects.get(id=kwargs["job_id"])
+                with transaction.atomic():
+                    job.save(update_fields=["export_json"])
+                    create_archive_task.delay(job_id=job.id)
+            """,
+            fixed="""
+            from django.db import transaction
+            from bookwyrm.tasks import app
+            @app.task
+            def create_export_json_task(**kwargs):
+                job = Job.objects.get(id=kwargs["job_id"])
+                with transaction.atomic():
+                    job.save(update_fields=["export_json"])
+                    transaction.on_commit(lambda: create_archive_task.delay(job_id=job.id))
+            """,
+            at="8:9", message="`create_archive_task.delay()`",
+        ),
+        Invalid(
+            """
+            from django.db import transaction
+            class ReviewSettings:
+                @transaction.atomic
+                def form_valid(self, form):
+                    form.save()
+                    task_recalculate_review_scores.apply_async(
+                        kwargs={"event_id": self.request.event.pk}, ignore_result=True
+                    )
+                    return super().form_valid(form)
+            """,
+            fixed="""
+            from django.db import transaction
+            class ReviewSettings:
+                @transaction.atomic
+                def form_valid(self, form):
+                    form.save()
+                    transaction.on_commit(lambda: task_recalculate_review_scores.apply_async(
+                        kwargs={"event_id": self.request.event.pk}, ignore_result=True
+                    ))
+                    return super().form_valid(form)
+            """,
+        ),
+        Invalid(
+            """
+            from django.db.transaction import atomic as in_tx
+            from celery import current_app, signature
+            @in_tx()
+            def publish(event):
+                current_app.send_task("events.publish", args=(event.pk,))
+                signature("events.audit", args=(event.pk,)).delay()
+            """,
+            fixed=None, count=2, message="transaction",
+        ),
+        Invalid(
+            """
+            import django.db.transaction
+            from django.db import transaction as tx
+            def bulk(orders):
+                with django.db.transaction.atomic(using="orders"):
+                    for order in orders:
+                        order.save()
+                        notify.delay(order.pk)
+                    result = notify.delay(0)
+                with tx.atomic(using="replica", savepoint=True):
+                    notify.delay(1)
+            """,
+            fixed=None, count=3,
+        ),
+        Invalid(
+            """
+            from django.db import transaction
+            def save(order):
+                with transaction.atomic(using="orders"):
+                    with transaction.atomic(using="replica", savepoint=False):
+                        order.refresh_from_db()
+                        notify.delay(order.pk)
+            """,
+            fixed="""
+            from django.db import transaction
+            def save(order):
+                with transaction.atomic(using="orders"):
+                    with transaction.atomic(using="replica", savepoint=False):
+                        order.refresh_from_db()
+                        transaction.on_commit(lambda: notify.delay(order.pk), using="orders")
+            """,
+        ),
+        Invalid(
+            """
+            from django.db import transaction
+            def save(order):
+                with open("x") as f, transaction.atomic():
+                    transaction.on_commit(notify.delay(order.pk))  # dispatches now
+            """,
+            fixed=None,
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.frames: list[_Frame] = [_Frame()]
+        self.opened: dict[int, int] = {}  # id of a with statement -> how many atomic blocks it opened
+        self.statement_calls: set[int] = set()  # ids of calls that are a whole expression statement
+
+    # -- where we are ---------------------------------------------------------
+    def _atomic(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``expr`` (a with item or a decorator) opens a transaction that
+        counts: ``atomic``/``atomic(...)``, unless it is the read-replica
+        form ``atomic(using=<not "default">, savepoint=False)``."""
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        if self.ctx.imported_name(func) != ATOMIC:
+            return None
+        if isinstance(expr, cst.Call):
+            using = arg(expr, "using", 0)
+            savepoint = arg(expr, "savepoint", 1)
+            if (
+                using is not None and savepoint is not None
+                and isinstance(savepoint.value, cst.Name) and savepoint.value.value == "False"
+                and evaluate(using.value, self.ctx) != "default"
+            ):
+                return None
+        return expr
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        frame = _Frame()
+        for decorator in node.decorators:
+            opened = self._atomic(decorator.decorator)
+            if opened is not None:
+                frame.atomics.append(opened)
+        self.frames.append(frame)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.frames.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.frames.append(_Frame())
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.frames.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        opened = [a for a in (self._atomic(item.item) for item in node.items) if a is not None]
+        self.frames[-1].atomics.extend(opened)
+        self.opened[id(node)] = len(opened)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        for _ in range(self.opened.pop(id(original_node), 0)):
+            self.frames[-1].atomics.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self.frames[-1].loops += 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.frames[-1].loops -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.frames[-1].loops += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.frames[-1].loops -= 1
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self.statement_calls.add(id(node.value))
+
+    # -- the dispatch ---------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        frame = self.frames[-1]
+        func = node.func
+        if not frame.atomics or not isinstance(func, cst.Attribute):
+            return
+        if func.attr.value not in DISPATCH_METHODS:
+            return
+        receiver = _EMPTY.code_for_node(func.value)
+        shown = receiver if len(receiver) <= 40 and "\n" not in receiver else "…"
+        where = "inside `transaction.atomic()`"
+        self.report(
+            node,
+            f"`{shown}.{func.attr.value}()` {where}: the worker can run the task before the transaction commits "
+            "(and not see its writes) or after it rolls back; dispatch it in `transaction.on_commit(...)`",
+            self._fix(node, frame),
+        )
+
+    def _fix(self, node: cst.Call, frame: _Frame) -> Fix | None:
+        if id(node) not in self.statement_calls or frame.loops or self.ctx.imports.get("transaction") != "django.db.transaction":
+            return None
+        if self.ctx.lookup("transaction") is not None:
+            return None  # rebound in the file
+        using = ""
+        innermost = frame.atomics[-1]
+        if isinstance(innermost, cst.Call):
+            alias = arg(innermost, "using", 0)
+            if alias is not None:
+                using = f", using={_EMPTY.code_for_node(alias.value)}"
+        return Fix("Dispatch in `transaction.on_commit(lambda: ...)`",
+                   (InsertBefore(node, "transaction.on_commit(lambda: "), InsertAfter(node, f"{using})")))
