@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from .modules import absolute_module
+
 if TYPE_CHECKING:
     from .config import Settings
     from .rule import Fix, Rule
@@ -100,16 +102,7 @@ class FileContext:
     def resolve_relative(self, level: int, module: str) -> str:
         """The absolute module of ``from <level dots><module> import``; left
         relative (leading dots) when the file's package is unknown."""
-        if not level:
-            return module
-        parts = self.module_name.split(".") if self.module_name else []
-        if parts and not self.path.endswith("__init__.py"):
-            parts = parts[:-1]
-        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
-        if not parts:
-            return "." * level + module
-        base = ".".join(parts)
-        return f"{base}.{module}" if module else base
+        return absolute_module(self.module_name, self.path, level, module)
 
     def qualify(self, node: cst.CSTNode) -> str | None:
         """The dotted name of ``node`` with its head resolved through imports.

@@ -88,6 +88,18 @@ def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult
     return result, (source.text if active else None), active
 
 
+def split_syntax(text: str, active: list[Entry]) -> tuple[list[Entry], list[Entry]]:
+    """The ``ast`` collectors among ``active``, and the checkers left for
+    libcst: none when only CL001 is left and CPython reads the file."""
+    syntax = [e for e in active if e.kind == "syntax"]
+    if not syntax:
+        return [], active
+    rest = [e for e in active if e.kind != "syntax"]
+    if rest and all(e.code == UNPARSABLE[0] for e in rest) and _valid(text):
+        rest = []
+    return syntax, rest
+
+
 def _decodes(data: bytes) -> bool:
     """True when ``decode(data)`` certainly succeeds, found without decoding:
     ASCII without NUL bytes and without a coding cookie in its first two
@@ -129,7 +141,16 @@ def lint_source(
     result, text, active = triage(path, data, entries)
     if text is None:
         return result
-    return analyze(path, text, data, settings, entries, active, module_name)
+    syntax, active = split_syntax(text, active)
+    if syntax:
+        from .syntax import collect
+
+        result.facts.extend(collect(path, text, module_name, settings, syntax))
+    if not active:
+        return result
+    analysed = analyze(path, text, data, settings, entries, active, module_name)
+    analysed.facts[:0] = result.facts
+    return analysed
 
 
 def parse(text: str):

@@ -8,16 +8,17 @@ this process or shared with worker processes (``pool``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PosixPath
 
 from . import pool
 from .cache import Cache
 from .config import Settings, relative_path
-from .engine import analyze, module_name_for, triage, unparsable
+from .engine import analyze, module_name_for, split_syntax, triage, unparsable
 from .model import FileResult
 from .registry import Entry, entries as all_entries
 from .source import NotAFile, digest, read_source
+from .syntax import collect as collect_syntax
 
 
 def enabled_entries(settings: Settings) -> list[Entry]:
@@ -25,7 +26,7 @@ def enabled_entries(settings: Settings) -> list[Entry]:
     project rule is selected."""
     chosen = [e for e in all_entries() if e.code and settings.enabled(e.code)]
     if any(e.kind == "project" for e in chosen):
-        chosen += [e for e in all_entries() if e.kind == "collector"]
+        chosen += [e for e in all_entries() if e.kind in ("collector", "syntax")]
     return chosen
 
 
@@ -40,6 +41,7 @@ class Job:
     active: list[Entry]
     module: str | None
     key: str | None  # cache key, None without a cache
+    facts: list = field(default_factory=list)  # of the ``ast`` collectors, already collected
 
 
 class Linter:
@@ -88,13 +90,18 @@ class Linter:
         if text is None:
             return result, None
         module = module_name_for(path.resolve())
+        syntax, active = split_syntax(text, active)
+        if not active:  # only collectors over ``ast``: cheaper than a cache lookup
+            result.facts.extend(collect_syntax(rel, text, module, self.settings, syntax))
+            return result, None
         key = None
         if self.cache is not None:
             key = self.cache.key(data, rel, module, [f"{e.code}:{e.module}.{e.cls}" for e in entries])
             cached = self.cache.get(key, rel)
             if cached is not None:
                 return cached, None
-        return result, Job(rel, text, data, entries, active, module, key)
+        facts = collect_syntax(rel, text, module, self.settings, syntax) if syntax else []
+        return result, Job(rel, text, data, entries, active, module, key, facts)
 
     def store(self, job: Job, result: FileResult) -> FileResult:
         if self.cache is not None and job.key is not None:
@@ -129,6 +136,7 @@ def analyze_job(job: Job, settings: Settings) -> FileResult:
     stores them, so that the project phase sees the same values (lists, not
     tuples) whether a file was analysed now or served from the cache."""
     result = analyze(job.rel, job.text, job.data, settings, job.entries, job.active, job.module)
+    result.facts[:0] = job.facts
     if result.facts:
         import json
 

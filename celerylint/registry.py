@@ -26,7 +26,7 @@ FROM_SOURCE = "CELERYLINT_RULES_FROM_SOURCE"
 class Entry:
     code: str  # "" for a fact collector
     name: str
-    kind: str  # "file" | "project" | "collector"
+    kind: str  # "file" | "project" | "collector" (libcst) | "syntax" (a collector over ``ast``)
     severity: str
     fix: str
     summary: str
@@ -99,7 +99,7 @@ def discover_classes() -> list[type]:
     import pkgutil
 
     from . import facts, rules
-    from .rule import Checker, ProjectRule, Rule
+    from .rule import Checker, ProjectRule, Rule, SyntaxCollector
 
     found: list[type] = []
     names = [f"{package.__name__}.{info.name}" for package in (rules, facts)
@@ -111,8 +111,8 @@ def discover_classes() -> list[type]:
             if (
                 isinstance(value, type)
                 and value.__module__ == module.__name__
-                and issubclass(value, (Checker, ProjectRule))
-                and value not in (Checker, Rule, ProjectRule)
+                and issubclass(value, (Checker, ProjectRule, SyntaxCollector))
+                and value not in (Checker, Rule, ProjectRule, SyntaxCollector)
                 and not value.__name__.startswith("_")
             ):
                 found.append(value)
@@ -125,7 +125,7 @@ class RuleDefinitionError(Exception):
 
 def catalog_rows() -> list[tuple]:
     """The rows catalog.py must hold, computed from the rule modules."""
-    from .rule import ProjectRule, Rule
+    from .rule import ProjectRule, Rule, SyntaxCollector
 
     rows = []
     for cls in discover_classes():
@@ -133,6 +133,8 @@ def catalog_rows() -> list[tuple]:
             kind = "project"
         elif issubclass(cls, Rule):
             kind = "file"
+        elif issubclass(cls, SyntaxCollector):
+            kind = "syntax"
         else:
             kind = "collector"
         if kind != "project" and not getattr(cls, "REQUIRES", ()):

@@ -3,7 +3,8 @@
 - ``Rule``: a file rule, a libcst batchable visitor run in the engine's one
   traversal of each file; ``report(node, message, fix=...)``.
 - ``Checker``: a fact collector (no code of its own): records plain data
-  with ``self.ctx.fact(...)`` for project rules.
+  with ``self.ctx.fact(...)`` for project rules; ``SyntaxCollector`` is the
+  cheaper kind that reads CPython's ``ast``.
 - ``ProjectRule``: runs once per run over every file's facts;
   ``ConfigRule`` (the Celery configuration model) is its usual form.
 - ``REQUIRES``: what a file's bytes must contain for a file rule or collector
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
 __all__ = [
     "All", "Case", "Checker", "ConfigRule", "Fix",  # noqa: F822 (ConfigRule: see __getattr__)
     "InsertAfter", "InsertBefore", "InsertLinesAfter",
-    "Invalid", "MoveLinesAfter", "Option", "ProjectRule", "Regex", "RemoveLines", "Replace", "Rule", "Valid",
-    "django_project",
+    "Invalid", "MoveLinesAfter", "Option", "ProjectRule", "Regex", "RemoveLines", "Replace", "Rule", "SyntaxCollector",
+    "Valid", "django_project",
 ]
 
 
@@ -139,6 +140,23 @@ class Checker(cst.BatchableCSTVisitor):
 
     def option(self, name: str) -> Any:
         return self.ctx.settings.option(name)
+
+
+class SyntaxCollector:
+    """A fact collector over CPython's ``ast`` (``syntax.py``): ten times
+    cheaper than libcst, for facts that need names, calls and arguments but
+    no fix, comment or layout.  A file that only such collectors want is
+    never parsed by libcst.  ``collect(tree)`` records facts with
+    ``self.file.fact(kind, **data)``; ``self.file`` is a ``syntax.SyntaxFile``."""
+
+    REQUIRES: ClassVar[tuple] = ()
+    PATHS: ClassVar[str | None] = None
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+
+    def collect(self, tree: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
 
 class Rule(_Declared, Checker):

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..facts.calls import ARGS_FACT, EXECUTION_OPTIONS, TASK_FACT
+from ..facts.calls import EXECUTION_OPTIONS, TASK_FACT
+from ..facts.task_calls import ARGS_FACT
 from ..model import Finding
 from ..rule import Invalid, ProjectRule, Valid
 
