@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
 
 from .modules import absolute_module
@@ -28,8 +29,9 @@ class SyntaxFile:
         self._lines: list[str] | None = None
 
     def record_imports(self, tree: ast.Module) -> None:
-        """Every import of the file, as ``context.ContextOpener`` records them."""
-        for node in ast.walk(tree):
+        """Every import of the file, as ``context.ContextOpener`` records them
+        (imports are statements: only statement lists are walked)."""
+        for node in statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -54,31 +56,55 @@ class SyntaxFile:
         return f"{target}.{rest}" if rest else target
 
     def segment(self, node: ast.AST) -> str | None:
-        return ast.get_source_segment(self.text, node)
+        """The source text of ``node`` (``ast.get_source_segment`` splits the
+        whole text on every call)."""
+        p = self.position(node)
+        lines = self._line_list()
+        if p["end_line"] > len(lines):
+            return None
+        if p["line"] == p["end_line"]:
+            return lines[p["line"] - 1][p["col"]:p["end_col"]]
+        inner = lines[p["line"]:p["end_line"] - 1]
+        return "".join([lines[p["line"] - 1][p["col"]:], *inner, lines[p["end_line"] - 1][:p["end_col"]]])
 
     def position(self, node: ast.AST) -> dict[str, int]:
         """``line``/``col``/``end_line``/``end_col`` of ``node`` in code points
         (``ast`` counts UTF-8 bytes)."""
-        if self._lines is None:
-            self._lines = self.text.splitlines(keepends=True)
         return dict(line=node.lineno, col=self._column(node.lineno, node.col_offset),
                     end_line=node.end_lineno, end_col=self._column(node.end_lineno, node.end_col_offset))
 
+    def _line_list(self) -> list[str]:
+        if self._lines is None:
+            # the lines as ``ast`` counts them: \n, \r\n and \r end a line, nothing else does
+            self._lines = re.split(r"(?<=\n)|(?<=\r)(?!\n)", self.text)
+        return self._lines
+
     def _column(self, line: int, offset: int) -> int:
-        text = self._lines[line - 1] if line - 1 < len(self._lines) else ""
+        lines = self._line_list()
+        text = lines[line - 1] if line - 1 < len(lines) else ""
         return offset if text.isascii() else len(text.encode("utf-8")[:offset].decode("utf-8", "replace"))
 
     def fact(self, kind: str, **data: Any) -> None:
         self.facts.append({"kind": kind, "path": self.path, **data})
 
 
+def statements(body: list[ast.stmt]):
+    """Every statement of ``body`` and of the blocks nested in it, in order."""
+    for node in body:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            nested = getattr(node, field, None)
+            if nested:
+                yield from statements(nested)
+
+
 def parse(text: str) -> ast.Module | None:
     """The module's ``ast``, or None (the file is left to libcst, which words its error)."""
     import warnings
 
-    from .guard import refuse
+    from .guard import MAX_PARSE_CHARS
 
-    if refuse(text) is not None:
+    if len(text) > MAX_PARSE_CHARS:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -7,12 +7,14 @@ need nothing else, and are then never parsed by libcst."""
 from __future__ import annotations
 
 import ast
+import re
 
 from ..rule import Regex, SyntaxCollector
 from ..syntax import SyntaxFile
 
 ARGS_FACT = "task-call-arguments"
 BINDING_METHODS = frozenset({"delay", "apply_async", "s", "si", "signature"})
+_CALL = re.compile(r"\b(?:delay|apply_async|si?|signature)\s*\(")  # where such a call's method name can be
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -82,54 +84,82 @@ class TaskCalls(SyntaxCollector):
         self.not_tasks: set[str] = set()
         self.expecting_error = 0  # open ``with pytest.raises(...)`` blocks
         self.calls: list[tuple[ast.Call, str | None, dict]] = []
+        self.lines: set[int] | None = None  # lines that may hold a call (None: any)
 
     # -- traversal, in source order, with the scopes ``context.py`` keeps ----
+    # Statements are all walked (scopes, bindings, ``with pytest.raises``);
+    # expressions only in statements on a line where a call may be.
     def collect(self, tree: ast.Module) -> None:
-        for statement in tree.body:
-            self._visit(statement, depth=0)
+        self.lines = {self.file.text.count("\n", 0, m.start()) + 1 for m in _CALL.finditer(self.file.text)}
+        if "\r" in self.file.text:  # lone carriage returns end lines too: look everywhere
+            self.lines = None
+        self._block(tree.body, depth=0)
         self._record()
 
-    def _visit(self, node: ast.AST, depth: int) -> None:
+    def _wanted(self, node: ast.AST) -> bool:
+        return self.lines is None or any(line in self.lines for line in range(node.lineno, node.end_lineno + 1))
+
+    def _block(self, body: list[ast.stmt], depth: int) -> None:
+        for statement in body:
+            self._statement(statement, depth)
+
+    def _statement(self, node: ast.stmt, depth: int) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if depth == 0 and not node.decorator_list:
                 self.not_tasks.add(node.name)
-            for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else [])):
-                self._visit(child, depth)
-            self._enter(node, depth, node.body)
-            return
-        if isinstance(node, ast.ClassDef):
+            if self._wanted(node):
+                for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else [])):
+                    self._expression(child)
+            self._scope(node, node.body, depth)
+        elif isinstance(node, ast.ClassDef):
             if depth == 0 and not node.bases:
                 self.not_tasks.add(node.name)
-            for child in (*node.decorator_list, *node.bases, *node.keywords):
-                self._visit(child, depth)
+            if self._wanted(node):
+                for child in (*node.decorator_list, *node.bases, *node.keywords):
+                    self._expression(child)
             self.scopes.append(_Scope(node))
-            for statement in node.body:
-                self._visit(statement, depth + 1)
+            self._block(node.body, depth + 1)
             self.scopes.pop()
-            return
-        if isinstance(node, ast.Lambda):
-            self._visit(node.args, depth)
-            self._enter(node, depth, [node.body])
-            return
-        if isinstance(node, (ast.With, ast.AsyncWith)):
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
             raises = any(self._expects_error(item.context_expr) for item in node.items)
-            for item in node.items:
-                self._visit(item, depth)
+            if self._wanted(node):
+                for item in node.items:
+                    self._expression(item)
             self.expecting_error += raises
-            for statement in node.body:
-                self._visit(statement, depth)
+            self._block(node.body, depth)
             self.expecting_error -= raises
+        else:
+            wanted = self._wanted(node)
+            for field, value in ast.iter_fields(node):
+                if field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    continue
+                if wanted:
+                    for child in value if isinstance(value, list) else (value,):
+                        if isinstance(child, ast.AST):
+                            self._expression(child)
+            for field in ("body", "orelse", "finalbody"):
+                self._block(getattr(node, field, None) or [], depth)
+            for handler in getattr(node, "handlers", None) or []:
+                self._block(handler.body, depth)
+            for case in getattr(node, "cases", None) or []:
+                self._block(case.body, depth)
+            self._bind(node)
+
+    def _expression(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Lambda):
+            self._expression(node.args)
+            self.scopes.append(_Scope(node))
+            self._expression(node.body)
+            self.scopes.pop()
             return
         if isinstance(node, ast.Call):
             self._call(node)
         for child in ast.iter_child_nodes(node):
-            self._visit(child, depth)
-        self._bind(node)
+            self._expression(child)
 
-    def _enter(self, node: ast.AST, depth: int, body: list[ast.AST]) -> None:
+    def _scope(self, node: ast.AST, body: list[ast.stmt], depth: int) -> None:
         self.scopes.append(_Scope(node))
-        for statement in body:
-            self._visit(statement, depth + 1)
+        self._block(body, depth + 1)
         self.scopes.pop()
 
     def _bind(self, node: ast.AST) -> None:
