@@ -88,16 +88,22 @@ def triage(path: str, data: bytes, entries: Sequence[Entry]) -> tuple[FileResult
     return result, (source.text if active else None), active
 
 
-def split_syntax(text: str, active: list[Entry]) -> tuple[list[Entry], list[Entry]]:
-    """The ``ast`` collectors among ``active``, and the checkers left for
-    libcst: none when only CL001 is left and CPython reads the file."""
+def split_syntax(text: str, active: list[Entry]):
+    """The file's CPython ``ast`` (None when not needed or not readable), the
+    ``ast`` collectors among ``active``, and the checkers left for libcst:
+    without those whose ``GATE`` says the file holds nothing for them, and
+    none when only CL001 is left and CPython reads the file."""
     syntax = [e for e in active if e.kind == "syntax"]
-    if not syntax:
-        return [], active
-    rest = [e for e in active if e.kind != "syntax"]
+    gated = [e for e in active if e.gate]
+    if not syntax and not gated:
+        return None, [], active
+    from .syntax import gate, parse
+
+    tree = parse(text)
+    rest = [e for e in active if e.kind != "syntax" and not (e.gate and tree is not None and not gate(e.gate, tree))]
     if rest and all(e.code == UNPARSABLE[0] for e in rest) and _valid(text):
         rest = []
-    return syntax, rest
+    return tree, syntax, rest
 
 
 def _decodes(data: bytes) -> bool:
@@ -141,11 +147,11 @@ def lint_source(
     result, text, active = triage(path, data, entries)
     if text is None:
         return result
-    syntax, active = split_syntax(text, active)
+    tree, syntax, active = split_syntax(text, active)
     if syntax:
         from .syntax import collect
 
-        result.facts.extend(collect(path, text, module_name, settings, syntax))
+        result.facts.extend(collect(path, text, module_name, settings, syntax, tree))
     if not active:
         return result
     analysed = analyze(path, text, data, settings, entries, active, module_name)

@@ -90,9 +90,9 @@ class Linter:
         if text is None:
             return result, None
         module = module_name_for(path.resolve())
-        syntax, active = split_syntax(text, active)
+        tree, syntax, active = split_syntax(text, active)
         if not active:  # only collectors over ``ast``: cheaper than a cache lookup
-            result.facts.extend(collect_syntax(rel, text, module, self.settings, syntax))
+            result.facts.extend(collect_syntax(rel, text, module, self.settings, syntax, tree))
             return result, None
         key = None
         if self.cache is not None:
@@ -100,7 +100,7 @@ class Linter:
             cached = self.cache.get(key, rel)
             if cached is not None:
                 return cached, None
-        facts = collect_syntax(rel, text, module, self.settings, syntax) if syntax else []
+        facts = collect_syntax(rel, text, module, self.settings, syntax, tree) if syntax else []
         return result, Job(rel, text, data, entries, active, module, key, facts)
 
     def store(self, job: Job, result: FileResult) -> FileResult:

@@ -39,6 +39,7 @@ class Entry:
     options: tuple = ()
     # False: off by default, run only when ``select``/``extend-select`` names it
     default_enabled: bool = True
+    gate: str | None = None  # "module:function" over the file's ``ast`` (rule.Checker.GATE)
 
     def wanted_for(self, path: str) -> bool:
         return self.paths is None or re.search(self.paths, path) is not None
@@ -156,6 +157,7 @@ def catalog_rows() -> list[tuple]:
             getattr(cls, "PATHS", None),
             tuple(o if isinstance(o, str) else o.as_row() for o in getattr(cls, "OPTIONS", ())),
             bool(getattr(cls, "DEFAULT_ENABLED", True)),
+            getattr(cls, "GATE", None),
         ))
     codes = [r[0] for r in rows if r[0]]
     if len(codes) != len(set(codes)):

@@ -35,6 +35,7 @@ from .model import Finding
 from .model import Fix as TextFix
 from .needles import All, Regex
 from .options import Option
+from .syntax import SyntaxCollector
 
 if TYPE_CHECKING:
     from .context import FileContext
@@ -129,10 +130,14 @@ class _Declared:
 class Checker(cst.BatchableCSTVisitor):
     """Runs in the shared traversal of every file that meets ``REQUIRES``
     (and whose relative posix path matches ``PATHS``, a regular expression,
-    when set)."""
+    when set).  ``GATE``, optional, names a function ``"module:name"`` of a
+    module that does not import libcst: given the file's CPython ``ast``, it
+    says whether the checker can find anything there (a superset of what it
+    reports); when it says no, the file is not parsed for the checker."""
 
     REQUIRES: ClassVar[tuple] = ()
     PATHS: ClassVar[str | None] = None
+    GATE: ClassVar[str | None] = None
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()
@@ -140,23 +145,6 @@ class Checker(cst.BatchableCSTVisitor):
 
     def option(self, name: str) -> Any:
         return self.ctx.settings.option(name)
-
-
-class SyntaxCollector:
-    """A fact collector over CPython's ``ast`` (``syntax.py``): ten times
-    cheaper than libcst, for facts that need names, calls and arguments but
-    no fix, comment or layout.  A file that only such collectors want is
-    never parsed by libcst.  ``collect(tree)`` records facts with
-    ``self.file.fact(kind, **data)``; ``self.file`` is a ``syntax.SyntaxFile``."""
-
-    REQUIRES: ClassVar[tuple] = ()
-    PATHS: ClassVar[str | None] = None
-
-    def __init__(self, file: Any) -> None:
-        self.file = file
-
-    def collect(self, tree: Any) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
 
 
 class Rule(_Declared, Checker):

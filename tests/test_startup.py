@@ -68,3 +68,4 @@ def test_a_settings_file_reads_the_shipped_setting_table_not_celery(tmp_path):
     proc, line = run_probe(tmp_path, "celeryconfig.py")
     assert "CL107" in proc.stdout, proc.stdout + proc.stderr  # the misspelled setting is found
     assert "'libcst'" in line and "'celery'" not in line, line
+

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 import re
 
-from ..rule import Regex, SyntaxCollector
-from ..syntax import SyntaxFile
+from ..needles import Regex
+from ..syntax import SyntaxCollector, SyntaxFile
 
 ARGS_FACT = "task-call-arguments"
 BINDING_METHODS = frozenset({"delay", "apply_async", "s", "si", "signature"})

@@ -97,6 +97,7 @@ class DispatchInTransaction(Rule):
     HINT = "dispatch in `transaction.on_commit(...)`, or with `delay_on_commit()`"
     TAGS = ("django", "calling")
     REQUIRES = (All((b"atomic", b"transaction", (b"delay", b"apply_async", b"send_task"))),)
+    GATE = "celerylint.domain.transactions:may_dispatch_in_atomic"
 
     VALID = (
         Valid("""
