@@ -18,7 +18,6 @@ from .engine import analyze, module_name_for, split_syntax, triage, unparsable
 from .model import FileResult
 from .registry import Entry, entries as all_entries
 from .source import NotAFile, digest, read_source
-from .syntax import collect as collect_syntax
 
 
 def enabled_entries(settings: Settings) -> list[Entry]:
@@ -92,7 +91,7 @@ class Linter:
         module = module_name_for(path.resolve())
         tree, syntax, active = split_syntax(text, active)
         if not active:  # only collectors over ``ast``: cheaper than a cache lookup
-            result.facts.extend(collect_syntax(rel, text, module, self.settings, syntax, tree))
+            result.facts.extend(self._collect(rel, text, module, syntax, tree))
             return result, None
         key = None
         if self.cache is not None:
@@ -100,8 +99,13 @@ class Linter:
             cached = self.cache.get(key, rel)
             if cached is not None:
                 return cached, None
-        facts = collect_syntax(rel, text, module, self.settings, syntax, tree) if syntax else []
+        facts = self._collect(rel, text, module, syntax, tree) if syntax else []
         return result, Job(rel, text, data, entries, active, module, key, facts)
+
+    def _collect(self, rel: str, text: str, module: str | None, syntax: list[Entry], tree) -> list:
+        from .syntax import collect
+
+        return collect(rel, text, module, self.settings, syntax, tree)
 
     def store(self, job: Job, result: FileResult) -> FileResult:
         if self.cache is not None and job.key is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .re_internals import regex_top_level
 
 
 class Regex(bytes):
@@ -86,6 +85,8 @@ def required_literal(pattern: bytes) -> tuple[bytes, int | None]:
     """The longest run of literal characters in the top-level sequence of
     ``pattern`` and the fixed width of what precedes it (None when not
     fixed; -1 when the pattern starts with it), or (b"", None)."""
+    from .re_internals import regex_top_level
+
     try:
         parsed = regex_top_level(pattern)
     except Exception:  # an unexpected parser shape: no shortcut

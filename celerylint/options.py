@@ -11,26 +11,32 @@ imports libcst: the loader runs before any rule is imported.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(frozen=True)
 class Option:
     """``name`` as written in TOML (kebab-case); ``kind`` one of ``"seconds"``
     (a positive number), ``"integer-seconds"`` (a positive integer),
-    ``"strings"`` (a list of strings); ``default`` its value when unset."""
+    ``"strings"`` (a list of strings); ``default`` its value when unset.
+    A plain class, not a dataclass: the configuration loader makes these on
+    every start-up."""
 
-    name: str
-    kind: str
-    default: Any
-    doc: str
-
+    __slots__ = ("name", "kind", "default", "doc")
     KINDS = ("seconds", "integer-seconds", "strings")
 
-    def __post_init__(self) -> None:
-        if self.kind not in self.KINDS:
-            raise ValueError(f"option {self.name}: kind must be one of {self.KINDS}, not {self.kind!r}")
+    def __init__(self, name: str, kind: str, default: Any, doc: str) -> None:
+        if kind not in self.KINDS:
+            raise ValueError(f"option {name}: kind must be one of {self.KINDS}, not {kind!r}")
+        self.name, self.kind, self.default, self.doc = name, kind, default, doc
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Option) and self.as_row() == other.as_row()
+
+    def __hash__(self) -> int:
+        return hash(self.as_row())
+
+    def __repr__(self) -> str:
+        return f"Option{self.as_row()!r}"
 
     def parse(self, value: Any) -> Any:
         """The TOML value as the rule reads it; ValueError says what was expected."""

@@ -11,7 +11,6 @@ name, and positions in the code points the reports use.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from typing import Any
 
@@ -149,4 +148,8 @@ def collect(path: str, text: str, module_name: str | None, settings: Any, entrie
     source.record_imports(tree)
     for entry in entries:
         entry.load()(source).collect(tree)
-    return json.loads(json.dumps(source.facts)) if source.facts else []
+    if not source.facts:
+        return []
+    import json
+
+    return json.loads(json.dumps(source.facts))
