@@ -99,10 +99,12 @@ def split_syntax(text: str, active: list[Entry]):
         return None, [], active
     from .syntax import gate, parse
 
+    from .guard import refuse
+
     tree = parse(text)
     rest = [e for e in active if e.kind != "syntax" and not (e.gate and tree is not None and not gate(e.gate, tree))]
-    if rest and all(e.code == UNPARSABLE[0] for e in rest) and _valid(text):
-        rest = []
+    if rest and all(e.code == UNPARSABLE[0] for e in rest) and tree is not None and refuse(text) is None:
+        rest = []  # CPython parsed it, and it is within the guard's limits: what ``_valid`` asks
     return tree, syntax, rest
 
 

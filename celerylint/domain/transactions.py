@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 
+from ..syntax import statements
+
 DISPATCH = frozenset({"delay", "apply_async", "send_task"})
 
 
@@ -26,7 +28,7 @@ def _dispatches(nodes) -> bool:
 
 
 def may_dispatch_in_atomic(tree: ast.Module) -> bool:
-    nodes = list(ast.walk(tree))
+    nodes = list(statements(tree.body))  # with-blocks, functions and imports are statements
     names = {"atomic"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom)
                           for a in n.names if a.name == "atomic" and a.asname}
     for node in nodes:
