@@ -16,8 +16,7 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Sequence
-from functools import cache, lru_cache
-from pathlib import Path
+from functools import lru_cache
 
 from .config import Settings
 from .model import FileResult, Finding
@@ -237,6 +236,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
              active: list[Entry], module_name: str | None, report_unparsable: bool) -> FileResult:
     from libcst.metadata import MetadataWrapper
 
+    from .batch import Batched, Guard
     from .context import ContextCloser, ContextOpener, FileContext
     from .edits import EditBuilder
     from .traverse import supported, walk
@@ -259,8 +259,8 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
             continue
         checker = entry.load()(ctx)
         checkers.append(checker)
-    guarded = [_Guard(c, result) for c in checkers]
-    batch = [_Batched(ContextOpener(ctx)), *guarded, _Batched(ContextCloser(ctx))]
+    guarded = [Guard(c, result) for c in checkers]
+    batch = [Batched(ContextOpener(ctx)), *guarded, Batched(ContextCloser(ctx))]
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
         methods: dict[str, list] = {}
@@ -332,85 +332,3 @@ def _positions(module, ctx):
     from .positions import positions
 
     return positions(module, [node for _, node, _, _ in ctx.reports] + [n for _, n in ctx.facts if n is not None])
-
-
-@cache
-def _visitor_names(cls: type) -> tuple[str, ...]:
-    """The non-stub ``visit_*``/``leave_*`` methods of a visitor class.
-
-    libcst's ``get_visitors`` finds them with ``inspect.getmembers`` on every
-    instance, which cost more than parsing when done for every checker of
-    every file; the answer depends only on the class."""
-    names = []
-    for name in dir(cls):
-        if name.startswith(("visit_", "leave_")):
-            value = getattr(cls, name)
-            if callable(value) and not getattr(value, "_is_no_op", False):
-                names.append(name)
-    return tuple(names)
-
-
-class _Batched:
-    """A batchable visitor whose visitor methods are looked up once per class."""
-
-    def __init__(self, visitor) -> None:
-        self.visitor = visitor
-
-    def __getattr__(self, name):
-        return getattr(self.visitor, name)
-
-    def get_visitors(self):
-        visitor = self.visitor
-        return {name: getattr(visitor, name) for name in _visitor_names(type(visitor))}
-
-
-class _Guard(_Batched):
-    """Wraps a checker so that an exception in it disables that checker for
-    the file and is recorded as an internal error; other rules go on."""
-
-    def __init__(self, checker, result: FileResult) -> None:
-        super().__init__(checker)
-        self.checker = checker
-        self.result = result
-        self.failed = False
-
-    def get_visitors(self):
-        return {name: self._wrap(name, fn) for name, fn in super().get_visitors().items()}
-
-    def _wrap(self, name, fn):
-        def call(*args):
-            if self.failed:
-                return None
-            try:
-                return fn(*args)
-            except RecursionError:
-                raise
-            except Exception:
-                import traceback
-
-                self.failed = True
-                label = getattr(self.checker, "CODE", "") or type(self.checker).__name__
-                self.result.errors.append(
-                    f"{self.result.path}: internal error in {label} ({name}):\n{traceback.format_exc()}"
-                )
-                return None
-
-        return call
-
-
-@cache
-def module_name_for(path: Path) -> str | None:
-    """The dotted module name of a file, from the ``__init__.py`` chain above it."""
-    path = Path(path)
-    parts = [] if path.name == "__init__.py" else [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").exists():
-        parts.append(directory.name)
-        if directory.parent == directory:
-            break
-        directory = directory.parent
-    if not parts:
-        return None
-    if path.name == "__init__.py" and not parts:
-        return None
-    return ".".join(reversed(parts)) or None

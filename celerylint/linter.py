@@ -14,8 +14,9 @@ from pathlib import Path, PosixPath
 from . import pool
 from .cache import Cache
 from .config import Settings, relative_path
-from .engine import analyze, module_name_for, split_syntax, triage, unparsable
+from .engine import analyze, split_syntax, triage, unparsable
 from .model import FileResult
+from .modules import module_name_for
 from .registry import Entry, entries as all_entries
 from .source import NotAFile, digest, read_source
 

@@ -1,4 +1,5 @@
-"""The tests of the ``if`` statements around a node, and which of them compare a clock.
+"""Where a checker is: the blocks around a node, the tests of the ``if``
+statements around it, and which of them compare a clock.
 
 A lock deleted only while ``monotonic()`` is still before the deadline taken
 with the lock (the Celery cookbook's Django-cache pattern) cannot delete the
@@ -12,6 +13,21 @@ import libcst as cst
 from ..context import FileContext, dotted_name
 
 CLOCKS = frozenset({"time.monotonic", "time.time", "time.perf_counter", "monotonic", "time"})
+
+
+class Blocks:
+    """Mixin for a checker: ``self.blocks`` holds the indented blocks the
+    traversal is in, innermost last."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.blocks: list[cst.IndentedBlock] = []
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
 
 
 class IfGuards:

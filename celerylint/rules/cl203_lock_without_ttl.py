@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..domain.calls import arg, code_of, given, has_star, with_keyword
 from ..domain.clients import CACHE, CACHE_ALIAS, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.guards import Blocks
 from ..domain.locks import expire_statement, key_says_lock, setnx_as_set
 from ..domain.values import NONE, evaluate
 from ..rule import All, Fix, Invalid, Option, RemoveLines, Replace, Rule, Valid
@@ -28,7 +29,7 @@ class _Scope:
     expires: dict[str, list[tuple[cst.SimpleStatementLine, cst.Call, bool]]] = field(default_factory=dict)
 
 
-class LockWithoutTtl(Rule):
+class LockWithoutTtl(Blocks, Rule):
     """
     ## What it does
     Finds Redis and cache locks that never expire:
@@ -299,7 +300,6 @@ class LockWithoutTtl(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.scopes: list[_Scope] = [_Scope()]
-        self.blocks: list[cst.IndentedBlock] = []
         self.ttl = str(self.option("lock-ttl"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -317,12 +317,6 @@ class LockWithoutTtl(Rule):
             if c.lockish or c.key in scope.deleted or expired:
                 fix = self._setnx_fix(c.call, scope.expires[c.key]) if expired else c.fix
                 self.report(c.call, c.message, fix)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.blocks.append(node)
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-        self.blocks.pop()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = expire_statement(node)
