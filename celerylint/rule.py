@@ -14,6 +14,9 @@
   ``RemoveLines``, ``InsertLinesAfter``, ``MoveLinesAfter``.  Positions are
   the engine's business: edits name nodes, and are turned into text edits
   once positions are known.
+- for project rules, whose fixes are text edits of files: ``TextFix``,
+  ``TextEdit``, ``Finding``, ``LineIndex`` (a file's lines); for type hints,
+  ``FileContext`` (a file rule's ``self.ctx``).
 - ``Option``: a configuration key the rule reads, with its default and docs;
   read it with ``self.option(name)``.
 - ``Valid``/``Invalid``: the rule's test cases, run through the real engine
@@ -26,23 +29,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import libcst as cst
 
 from .cases import Case, Invalid, Valid, django_project
+from .context import FileContext
+from .model import Edit as TextEdit
 from .model import Finding
 from .model import Fix as TextFix
+from .source import LineIndex
 from .needles import All, Regex
 from .options import Option
 from .syntax import SyntaxCollector
 
-if TYPE_CHECKING:
-    from .context import FileContext
-
 __all__ = [
-    "All", "Case", "Checker", "ConfigRule", "Fix",  # noqa: F822 (ConfigRule: see __getattr__)
-    "InsertAfter", "InsertBefore", "InsertLinesAfter",
+    "All", "Case", "Checker", "ConfigRule", "FileContext", "Finding", "Fix",  # noqa: F822 (ConfigRule: see __getattr__)
+    "InsertAfter", "InsertBefore", "InsertLinesAfter", "LineIndex", "TextEdit", "TextFix",
     "Invalid", "MoveLinesAfter", "Option", "ProjectRule", "Regex", "RemoveLines", "Replace", "Rule", "SyntaxCollector",
     "Valid", "django_project",
 ]

@@ -6,9 +6,8 @@ from ..domain.celeryconf.redis_conf import transport
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.delays import human
 from ..domain.celeryconf.values import number, plain
-from ..model import Edit, Fix
-from ..rule import Invalid, Valid
-from ..source import LineIndex
+from ..rule import Invalid, LineIndex, TextEdit, TextFix, Valid
+
 
 DEFAULT_VISIBILITY = {"redis": 3600, "sqs": 1800}
 
@@ -289,7 +288,7 @@ def _item_path(m: Model, assignment, item) -> str:
     return item[3] if len(item) > 3 else assignment.path
 
 
-def _insert_key(m: Model, assignment, new: int) -> Fix | None:
+def _insert_key(m: Model, assignment, new: int) -> TextFix | None:
     if assignment.value_pos is None:
         return None
     text = read(m, assignment.path)
@@ -298,5 +297,5 @@ def _insert_key(m: Model, assignment, new: int) -> Fix | None:
     line, col = assignment.value_pos[:2]
     if LineIndex(text).line_text(line)[col:col + 1] != "{":
         return None
-    return Fix(f"add `visibility_timeout: {new}` to `broker_transport_options`",
-               (Edit(line, col + 1, line, col + 1, f'"visibility_timeout": {new}, '),), False, assignment.path)
+    return TextFix(f"add `visibility_timeout: {new}` to `broker_transport_options`",
+               (TextEdit(line, col + 1, line, col + 1, f'"visibility_timeout": {new}, '),), False, assignment.path)

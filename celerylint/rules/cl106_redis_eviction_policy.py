@@ -4,8 +4,7 @@ from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.redis_conf import RedisAddress, policies
 from ..domain.celeryconf.redis_instances import cache_locations, instance_of
 from ..domain.celeryconf.rulebase import ConfigRule
-from ..model import Edit, Fix
-from ..rule import Invalid, Valid
+from ..rule import Invalid, TextEdit, TextFix, Valid
 
 
 def redis_instances(m: Model) -> set[tuple[str, int]]:
@@ -250,6 +249,6 @@ class RedisEvictionPolicy(ConfigRule):
             if f["policy"].lower() == "noeviction" or not (f["host"] in hosts if f["host"] else single):
                 continue
             pos = (f["line"], f["col"], f["end_line"], f["end_col"])
-            fix = Fix("set `maxmemory-policy` to noeviction", (Edit(*pos, '"noeviction"'),), False, f["path"])
+            fix = TextFix("set `maxmemory-policy` to noeviction", (TextEdit(*pos, '"noeviction"'),), False, f["path"])
             yield self.at(f"`CONFIG SET maxmemory-policy {f['policy']}` on the broker's Redis: under memory pressure "
                           "Redis evicts queued task messages silently; use `noeviction`", f["path"], pos, fix)

@@ -5,8 +5,7 @@ from collections.abc import Iterator
 from ..domain.celeryconf.model import Assignment, Model
 from ..domain.celeryconf.rulebase import ConfigRule, sources
 from ..domain.celeryconf.settings_table import Table, table
-from ..model import Edit, Fix
-from ..rule import Invalid, Valid
+from ..rule import Invalid, TextEdit, TextFix, Valid
 
 _QUOTED_VIA = ("conf_item", "update_dict")
 
@@ -30,10 +29,10 @@ def settings_name(name: str, namespace: str | None, django: bool, t: Table) -> b
     return not name.startswith("_")
 
 
-def rename_fix(a: Assignment, new: str, safe: bool = False) -> Fix:
+def rename_fix(a: Assignment, new: str, safe: bool = False) -> TextFix:
     line, col, end_line, end_col = a.pos
     text = f'"{new}"' if a.via in _QUOTED_VIA else new
-    return Fix(f"rename `{a.name}` to `{new}`", (Edit(line, col, end_line, end_col, text),), safe, a.path)
+    return TextFix(f"rename `{a.name}` to `{new}`", (TextEdit(line, col, end_line, end_col, text),), safe, a.path)
 
 
 class UnknownSetting(ConfigRule):

@@ -7,8 +7,7 @@ from ..domain.celeryconf.fixes import read
 from ..domain.celeryconf.model import Assignment, Model, Source
 from ..domain.celeryconf.rulebase import ConfigRule, sources
 from ..domain.celeryconf.settings_table import Table, table
-from ..model import Edit, Fix
-from ..rule import Invalid, Valid
+from ..rule import Invalid, TextEdit, TextFix, Valid
 
 
 def _referenced_elsewhere(m: Model, names: set[str], assignments: list[Assignment]) -> bool:
@@ -30,16 +29,16 @@ def duplicate(source: Source, name: str, t: Table) -> bool:
     return t.renamed(name, source.namespace) in source.by_name
 
 
-def source_fix(m: Model, source: Source, t: Table) -> Fix | None:
+def source_fix(m: Model, source: Source, t: Table) -> TextFix | None:
     """Rename every old name of the source at once, so no mix results."""
     olds = [a for a in source.assignments if t.is_old(a.name, source.namespace) and not duplicate(source, a.name, t)]
     if not olds or len({a.path for a in olds}) != 1:
         return None
     renames = {a.name: t.renamed(a.name, source.namespace) for a in olds}
-    edits = tuple(sorted(Edit(*a.pos, renames[a.name]) for a in olds))
+    edits = tuple(sorted(TextEdit(*a.pos, renames[a.name]) for a in olds))
     safe = not _referenced_elsewhere(m, set(renames), olds)
     shown = ", ".join(f"`{o}` -> `{n}`" for o, n in sorted(renames.items()))
-    return Fix(f"rename {shown}", edits, safe, olds[0].path)
+    return TextFix(f"rename {shown}", edits, safe, olds[0].path)
 
 
 class DeprecatedSettingName(ConfigRule):
@@ -222,7 +221,7 @@ class DeprecatedSettingName(ConfigRule):
                     if t.is_old(a.name, None):
                         new = t.to_new[a.name]
                         quoted = a.via in ("conf_item", "update_dict")
-                        fix = Fix(f"rename `{a.name}` to `{new}`", (Edit(*a.pos, f'"{new}"' if quoted else new),),
+                        fix = TextFix(f"rename `{a.name}` to `{new}`", (TextEdit(*a.pos, f'"{new}"' if quoted else new),),
                                   True, a.path)
                         yield self.at(f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6",
                                       a.path, a.pos, fix)

@@ -3,8 +3,7 @@ from __future__ import annotations
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.settings_table import table
-from ..model import Edit, Fix
-from ..rule import Invalid, Valid
+from ..rule import Invalid, TextEdit, TextFix, Valid
 
 
 class SettingsNamespaceMismatch(ConfigRule):
@@ -234,12 +233,12 @@ class SettingsNamespaceMismatch(ConfigRule):
             if source.namespace:
                 pos = (ns["line"], ns["col"], ns["end_line"], ns["end_col"]) if ns else None
                 if pos:
-                    fix = Fix('use namespace="CELERY"', (Edit(*pos, '"CELERY"'),), False, ns["path"])
+                    fix = TextFix('use namespace="CELERY"', (TextEdit(*pos, '"CELERY"'),), False, ns["path"])
                 how = f"with the lower-case namespace {source.namespace!r}"
             else:
                 if last is not None:
                     at = (last["end_line"], last["end_col"])
-                    fix = Fix('add namespace="CELERY"', (Edit(*at, *at, ', namespace="CELERY"'),), False, last["path"])
+                    fix = TextFix('add namespace="CELERY"', (TextEdit(*at, *at, ', namespace="CELERY"'),), False, last["path"])
                 how = "without `namespace=\"CELERY\"`"
             yield self.at(f"the Django settings are loaded {how}, so Celery silently ignores {shown}",
                           config["path"], (config["line"], config["col"], config["end_line"], config["end_col"]), fix)

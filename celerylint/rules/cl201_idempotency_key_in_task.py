@@ -8,8 +8,7 @@ from ..domain.clients import REDIS_IMPORT_NEEDLE
 from ..domain.dataflow import flow, fresh_origin, params_of
 from ..domain.side_effects import side_effect
 from ..domain.tasks import TaskRule, task_and
-from ..context import FileContext
-from ..rule import Invalid, Regex, Valid
+from ..rule import FileContext, Invalid, Regex, Valid
 
 KEY_NAME = re.compile(r"idempot|dedup", re.IGNORECASE)
 _EMPTY = cst.Module([])

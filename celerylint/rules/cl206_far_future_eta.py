@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import FileContext
 from ..domain.delays import human, scheduled_delays
 from ..domain.tasks import class_options, function_task_options, is_task_class
 from ..domain.values import evaluate, seconds
-from ..rule import Invalid, Option, Regex, Rule, Valid
+from ..rule import FileContext, Invalid, Option, Regex, Rule, Valid
 
 
 class FarFutureEta(Rule):

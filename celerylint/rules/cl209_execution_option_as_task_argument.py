@@ -2,10 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-
 from ..facts.calls import CALL_FACT, TASK_FACT, UNAMBIGUOUS
-from ..model import Edit, Finding, Fix
-from ..rule import Invalid, ProjectRule, Valid
+from ..rule import Finding, Invalid, ProjectRule, TextEdit, TextFix, Valid
 
 
 class ExecutionOptionAsTaskArgument(ProjectRule):
@@ -288,7 +286,7 @@ class ExecutionOptionAsTaskArgument(ProjectRule):
         if not call["comments"]:
             text = self._rewrite(call, set(reported))
             safe = known and call["plain"]
-            fix = Fix(f"Move {names} to {instead}", (Edit(call["line"], call["col"], call["end_line"], call["end_col"], text),), safe)
+            fix = TextFix(f"Move {names} to {instead}", (TextEdit(call["line"], call["col"], call["end_line"], call["end_col"], text),), safe)
         return self.finding(message, call["path"], call["line"], call["col"], call["end_line"], call["end_col"], fix)
 
     @staticmethod

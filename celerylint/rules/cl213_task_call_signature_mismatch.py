@@ -4,8 +4,7 @@ from collections.abc import Iterable
 
 from ..facts.calls import EXECUTION_OPTIONS, TASK_FACT
 from ..facts.task_calls import ARGS_FACT
-from ..model import Finding
-from ..rule import Invalid, ProjectRule, Valid
+from ..rule import Finding, Invalid, ProjectRule, Valid
 
 # CL209 reports these when given to .delay/.s/.si and not taken by the task.
 _CL209_METHODS = frozenset({"delay", "s", "si"})
