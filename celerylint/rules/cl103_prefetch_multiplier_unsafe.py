@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from ..domain.celeryconf.fixes import add_setting, replace_value
 from ..domain.celeryconf.launch_files import prefetch_set_elsewhere
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.rulebase import ConfigRule, where
@@ -210,7 +209,7 @@ class PrefetchMultiplierUnsafe(ConfigRule):
                 yield self.at_app(app, f"`worker_prefetch_multiplier` is not set in {where(app)}, so each worker process "
                                        "reserves 4 messages ahead: long tasks wait behind busy workers while others idle; "
                                        "set it to 1 for long or variable tasks",
-                                  add_setting(m, app, "worker_prefetch_multiplier", "1"))
+                                  m.fix_adding(app, "worker_prefetch_multiplier", "1"))
                 continue
             value = number(prefetch.value)
             if value is None or value == 1 or prefetch_set_elsewhere(m):
@@ -224,6 +223,6 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             if not reasons:
                 continue
             shown = "0 (unlimited)" if value == 0 else prefetch.shown()
-            fix = None if prefetch.env else replace_value(prefetch.at, "1", "set `worker_prefetch_multiplier` to 1")
+            fix = None if prefetch.env else prefetch.at.fix_replacing("1", "set `worker_prefetch_multiplier` to 1")
             yield self.at_assignment(prefetch.at, f"`worker_prefetch_multiplier` is {shown} while {' and '.join(reasons)}: "
                                                   "workers reserve long tasks ahead and hold them unacknowledged", fix)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ..domain.celeryconf.fixes import add_setting, read, replace_at
+from ..domain.celeryconf.fixes import read, replace_at
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.redis_conf import transport
 from ..domain.celeryconf.rulebase import ConfigRule
@@ -280,7 +280,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
             elif options.at is not None:
                 yield self.at_assignment(options.at, message, _insert_key(m, options.at, new))
             else:
-                yield self.at_app(app, message, add_setting(m, app, "broker_transport_options", f'{{"visibility_timeout": {new}}}'))
+                yield self.at_app(app, message, m.fix_adding(app, "broker_transport_options", f'{{"visibility_timeout": {new}}}'))
 
 
 def _item_path(m: Model, assignment, item) -> str:

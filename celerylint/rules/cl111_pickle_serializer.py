@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ..domain.celeryconf.fixes import replace_value, value_text
+from ..domain.celeryconf.fixes import value_text
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, assignments_once, settings_everywhere
 from ..rule import Invalid, Valid, django_project
@@ -272,7 +272,7 @@ class PickleSerializer(ConfigRule):
                 fix = None
                 if not value.env:
                     q = _quote(value_text(m, a))
-                    fix = replace_value(a, f"{q}json{q}", f"serialize with JSON: set `{a.name}` to \"json\"")
+                    fix = a.fix_replacing(f"{q}json{q}", f"serialize with JSON: set `{a.name}` to \"json\"")
                 yield self.at_assignment(a, f"`{a.name}` is {value.shown()}: anyone who can write to the broker "
                                             "runs code in every process that deserializes these messages", fix)
         for name in ACCEPTS:
@@ -292,7 +292,7 @@ class PickleSerializer(ConfigRule):
                     else:  # a tuple: its parentheses, when it has them, are outside the value's range
                         one = "," if "," not in items else ""
                         new = f"({items}{one})" if first == "(" else items + one
-                    fix = replace_value(a, new, f"accept JSON instead of pickle in `{a.name}`")
+                    fix = a.fix_replacing(new, f"accept JSON instead of pickle in `{a.name}`")
                 shown = ", ".join(repr(b) for b in bad)
                 origin = f" (default of the environment variable {value.env})" if value.env else ""
                 yield self.at_assignment(a, f"`{a.name}`{origin} allows pickle ({shown}): anyone who can write to "

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from ..domain.celeryconf.fixes import replace_value
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, assignments_once, settings_everywhere
 from ..domain.celeryconf.values import NULL, number
@@ -205,7 +204,7 @@ class ResultExpiresDisabled(ConfigRule):
             if ignore.is_unknown or ignore.truthy:
                 continue
             a = value.at
-            fix = None if value.env else replace_value(a, "86400", "keep results for a day (Celery's default): set "
+            fix = None if value.env else a.fix_replacing("86400", "keep results for a day (Celery's default): set "
                                                                    f"`{a.name}` to 86400")
             yield self.at_assignment(a, f"`{a.name}` is {value.shown()} while a result backend is set: results never "
                                         "expire, and the backend grows until it runs out of memory or disk", fix)

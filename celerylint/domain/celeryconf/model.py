@@ -269,6 +269,13 @@ class Model:
             return None, "unknown"
         return _option(cls["options"], option) if option in cls["options"] else (None, "unset")
 
+    def fix_adding(self, app: App, name: str, value: str):
+        """The fix that adds setting ``name = value`` where ``app``'s
+        configuration lives (``fixes.add_setting``), or None."""
+        from .fixes import add_setting
+
+        return add_setting(self, app, name, value)
+
     def relevant_apps(self) -> list[App]:
         return sorted(self.apps.values(), key=lambda a: (a.path, a.pos))
 

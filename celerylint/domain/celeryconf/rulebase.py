@@ -44,13 +44,11 @@ class ConfigRule(ProjectRule):
         """A boolean setting that should be True: at its false value (fixed in
         place unless it comes from the environment), or, when it is not set,
         where the app loads its configuration (fixed by adding it)."""
-        from .fixes import add_setting, replace_value
-
         value = app.get(setting)
         if value.is_set:
-            fix = None if value.env else replace_value(value.at, "True", f"set `{setting}` to True")
+            fix = None if value.env else value.at.fix_replacing("True", f"set `{setting}` to True")
             return self.at_assignment(value.at, f"`{setting}` is {value.shown()}: {why}", fix)
-        return self.at_app(app, f"{missing}: {why}", add_setting(m, app, setting, "True"))
+        return self.at_app(app, f"{missing}: {why}", m.fix_adding(app, setting, "True"))
 
 
 def where(app: App) -> str:

@@ -43,6 +43,13 @@ class Assignment:
     # key -> (value, pos, literal, path): ``X["key"] = v`` may be in another file than X
     items: dict[str, tuple[Any, Pos | None, bool, str]] = field(default_factory=dict)
 
+    def fix_replacing(self, value: str, description: str, safe: bool = False):
+        """The fix that sets this assignment's value to ``value`` (source
+        text; ``fixes.replace_value``), or None."""
+        from .fixes import replace_value
+
+        return replace_value(self, value, description, safe)
+
     @property
     def line(self) -> int:
         return self.pos[0]
