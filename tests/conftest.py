@@ -35,3 +35,24 @@ def cli(tmp_path):
         )
 
     return call
+
+
+def lint_json(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[int, list[dict], str]:
+    """The real CLI in this process, in ``root``, as JSON: (exit status, findings, stderr)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from celerylint.cache import ENV as CACHE_ENV
+    from celerylint.cli import main
+
+    env = {CACHE_ENV: str(cache_dir)} if cache_dir else {}
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(main, ["--format", "json", *args, "."], env=env, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout), result.stderr
+

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import lint_json
 from celerylint import linter, pool, runner
 from celerylint.cache import ENV as CACHE_ENV
 from celerylint.cli import main
@@ -35,15 +36,8 @@ CASES = [
 
 
 def lint(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[int, list[dict]]:
-    env = {CACHE_ENV: str(cache_dir)} if cache_dir else {}
-    old = Path.cwd()
-    os.chdir(root)
-    try:
-        result = CliRunner().invoke(main, ["--format", "json", *args, "."], env=env, catch_exceptions=False)
-    finally:
-        os.chdir(old)
-    assert result.exit_code in (0, 1), result.output
-    return result.exit_code, json.loads(result.stdout)
+    status, findings, _ = lint_json(root, *args, cache_dir=cache_dir)
+    return status, findings
 
 
 def age(root: Path, seconds: int = 60) -> None:

@@ -20,11 +20,10 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from conftest import lint_json
 from celerylint import cache as cache_module, runner, stat_index
 from celerylint.cache import ENV as CACHE_ENV
-from celerylint.cli import main
 from celerylint.model import FileResult, Finding
 from celerylint.source import NotAFile, TooLarge, read_capped
 
@@ -238,19 +237,6 @@ def test_non_utf8_file_name_in_cached_mode(tmp_path):
 
 # -- F9: damaged cache and stat index -------------------------------------------
 
-
-def lint_in_process(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[int, list[dict], str]:
-    env = {CACHE_ENV: str(cache_dir)} if cache_dir else {}
-    old = Path.cwd()
-    os.chdir(root)
-    try:
-        result = CliRunner().invoke(main, ["--format", "json", *args, "."], env=env, catch_exceptions=False)
-    finally:
-        os.chdir(old)
-    assert result.exit_code in (0, 1), result.output
-    return result.exit_code, json.loads(result.stdout), result.stderr
-
-
 @pytest.fixture
 def cached_tree(tmp_path, monkeypatch):
     """A project with per-file findings, facts and project findings; the stat
@@ -264,7 +250,7 @@ def cached_tree(tmp_path, monkeypatch):
     for i in range(3):
         (root / f"plain_{i}.py").write_text(f"x = {i}\n")
     age(root)
-    _, baseline, _ = lint_in_process(root, "--no-cache")
+    _, baseline, _ = lint_json(root, "--no-cache")
     assert {"CL203", "CL206", "CL106", "CL103"} <= {f["code"] for f in baseline}
     return root, tmp_path / "cache", baseline
 
@@ -305,14 +291,14 @@ def test_damaged_cache_files_are_misses(cached_tree, how):
     entry and the index damaged the same way: the run gives the findings of
     a run without cache, and rewrites what it needs."""
     root, cache, baseline = cached_tree
-    assert lint_in_process(root, cache_dir=cache)[1] == baseline  # fill
+    assert lint_json(root, cache_dir=cache)[1] == baseline  # fill
     files = _cache_files(cache)
     assert any(p.name.startswith("index-") for p in files) and len(files) >= 3
     for path in files:
         _replace(path, how)
-    status, got, stderr = lint_in_process(root, cache_dir=cache)
+    status, got, stderr = lint_json(root, cache_dir=cache)
     assert got == baseline and status == 1 and "Traceback" not in stderr
-    assert lint_in_process(root, cache_dir=cache)[1] == baseline
+    assert lint_json(root, cache_dir=cache)[1] == baseline
 
 
 def _mangle(stored: dict, root_rel: str) -> list[dict]:
@@ -343,7 +329,7 @@ def test_stat_index_entries_of_the_wrong_shape_are_misses(cached_tree):
     """Entries whose signature matches but whose stored result is of another
     shape, and project findings of the wrong shape under the right key."""
     root, cache, baseline = cached_tree
-    lint_in_process(root, cache_dir=cache)
+    lint_json(root, cache_dir=cache)
     [index] = cache.glob("index-*.json")
     good = json.loads(index.read_bytes())
     stored = {rel: entry[1] for rel, entry in good["files"].items() if entry[1] is not None}
@@ -359,7 +345,7 @@ def test_stat_index_entries_of_the_wrong_shape_are_misses(cached_tree):
             with pytest.raises(ValueError):
                 FileResult.from_stored(rel, raw["files"][rel][1])
         index.write_text(json.dumps(raw))
-        status, got, stderr = lint_in_process(root, cache_dir=cache)
+        status, got, stderr = lint_json(root, cache_dir=cache)
         assert got == baseline and "Traceback" not in stderr, i
 
 
