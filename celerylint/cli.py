@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from pathlib import Path
@@ -10,29 +9,10 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .cli_settings import settings_from_options as _settings
+from .terminal import emit as _emit, err as _err, fail as _fail, write_stdout as _write_stdout
 
 FORMATS = ("text", "json", "sarif", "github")
-
-
-def _split(value: str | None) -> list[str]:
-    return [v.strip() for v in (value or "").split(",") if v.strip()]
-
-
-def _err(message: str) -> None:
-    """One message on stderr, its control characters escaped (it may quote
-    file names and file content).  A stderr that cannot be written to
-    (closed, a full disk) loses the message, nothing else."""
-    from .reporters.printable import printable
-
-    try:
-        click.echo(printable(message, newlines=True), err=True)
-    except (OSError, ValueError):
-        pass
-
-
-def _fail(message: str) -> None:
-    _err(f"celerylint: error: {message}")
-    sys.exit(2)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -169,66 +149,6 @@ def doctor(paths, broker_url, timeout, fmt, output, config, exit_zero) -> None:
     sys.exit(0 if exit_zero or not failing else 1)
 
 
-def _emit(report: bytes, output: Path | None) -> None:
-    """The report to ``--output`` or standard output."""
-    if output is not None:
-        try:
-            output.write_bytes(report)
-        except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
-    elif report:
-        _write_stdout(report)
-
-
-def _write_stdout(data: bytes) -> None:
-    """Write the report's bytes to standard output as they are: not through
-    ``click.echo``, which re-encodes text and strips escape sequences when
-    stdout is not a terminal.  A stdout that fails (``>/dev/full``) is one
-    line on stderr and exit status 2; a reader that left (``| head``), exit
-    status 2 alone."""
-    stream = sys.stdout
-    try:
-        stream.flush()
-        try:
-            fd = stream.fileno()
-        except (AttributeError, OSError, ValueError):  # not a file (tests, an embedding application)
-            buffer = getattr(stream, "buffer", None)
-            if buffer is None:
-                stream.write(data.decode("utf-8", "replace"))
-            else:
-                buffer.write(data)
-            stream.flush()
-            return
-        _write_fd(fd, data)
-    except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
-        _stdout_to_devnull()  # what is left in its buffer must not fail again at exit
-        if getattr(exc, "errno", None) == errno.EPIPE:  # the reader left (``| head``): nothing to say
-            sys.exit(2)
-        _fail(f"cannot write the report to standard output: {getattr(exc, 'strerror', None) or exc}")
-
-
-def _write_fd(fd: int, data: bytes) -> None:
-    """All of ``data``, or an OSError: a buffered stream returns quietly
-    after a partial write to a pipe its reader closed, losing the rest."""
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view):]
-        except BlockingIOError:  # a descriptor left non-blocking by whoever gave it to us
-            import select
-
-            select.select([], [fd], [])
-
-
-def _stdout_to_devnull() -> None:
-    try:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, sys.stdout.fileno())
-        os.close(fd)
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
 def entry() -> None:
     """The ``celerylint`` command: ``main``, after which the garbage collector
     is told to leave what the run made alone (``gc.freeze``): the interpreter
@@ -287,32 +207,6 @@ def _reserve_standard_fds() -> None:
                 os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
             except OSError:
                 return
-
-
-def _settings(config, select, ignore, force_exclude, extend_select=None):
-    from dataclasses import replace
-
-    from .config import ConfigError, check_codes, load_settings
-    from .registry import known_codes
-
-    known = known_codes()
-    try:
-        if config is not None and not config.is_file():
-            raise ConfigError(f"{config}: {'not a file' if config.exists() else 'no such file'}")
-        settings = load_settings(config, Path.cwd(), known)
-        if select:
-            # as in ruff: a --select replaces the configuration's select and extend-select
-            settings = replace(settings, select=tuple(check_codes(_split(select), "--select", known)), extend_select=())
-        if extend_select:
-            settings = replace(settings, extend_select=settings.extend_select
-                               + tuple(check_codes(_split(extend_select), "--extend-select", known)))
-        if ignore:
-            settings = replace(settings, ignore=settings.ignore + tuple(check_codes(_split(ignore), "--ignore", known)))
-    except ConfigError as exc:
-        _fail(str(exc))
-    if force_exclude:
-        settings = replace(settings, force_exclude=True)
-    return settings
 
 
 def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool, summary: str | None = None,

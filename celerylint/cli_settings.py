@@ -1,0 +1,38 @@
+"""The run's settings: the configuration file, then the command line's
+selection options on top, as ruff combines them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .terminal import fail
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def settings_from_options(config, select, ignore, force_exclude, extend_select=None):
+    from dataclasses import replace
+
+    from .config import ConfigError, check_codes, load_settings
+    from .registry import known_codes
+
+    known = known_codes()
+    try:
+        if config is not None and not config.is_file():
+            raise ConfigError(f"{config}: {'not a file' if config.exists() else 'no such file'}")
+        settings = load_settings(config, Path.cwd(), known)
+        if select:
+            # as in ruff: a --select replaces the configuration's select and extend-select
+            settings = replace(settings, select=tuple(check_codes(_split(select), "--select", known)), extend_select=())
+        if extend_select:
+            settings = replace(settings, extend_select=settings.extend_select
+                               + tuple(check_codes(_split(extend_select), "--extend-select", known)))
+        if ignore:
+            settings = replace(settings, ignore=settings.ignore + tuple(check_codes(_split(ignore), "--ignore", known)))
+    except ConfigError as exc:
+        fail(str(exc))
+    if force_exclude:
+        settings = replace(settings, force_exclude=True)
+    return settings
