@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import DEFAULT_EXCLUDE, Settings, glob_match, relative_path
+from .focus import is_project_file, read_as_other
 
 
 @dataclass
@@ -45,6 +46,10 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
                 add(python if is_python else other, file, absolute + file[len(top):])
         elif path.exists() or path.is_symlink():
             if settings.force_exclude and _excluded(_pattern_rel(path, settings), settings):
+                continue
+            if is_project_file(path.name):  # a compose file, a Procfile: never parsed as Python
+                if read_as_other(path.name, _pattern_rel(path, settings), settings):
+                    add(other, str(path), os.path.abspath(path))
                 continue
             add(python, str(path), os.path.abspath(path))  # named explicitly: always linted
         else:

@@ -58,11 +58,13 @@ def _applicable(finding: Finding, unsafe: bool) -> Fix | None:
 
 
 def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: list[Finding],
-              linter: Linter, out: RunResult, *, unsafe: bool, write: bool) -> list[Finding]:
+              linter: Linter, out: RunResult, *, unsafe: bool, write: bool,
+              only: frozenset[str] | None = None) -> list[Finding]:
     """Apply fixes in rounds until none is left (at most ``MAX_FIX_ROUNDS``),
     re-linting the changed files between rounds; write them (or record their
-    diffs) at the end.  Returns the project findings of the final state."""
-    by_rel = {r.path: p for p, r in results.items()}
+    diffs) at the end; with ``only``, to those files alone (relative paths).
+    Returns the project findings of the final state."""
+    by_rel = {r.path: p for p, r in results.items() if only is None or r.path in only}
     originals: dict[Path, tuple[bytes, SourceText]] = {}
     current: dict[Path, str] = {}
     fixed: dict[Path, int] = defaultdict(int)

@@ -8,6 +8,7 @@ from pathlib import Path
 from .cache import Cache, usable_cache_dir
 from .config import Settings
 from .discovery import discover
+from .focus import Focus, about, concerns, focus
 from .fixing import fix_files, parses  # noqa: F401  (parses: for rule authors' tests)
 from .linter import Linter, lint_files
 from .model import Finding
@@ -37,10 +38,13 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
             out.notices.append(why)
     linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
     linter.keep_digests = fix or diff
-    found = discover(paths, settings)
+    seen = focus(paths, settings)
+    found = discover([seen.directory, *paths] if seen else paths, settings)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
-    out.files = len(found.python)
-    if linter.cache is not None and not (fix or diff) and len(found.python) >= INDEX_MIN_FILES:
+    out.files = len(seen.files) if seen else len(found.python)
+    # A fix reads again the file it changes (fix_files): with fixes only to
+    # the files named (focus.py), the rest of the project may come from the index.
+    if linter.cache is not None and (seen or not (fix or diff)) and len(found.python) >= INDEX_MIN_FILES:
         linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
     results = lint_files(found.python, linter, jobs, out.notices)
     other, skipped = _read_other(found.other, linter)
@@ -51,13 +55,29 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
             linter.index.put(result)
         linter.index.save()
     if fix or diff:
-        found_in_project = fix_files(results, other, found_in_project, linter, out, unsafe=unsafe, write=not diff)
+        found_in_project = fix_files(results, other, found_in_project, linter, out, unsafe=unsafe, write=not diff,
+                                     only=seen.files if seen else None)
     for result in results.values():
         out.findings.extend(result.findings)
         out.errors.extend(result.errors)
     out.findings.extend(found_in_project)
+    if seen:
+        _keep_focus(out, seen, {linter.rel(p) for p in found.python} | set(other))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _keep_focus(out: RunResult, seen: Focus, read: set[str]) -> None:
+    """What concerns the files named (focus.py); what went wrong elsewhere
+    in the project is one notice, not a failure of this run."""
+    others = read - seen.files
+    out.findings = [f for f in out.findings if concerns(f, seen.files)]
+    out.notices = [n for n in out.notices if not about(n, others)]
+    elsewhere = [e for e in out.errors if about(e, others)]
+    if elsewhere:
+        out.errors = [e for e in out.errors if not about(e, others)]
+        out.notices.append(f"{len(elsewhere)} internal error(s) in files not named; findings may be incomplete "
+                           "(run celerylint on the whole project to see them)")
 
 
 def read_project(paths: list[Path], settings: Settings, *, jobs: int | None = None,

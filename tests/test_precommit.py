@@ -27,10 +27,11 @@ def home(tmp_path_factory):
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-def run_hook(home: Path, work: Path, hook: str) -> subprocess.CompletedProcess:
+def run_hook(home: Path, work: Path, hook: str, *files: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
+    chosen = ["--files", *files] if files else ["--all-files"]
     return subprocess.run(
-        [*pre_commit(), "try-repo", str(REPO), hook, "--all-files", "--verbose"],
+        [*pre_commit(), "try-repo", str(REPO), hook, *chosen, "--verbose"],
         cwd=work, env=env, capture_output=True, text=True, timeout=900,
     )
 
@@ -64,3 +65,32 @@ def test_fix_hook_applies_safe_fixes_only(home, tmp_path):
     assert done.returncode == 1
     assert (work / "jobs.py").read_text() == BAD
     assert "CL203" in done.stdout
+
+
+def project_repo(path: Path) -> Path:
+    from test_focus import project
+
+    project(path)
+    subprocess.run(["git", "add", "-A"], cwd=path, check=True)
+    return path
+
+
+def test_a_commit_of_only_a_compose_file_runs_the_project_rules(home, tmp_path):
+    done = run_hook(home, project_repo(tmp_path / "compose"), "celerylint", "docker-compose.yml")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "docker-compose.yml:4:46: CL106" in done.stdout
+    # the findings in the files not committed are not this commit's
+    assert "CL203" not in done.stdout and "CL101" not in done.stdout
+
+
+def test_a_commit_of_one_file_is_judged_and_fixed_with_the_whole_project(home, tmp_path):
+    work = project_repo(tmp_path / "views")
+    done = run_hook(home, work, "celerylint", "proj/views.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    # the task lives in another file: its signature is known all the same
+    assert "proj/views.py:5:5: CL213" in done.stdout
+    fixed = run_hook(home, work, "celerylint-fix", "proj/views.py")
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    # the CL209 fix is safe because the task is known, so the fix hook applies it
+    assert "send.apply_async((user_id, 2), countdown=10)" in (work / "proj/views.py").read_text()
+    assert "r.lock('lock:send')" in (work / "proj/tasks.py").read_text()
