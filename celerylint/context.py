@@ -62,6 +62,8 @@ class FileContext:
         self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
         self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
         self._defs: dict[tuple[str, str], list[int]] | None = None
+        self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
+        self.client_lookups: dict[str, str | None] = {}  # what the rules asked it, recorded as a fact
 
     # -- output -----------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
