@@ -1,43 +1,22 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import libcst as cst
 
 from ..domain.calls import code_of, has_star
-from ..domain.clients import CACHE, CACHE_ALIAS, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
-from ..domain.guards import IfGuards, compares_clock
-from ..domain.locks import (
-    RELEASE_METHODS, LockTake, compare_and_delete, handles_locks, key_says_lock, key_texts, lock_take, stable_texts,
-)
-from ..domain.values import evaluate
-from ..rule import All, Fix, Invalid, Replace, Rule, Valid
+from ..domain.clients import CACHE, CACHE_ALIAS, CACHE_HELPER, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.guards import compares_clock
+from ..domain.locks import RELEASE_METHODS, key_says_lock, key_texts, lock_take, stable_texts
+from ..domain.releases import Delete as _Delete, TakeTracker, release_fix
+from ..rule import All, Invalid, Rule, Valid
 
 
-@dataclass
-class _Scope:
-    takes: dict[str, LockTake] = field(default_factory=dict)  # key text -> take, in source order
-
-
-@dataclass
-class _Delete:
-    call: cst.Call
-    key: cst.BaseExpression
-    texts: tuple[str, ...]
-    stable: tuple[str, ...]
-    named: bool
-    handler: bool  # the deleting function's name says it handles locks
-    take: LockTake | None  # the lock this function took on the same key before
-    fix: Fix | None
-
-
-class UnsafeLockRelease(IfGuards, Rule):
+class UnsafeLockRelease(TakeTracker, Rule):
     """
     ## What it does
     Finds locks released with a plain `delete`/`unlink` (Redis `DEL`) on a
     Redis client (redis-py, `redis.asyncio`, django-redis
-    `get_redis_connection()`) or a Django cache, instead of a
-    compare-and-delete. A deleted key is a lock when
+    `get_redis_connection()`, or one from a project helper as in CL203) or
+    a Django cache, instead of a compare-and-delete. A key is a lock when
 
     - the same function took it before with `set(..., nx=True)`, `setnx`,
       `cache.add(...)` (whose result is used), `lock(...)` or `Lock(...)`;
@@ -134,7 +113,7 @@ class UnsafeLockRelease(IfGuards, Rule):
     # setnx, add, lock(), Lock()) or a key named like one (lock, mutex,
     # semaphore, in any of their spellings).
     REQUIRES = (All((
-        (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS)))),
+        (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
         (b"nx", b"set(", b".add(", b"lock", b"Lock", b"LOCK", b"utex", b"UTEX", b"emaphore", b"EMAPHORE"),
     )),)
@@ -206,8 +185,78 @@ class UnsafeLockRelease(IfGuards, Rule):
             def f():
                 store.delete("lock:x")
         """),
+        Valid("""
+            # file: stores.py
+            from django.core.cache import cache
+            def lock_store():
+                return {"default": cache}  # a dict of caches, not a cache
+            # file: tasks.py
+            from stores import lock_store
+            def release(lock_id):
+                lock_store().delete(lock_id)
+        """),
+        Valid("""
+            # file: conn.py
+            import redis
+            def get_lock_client():
+                return Wrapper(redis.Redis())  # a project class: unknown
+            # file: tasks.py
+            from conn import get_lock_client
+            def release_lock(lock_id):
+                get_lock_client().delete(lock_id)
+        """),
     )
     INVALID = (
+        Invalid("""
+            # file: settings/__init__.py
+            # file: settings/redis.py
+            import redis
+            def redis_instance():
+                if SSL:
+                    ri = redis.Redis(host="h", ssl=True)
+                else:
+                    ri = redis.Redis.from_url("redis://")
+                return ri
+            # file: tasks.py
+            from settings.redis import redis_instance
+            def acquire_lock(lock_id, expire_time=300):
+                redis_client = redis_instance()
+                return redis_client.set(lock_id, "true", nx=True, ex=expire_time)
+            def release_lock(lock_id):
+                redis_client = redis_instance()
+                redis_client.delete(lock_id)
+        """, at="7:5", message="named as a lock"),
+        Invalid("""
+            # file: utils/__init__.py
+            # file: utils/redis.py
+            import redis
+            _client = None
+            def get_redis():
+                global _client
+                if _client is None:
+                    _client = redis.StrictRedis()
+                return _client
+            redis_client = get_redis()
+            # file: tasks.py
+            from utils import redis as r
+            from utils.redis import redis_client
+            def sync(account):
+                if r.get_redis().set(f"sync:{account}", 1, nx=True, ex=60):
+                    work(account)
+                    redis_client.delete(f"sync:{account}")
+        """, message="was taken with `set`"),
+        Invalid("""
+            # file: locking.py
+            from django.core.cache import caches
+            class Locks:
+                lock_cache = caches["locks"]
+            # file: tasks.py
+            from locking import Locks
+            def nightly():
+                if Locks.lock_cache.add("nightly-lock", 1, 600):
+                    report()
+                    Locks.lock_cache.delete("nightly-lock")
+        """, message="Django cache"),
         Invalid(
             """
             import uuid
@@ -318,31 +367,10 @@ class UnsafeLockRelease(IfGuards, Rule):
         ),
     )
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.scopes: list[_Scope] = [_Scope()]
-        self.module_keys: dict[str, bool] = {}  # stable key text -> taken in a lock-handling function
-        self.deletes: list[_Delete] = []
-        self.statements: set[int] = set()  # ids of calls whose result is discarded
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scopes.append(_Scope())
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scopes.pop()
-
-    def visit_Expr(self, node: cst.Expr) -> None:
-        value = node.value.expression if isinstance(node.value, cst.Await) else node.value
-        self.statements.add(id(value))
-
     def visit_Call(self, node: cst.Call) -> None:
         take = lock_take(node, self.ctx)
         if take is not None:
-            if take.key is not None and (take.always or id(node) not in self.statements):
-                for text in key_texts(take.key, self.ctx):
-                    self.scopes[-1].takes.setdefault(text, take)
-                for text in stable_texts(take.key, self.ctx):
-                    self.module_keys[text] = self.module_keys.get(text, False) or self._handler()
+            self.note_take(node, take)
             return
         found = receiver(node, RELEASE_METHODS)
         if found is None or has_star(node) or not node.args:
@@ -355,38 +383,17 @@ class UnsafeLockRelease(IfGuards, Rule):
                 continue
             texts = key_texts(a.value, self.ctx)
             take = next((self.scopes[-1].takes[t] for t in texts if t in self.scopes[-1].takes), None)
-            fix = self._fix(node, a.value, take) if kind == REDIS and len(node.args) == 1 else None
+            fix = release_fix(node, a.value, take, self.ctx) if kind == REDIS and len(node.args) == 1 else None
             self.deletes.append(_Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
-                                        key_says_lock(a.value, self.ctx), self._handler(), take, fix))
+                                        key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
         for d in self.deletes:
-            if id(d.call) in reported:
-                continue
-            if d.take is not None:
-                how = f"was taken with `{d.take.method}` in this function"
-            elif any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):
-                how = "is taken as a lock elsewhere in this module"
-            elif d.named:
-                how = "is named as a lock"
-            else:
+            how = self.why_lock(d)
+            if id(d.call) in reported or how is None:
                 continue
             reported.add(id(d.call))
-            cache = " (the Django cache has no compare-and-delete: use a Redis lock for this)" if self._on_cache(d) else ""
+            cache = " (the Django cache has no compare-and-delete: use a Redis lock for this)" if d.kind == CACHE else ""
             self.report(d.call, f"plain `{d.call.func.attr.value}` of `{code_of(d.key)}`, which {how}: if the lock "
                                 f"expired while this worker ran, this deletes the next holder's lock{cache}", d.fix)
-
-    def _handler(self) -> bool:
-        name = self.ctx.function.name.value if self.ctx.function else ""
-        return handles_locks(name)
-
-    def _on_cache(self, d: _Delete) -> bool:
-        return client_kind(d.call.func.value, self.ctx) == CACHE
-
-    def _fix(self, node: cst.Call, key: cst.BaseExpression, take: LockTake | None) -> Fix | None:
-        if take is None or take.client != REDIS or not isinstance(take.token, cst.Name):
-            return None
-        if evaluate(take.token, self.ctx) is not None:
-            return None  # a constant is not a token: every worker stores the same
-        return Fix("Release with a compare-and-delete script", (Replace(node, compare_and_delete(node, key, take.token)),))
