@@ -10,6 +10,7 @@ import libcst as cst
 
 from ..context import FileContext
 from .calls import arg, code_of, has_star, with_keyword
+from .keys import spelled
 from .clients import CACHE, LOCK_CLASSES, REDIS, client_kind, receiver
 from .values import evaluate, seconds
 from ..rule import Fix, RemoveLines, Replace
@@ -93,6 +94,9 @@ def key_texts(key: cst.BaseExpression, ctx: FileContext) -> tuple[str, ...]:
         bound = ctx.lookup(key.value)
         if bound is not None:
             texts.append(code_of(bound))
+    built = spelled(key, ctx)  # job:{id}, however the string was built (keys.py)
+    if built is not None:
+        texts.append("key:" + built)
     return tuple(texts)
 
 

@@ -1,0 +1,63 @@
+"""A key is one key however it is built (domain/keys.py): the check, the
+marker, the lock and the delete written with f-strings, ``%``,
+``.format()``, ``+`` or ``join`` are recognised as the same key."""
+
+from __future__ import annotations
+
+import textwrap
+
+from test_prefilter_cache import lint
+
+
+def run(tmp_path, code: str) -> list[tuple[str, int, str]]:
+    (tmp_path / "tasks.py").write_text(textwrap.dedent(code), encoding="utf-8")
+    _, findings = lint(tmp_path, "--no-cache")
+    return [(f["code"], f["line"], f["message"]) for f in findings if f["code"].startswith("CL2")]
+
+
+def test_a_release_of_a_lock_taken_under_another_spelling(tmp_path):
+    found = run(tmp_path, """
+        import uuid
+        import redis
+        r = redis.Redis()
+        def sync(job):
+            token = uuid.uuid4().hex
+            if r.set("sync:{}".format(job), token, nx=True, ex=30):
+                work(job)
+                r.delete("sync:" + str(job))
+                r.delete(f"sync:{job}:done")  # another key
+    """)
+    assert [(c, line) for c, line, _ in found] == [("CL204", 9)]
+    assert "was taken with `set` in this function" in found[0][2]
+
+
+def test_a_marker_written_under_another_spelling_of_the_checked_key(tmp_path):
+    found = run(tmp_path, """
+        import redis
+        import requests
+        from celery import shared_task
+        r = redis.Redis()
+        @shared_task
+        def notify(order_id):
+            if r.get("sent:%s" % order_id):
+                return
+            r.set(":".join(["sent", str(order_id)]), 1)
+            requests.post("https://hooks.example/orders", json={"id": order_id})
+    """)
+    assert [(c, line) for c, line, _ in found] == [("CL202", 10)]
+
+
+def test_different_keys_stay_different(tmp_path):
+    found = run(tmp_path, """
+        import redis
+        import requests
+        from celery import shared_task
+        r = redis.Redis()
+        @shared_task
+        def notify(order_id):
+            if r.get("sent:%s" % order_id):
+                return
+            r.set("sent:%s:v2" % order_id, 1)
+            requests.post("https://hooks.example/orders", json={"id": order_id})
+    """)
+    assert found == []
