@@ -8,9 +8,11 @@ import libcst as cst
 
 from ..context import FileContext
 from ..rule import Fix, Replace
-from .clients import REDIS
+from .calls import code_of
+from .clients import CACHE, REDIS
 from .guards import IfGuards
-from .locks import LockTake, compare_and_delete, handles_locks, key_texts, stable_texts
+from .celeryconf.settings import is_test_path
+from .locks import LockTake, compare_and_delete, handles_locks, key_says_lock, key_texts, stable_texts
 from .values import evaluate
 
 
@@ -71,6 +73,20 @@ class TakeTracker(IfGuards):
             for text in stable_texts(take.key, self.ctx):
                 self.module_keys[text] = self.module_keys.get(text, False) or self.handler()
 
+    def note_delete(self, node: cst.Call, kind: str) -> None:
+        """A delete on a ``kind`` client, judged at the end of the module
+        (not in a test file: a test clears its fixtures' locks)."""
+        if is_test_path(self.ctx.path):
+            return
+        for a in node.args:
+            if a.keyword is not None or any(compares_holder(test, a.value, self.ctx) for test in self.guards):
+                continue
+            texts = key_texts(a.value, self.ctx)
+            take = next((self.scopes[-1].takes[t] for t in texts if t in self.scopes[-1].takes), None)
+            fix = release_fix(node, a.value, take, self.ctx) if kind == REDIS and len(node.args) == 1 else None
+            self.deletes.append(Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
+                                       key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind))
+
     def handler(self) -> bool:
         return handles_locks(self.ctx.function.name.value if self.ctx.function else "")
 
@@ -80,3 +96,30 @@ class TakeTracker(IfGuards):
         if any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):
             return "is taken as a lock elsewhere in this module"
         return "is named as a lock" if d.named else None
+
+
+def compares_holder(test: cst.BaseExpression, key: cst.BaseExpression, ctx: FileContext) -> bool:
+    """``if r.get(key) == token:`` (or a variable read from ``r.get(key)``):
+    the delete below it is a compare-then-delete.  Not atomic, but not the
+    blind delete CL204 is about, and its message would be wrong."""
+    if isinstance(test, cst.BooleanOperation):
+        return compares_holder(test.left, key, ctx) or compares_holder(test.right, key, ctx)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
+        return False
+    wanted = set(key_texts(key, ctx))
+    for side in (test.left, test.comparisons[0].comparator):
+        value = ctx.lookup(side.value) if isinstance(side, cst.Name) else side
+        if isinstance(value, cst.Await):
+            value = value.expression
+        if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get"
+                and value.args and wanted & set(key_texts(value.args[0].value, ctx))):
+            return True
+    return False
+
+
+def release_message(d: Delete, how: str) -> str:
+    cache = " (the Django cache has no compare-and-delete: use a Redis lock for this)" if d.kind == CACHE else ""
+    return (f"plain `{d.call.func.attr.value}` of `{code_of(d.key)}`, which {how}: if the lock expired while this "
+            f"worker ran, this deletes the next holder's lock{cache}")
