@@ -105,3 +105,19 @@ def test_a_helper_outside_the_files_linted_is_unknown(tmp_path, cli):
     alone = cli("--no-cache", "--exit-zero", "--format", "json", "app/tasks.py")
     assert [f["line"] for f in json.loads(both.stdout) if f["code"] == "CL204"] == [7]
     assert [f for f in json.loads(alone.stdout) if f["code"] == "CL204"] == []  # its client is unknown
+
+
+def test_a_helper_in_a_namespace_package_is_found_by_its_import(tmp_path):
+    write(tmp_path, {  # no __init__.py anywhere: the module is imported as core.store.redis
+        "core/store/redis.py": """
+            import redis
+            redis_client = redis.StrictRedis()
+        """,
+        "core/store/locks.py": """
+            from core.store.redis import redis_client
+            def release(lock_key):
+                redis_client.delete(lock_key)
+        """,
+    })
+    _, findings = lint(tmp_path, "--no-cache")
+    assert cl2(findings) == [("CL204", "core/store/locks.py", 4)]

@@ -32,6 +32,7 @@ class Delete:
     take: LockTake | None  # the lock this function took on the same key before
     fix: Fix | None
     kind: str = REDIS  # of the client the delete is sent to
+    of_parameter: bool = False  # a lock-handling function deletes its parameter: release_lock(key)
 
 
 def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, ctx: FileContext) -> Fix | None:
@@ -54,6 +55,7 @@ class TakeTracker(IfGuards):
         self.module_keys: dict[str, bool] = {}  # stable key text -> taken in a lock-handling function
         self.deletes: list[Delete] = []
         self.statements: set[int] = set()  # ids of calls whose result is discarded
+        self.takers: list[str] = []  # lock-handling functions that take their parameter: acquire_lock(key)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(TakeScope())
@@ -72,6 +74,8 @@ class TakeTracker(IfGuards):
                 self.scopes[-1].takes.setdefault(text, take)
             for text in stable_texts(take.key, self.ctx):
                 self.module_keys[text] = self.module_keys.get(text, False) or self.handler()
+            if self._parameter(take.key) and self.handler():
+                self.takers.append(self.ctx.function.name.value)
 
     def note_delete(self, node: cst.Call, kind: str) -> None:
         """A delete on a ``kind`` client, judged at the end of the module
@@ -85,7 +89,14 @@ class TakeTracker(IfGuards):
             take = next((self.scopes[-1].takes[t] for t in texts if t in self.scopes[-1].takes), None)
             fix = release_fix(node, a.value, take, self.ctx) if kind == REDIS and len(node.args) == 1 else None
             self.deletes.append(Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
-                                       key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind))
+                                       key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind,
+                                       self._parameter(a.value) and self.handler()))
+
+    def _parameter(self, key: cst.BaseExpression) -> bool:
+        """``key`` is a parameter of the function it is used in, unchanged there."""
+        function = self.ctx.function
+        return (function is not None and isinstance(key, cst.Name) and self.ctx.lookup(key.value) is None
+                and key.value in {p.name.value for p in (*function.params.params, *function.params.kwonly_params)})
 
     def handler(self) -> bool:
         return handles_locks(self.ctx.function.name.value if self.ctx.function else "")
@@ -95,7 +106,11 @@ class TakeTracker(IfGuards):
             return f"was taken with `{d.take.method}` in this function"
         if any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):
             return "is taken as a lock elsewhere in this module"
-        return "is named as a lock" if d.named else None
+        if d.named:
+            return "is named as a lock"
+        if d.of_parameter and self.takers:
+            return f"`{self.takers[0]}()` of this module takes as a lock"
+        return None
 
 
 def compares_holder(test: cst.BaseExpression, key: cst.BaseExpression, ctx: FileContext) -> bool:

@@ -79,6 +79,10 @@ class ClientProviders(SyntaxCollector):
                 for inner in node.body:
                     self._statement(inner, f"{module}.{node.name}", providers, node.name)
         if providers:
+            for alias in _aliases(self.file.path, module):
+                for name, sources in list(providers.items()):
+                    if name.startswith(module + "."):
+                        providers.setdefault(alias + name[len(module):], sources)
             self.file.fact(PROVIDERS_FACT, providers=providers)
 
     def _statement(self, node: ast.stmt, prefix: str, providers: dict[str, list[str]], cls: str | None) -> None:
@@ -180,3 +184,15 @@ class ClientProviders(SyntaxCollector):
         if head in self.defined:
             return f"{self.module}.{name}"
         return None
+
+
+def _aliases(path: str, module: str) -> list[str]:
+    """The names the module may be imported by when its package chain has no
+    ``__init__.py`` (namespace packages, a source root below the project's):
+    the dotted suffixes of its path, ``a/b/c.py`` -> ``a.b.c``, ``b.c``."""
+    parts = path[:-3].split("/") if path.endswith(".py") else []
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(p.isidentifier() for p in parts):
+        return []
+    return [n for n in (".".join(parts[i:]) for i in range(max(0, len(parts) - 4), len(parts))) if n != module]

@@ -25,6 +25,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
       one of the two functions is named for lock handling (`acquire`,
       `release`, `unlock`, `lock`): a "seen" marker taken in one function
       and reset in another is not a lock;
+    - a lock-handling function deletes its parameter and another takes
+      its own (`acquire_lock(key)` / `release_lock(key)` helpers);
     - or its name says lock (`lock_key`, `"import-lock"`, `LOCK_ID`; not
       `block` or `clock`).
 
@@ -218,6 +220,17 @@ class UnsafeLockRelease(TakeTracker, Rule):
     )
     INVALID = (
         Invalid("""
+            # file: conn.py
+            import redis
+            redis_client = redis.StrictRedis()
+            # file: locks.py
+            from conn import redis_client
+            def acquire_lock(key, expire=30):
+                return redis_client.set(key, "1", nx=True, ex=expire)
+            def release_lock(key):
+                redis_client.delete(key)
+        """, message="`acquire_lock()` of this module takes as a lock"),
+        Invalid("""
             # file: settings/__init__.py
             # file: settings/redis.py
             import redis
@@ -267,8 +280,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
                     report()
                     Locks.lock_cache.delete("nightly-lock")
         """, message="Django cache"),
-        Invalid(
-            """
+        Invalid("""
             import uuid
             import redis
             r = redis.Redis()
@@ -332,11 +344,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
                     create(contract_id)
                 finally:
                     cache.delete(lock_key)
-            """,
-            fixed=None,
-        ),
-        Invalid(
-            """
+        """, fixed=None),
+        Invalid("""
             from django_redis import get_redis_connection
             def acquire(job):
                 con = get_redis_connection("default")
@@ -344,11 +353,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
             def release(job):
                 con = get_redis_connection("default")
                 con.delete(f"job:{job}")
-            """,
-            fixed=None,
-        ),
-        Invalid(
-            """
+        """, fixed=None),
+        Invalid("""
             from redis import StrictRedis as SR
             from celery import Task
             class Import(Task):
@@ -359,11 +365,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
                         fetch(feed)
                     finally:
                         self.redis.delete("import-lock")
-            """,
-            fixed=None,
-        ),
-        Invalid(
-            """
+        """, fixed=None),
+        Invalid("""
             from django.core.cache import caches
             LOCK_ID = "nightly-report"
             def nightly():
@@ -372,9 +375,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
                         report()
                     finally:
                         caches["locks"].delete(LOCK_ID)
-            """,
-            fixed=None,
-        ),
+        """, fixed=None),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
