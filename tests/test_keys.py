@@ -61,3 +61,22 @@ def test_different_keys_stay_different(tmp_path):
             requests.post("https://hooks.example/orders", json={"id": order_id})
     """)
     assert found == []
+
+
+def test_a_delete_after_comparing_the_value_read_from_the_same_key_is_not_blind(tmp_path):
+    found = run(tmp_path, """
+        import redis
+        r = redis.Redis()
+        def release_scheduler_lock(token, campaign):
+            lock_key = f"scheduler_lock:{campaign}"
+            val = r.get(lock_key)
+            if isinstance(val, bytes):
+                val = val.decode()
+            if str(val or "").strip() == token:
+                r.delete(lock_key)
+        def release_other(token, campaign):
+            lock_key = f"scheduler_lock:{campaign}"
+            if r.get("scheduler_lock:other") == token:  # another key's value
+                r.delete(lock_key)
+    """)
+    assert [(c, line) for c, line, _ in found] == [("CL204", 14)]

@@ -19,6 +19,7 @@ from .values import evaluate
 @dataclass
 class TakeScope:
     takes: dict[str, LockTake] = field(default_factory=dict)  # key text -> take, in source order
+    read: dict[str, set[str]] = field(default_factory=dict)  # variable -> key texts it was read from (x = r.get(k))
 
 
 @dataclass
@@ -63,6 +64,11 @@ class TakeTracker(IfGuards):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.scopes.pop()
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        texts = read_key(node.value, self.ctx)
+        if texts and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.scopes[-1].read.setdefault(node.targets[0].target.value, set()).update(texts)
+
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value.expression if isinstance(node.value, cst.Await) else node.value
         self.statements.add(id(value))
@@ -83,7 +89,8 @@ class TakeTracker(IfGuards):
         if is_test_path(self.ctx.path):
             return
         for a in node.args:
-            if a.keyword is not None or any(compares_holder(test, a.value, self.ctx) for test in self.guards):
+            if a.keyword is not None or any(compares_holder(test, a.value, self.ctx, self.scopes[-1].read)
+                                           for test in self.guards):
                 continue
             texts = key_texts(a.value, self.ctx)
             take = next((self.scopes[-1].takes[t] for t in texts if t in self.scopes[-1].takes), None)
@@ -113,25 +120,37 @@ class TakeTracker(IfGuards):
         return None
 
 
-def compares_holder(test: cst.BaseExpression, key: cst.BaseExpression, ctx: FileContext) -> bool:
-    """``if r.get(key) == token:`` (or a variable read from ``r.get(key)``):
-    the delete below it is a compare-then-delete.  Not atomic, but not the
-    blind delete CL204 is about, and its message would be wrong."""
+def compares_holder(test: cst.BaseExpression, key: cst.BaseExpression, ctx: FileContext,
+                    read: dict[str, set[str]]) -> bool:
+    """``if r.get(key) == token:``, or a comparison of a variable read with
+    ``r.get(key)`` in this function (``val = r.get(key)``; ``if
+    str(val).strip() == token:``): the delete below it is a
+    compare-then-delete.  Not atomic, but not the blind delete CL204 is
+    about, and its message would be wrong."""
     if isinstance(test, cst.BooleanOperation):
-        return compares_holder(test.left, key, ctx) or compares_holder(test.right, key, ctx)
+        return compares_holder(test.left, key, ctx, read) or compares_holder(test.right, key, ctx, read)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
         return False
     wanted = set(key_texts(key, ctx))
-    for side in (test.left, test.comparisons[0].comparator):
-        value = ctx.lookup(side.value) if isinstance(side, cst.Name) else side
-        if isinstance(value, cst.Await):
-            value = value.expression
-        if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get"
-                and value.args and wanted & set(key_texts(value.args[0].value, ctx))):
-            return True
-    return False
+    return any(isinstance(n, cst.Name) and wanted & read.get(n.value, set())
+               or wanted & set(read_key(n, ctx)) for n in _nodes(test))
+
+
+def read_key(node: cst.CSTNode, ctx: FileContext) -> tuple[str, ...]:
+    """The key texts of ``node`` when it is ``<x>.get(key)`` (awaited or not)."""
+    if isinstance(node, cst.Await):
+        node = node.expression
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" and node.args:
+        return key_texts(node.args[0].value, ctx)
+    return ()
+
+
+def _nodes(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _nodes(child)
 
 
 def release_message(d: Delete, how: str) -> str:
