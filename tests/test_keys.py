@@ -80,3 +80,28 @@ def test_a_delete_after_comparing_the_value_read_from_the_same_key_is_not_blind(
                 r.delete(lock_key)
     """)
     assert [(c, line) for c, line, _ in found] == [("CL204", 14)]
+
+
+THROTTLE = """
+    import time
+    import redis
+    from celery import shared_task
+    r = redis.Redis()
+    @shared_task
+    def auto_scan():
+        last = r.get("autoscan:last_run")
+        now = time.time()
+        if last and now - {read} < 3600:
+            return
+        r.set("autoscan:last_run", str(now))
+        run_scan.delay()
+"""
+
+
+def test_a_last_run_timestamp_is_a_throttle_not_a_done_marker(tmp_path):
+    assert run(tmp_path, THROTTLE.format(read="float(last)")) == []
+
+
+def test_a_timestamp_that_is_only_tested_for_presence_is_a_done_marker(tmp_path):
+    found = run(tmp_path, THROTTLE.replace("if last and now - {read} < 3600:", "if last:"))
+    assert [(c, line) for c, line, _ in found] == [("CL202", 12)]

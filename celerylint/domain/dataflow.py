@@ -24,11 +24,11 @@ import libcst as cst
 from ..context import FileContext, dotted_name
 from ..traverse import visit
 from .clients import client_kind
-from .fresh import _bound, fresh_origin, params_of
+from .fresh import TIME_CALLS, _bound, fresh_origin, params_of
 from .keys import spelled
 from .side_effects import side_effect
 
-__all__ = ["Event", "Flow", "flow", "fresh_origin", "key_id", "marks_done", "params_of", "within"]
+__all__ = ["Event", "Flow", "flow", "fresh_origin", "key_id", "marks_done", "params_of", "throttles", "within"]
 
 CHECKS = frozenset({"get", "exists", "has_key"})
 MARKS = frozenset({"set", "setex", "psetex"})
@@ -305,3 +305,20 @@ def statements_movable_after(marker: list[Event], effect: Event) -> tuple[cst.CS
         return None
     return tuple(statements)
 
+
+
+def throttles(check: Event, mark: Event, f: Flow, ctx: FileContext) -> bool:
+    """The key holds a "last run" time, not a "done" flag: the marker stores
+    the current time and the check's result is read back as a number
+    (``last = r.get(k)`` ... ``float(last)``)."""
+    call = mark.node
+    if not isinstance(call, cst.Call) or len(call.args) < 2:
+        return False
+    origin = fresh_origin(call.args[1].value, ctx, f.params)
+    if origin is None or ctx.imported_name(origin.func) not in TIME_CALLS:
+        return False
+    stmt = check.stmt.body[0] if check.stmt is not None and check.stmt.body else None
+    if not isinstance(stmt, cst.Assign) or not isinstance(stmt.targets[0].target, cst.Name):
+        return False
+    name = stmt.targets[0].target.value
+    return re.search(rf"\b(?:float|int)\(\s*{re.escape(name)}\s*\)", code_of(f.func.body)) is not None
