@@ -121,3 +121,21 @@ def test_a_helper_in_a_namespace_package_is_found_by_its_import(tmp_path):
     })
     _, findings = lint(tmp_path, "--no-cache")
     assert cl2(findings) == [("CL204", "core/store/locks.py", 4)]
+
+
+def test_a_parameter_shadows_the_helper_of_the_same_name(tmp_path):
+    write(tmp_path, {
+        "conn.py": """
+            import redis
+            redis_client = redis.Redis()
+        """,
+        "jobs.py": """
+            from conn import redis_client
+            def release(lock_key):
+                redis_client.delete(lock_key)
+            def release_in(redis_client, lock_key):
+                redis_client.delete(lock_key)  # whatever the caller passes
+        """,
+    })
+    _, findings = lint(tmp_path, "--no-cache")
+    assert cl2(findings) == [("CL204", "jobs.py", 4)]

@@ -95,6 +95,8 @@ def _provided(func: cst.BaseExpression, ctx: FileContext, suffix: str) -> str | 
     if name is None:
         return None
     head = name.partition(".")[0]
+    if _parameter(head, ctx):
+        return None  # a parameter shadows the import or module name
     if head in ctx.imports:
         qualified = ctx.qualify(func)
     elif ctx.lookup(head) is None and head not in ("self", "cls") and ctx.module_name:
@@ -107,6 +109,15 @@ def _provided(func: cst.BaseExpression, ctx: FileContext, suffix: str) -> str | 
     if kind is None or not _MENTIONS[kind].search(code_text(ctx)):
         return None
     return kind
+
+
+def _parameter(name: str, ctx: FileContext) -> bool:
+    """``name`` is a parameter of a function around the current node."""
+    for function in ctx.functions:
+        p = function.params
+        if any(x.name.value == name for x in (*p.posonly_params, *p.params, *p.kwonly_params)):
+            return True
+    return False
 
 
 def code_text(ctx: FileContext) -> str:
