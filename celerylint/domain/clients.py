@@ -27,7 +27,8 @@ REDIS_IMPORT_NEEDLE = Regex(rb"redis(?!tribut)")
 CACHE_ALIAS = (Regex(rb"caches?\s+as\b"), Regex(rb"=\s*caches?\b"))
 
 
-CACHE_HELPER = Regex(rb"cache\w*\s*(?:\([^()\n]*\)\s*)?\.\s*(?:add|set|lock|delete|unlink)\s*\(")
+CACHE_HELPER = Regex(rb"(?:(?:\w+cache\w*|cache\w+)(?:\s*\([^()\n]*\))?|cache\s*\([^()\n]*\))"
+                     rb"\s*\.\s*(?:add|set|lock|delete|unlink)\s*\(", b"cache", None)
 
 
 def cache_call(methods: bytes) -> Regex:
@@ -81,17 +82,20 @@ def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> s
 # A client from a project helper counts in a file whose code names its kind
 # (the helper's module, its name, a variable: ``from app.utils.redis import
 # get_client``): the rules' prefilters need no knowledge of other files.
-# A Django cache helper counts where it is called on directly
-# (``get_cache().delete(...)``, ``default_cache.add(...)``): CACHE_HELPER.
+# A Django cache helper counts where it is called on directly, under a name
+# other than plain ``cache`` (``get_cache().delete(...)``,
+# ``default_cache.add(...)``): CACHE_HELPER.
 _MENTIONS = {REDIS: re.compile(r"redis(?!tribut)"), CACHE: re.compile(bytes(CACHE_HELPER).decode())}
 
 
 def _provided(func: cst.BaseExpression, ctx: FileContext, suffix: str) -> str | None:
     """What the project index says a call of (``suffix="()"``) or a reference
     to ``func`` gives: a helper of another module (through its import) or of
-    this one (a module function or class).  Every question is recorded, so
+    this one (a module function or class).  Every question that can change
+    the outcome is recorded (none in a file that mentions neither kind), so
     that a cached result is dropped when the answer changes."""
-    name = dotted_name(func)
+    allowed = _mentioned(ctx)
+    name = dotted_name(func) if allowed else None
     if name is None:
         return None
     head = name.partition(".")[0]
@@ -106,9 +110,16 @@ def _provided(func: cst.BaseExpression, ctx: FileContext, suffix: str) -> str | 
     key = qualified + suffix
     kind = ctx.client_index.get(key)
     ctx.client_lookups[key] = kind
-    if kind is None or not _MENTIONS[kind].search(code_text(ctx)):
-        return None
-    return kind
+    return kind if kind in allowed else None
+
+
+def _mentioned(ctx: FileContext) -> frozenset[str]:
+    """The kinds a helper may give in this file (see ``_MENTIONS``)."""
+    found = ctx.__dict__.get("_client_mentions")
+    if found is None:
+        text = code_text(ctx)
+        found = ctx.__dict__["_client_mentions"] = frozenset(k for k, r in _MENTIONS.items() if r.search(text))
+    return found
 
 
 def _parameter(name: str, ctx: FileContext) -> bool:

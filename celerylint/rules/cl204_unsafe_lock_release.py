@@ -112,10 +112,10 @@ class UnsafeLockRelease(TakeTracker, Rule):
     FIX = "sometimes"
     HINT = "delete the key only if it still holds this worker's token (a Lua compare-and-delete, or redis-py Lock.release())"
     TAGS = ("locks", "redis")
-    # Every finding needs a client imported in this file (see clients.py), a
-    # delete, and a lock: a take (set(..., nx=True) or with nx positional,
-    # setnx, add, lock(), Lock()) or a key named like one (lock, mutex,
-    # semaphore, in any of their spellings).
+    # Not in a test file. Every finding needs a client (see clients.py), a delete, and a lock: a take
+    # (set(..., nx=True) or with nx positional, setnx, add, lock(), Lock()) or a key named like one
+    # (lock, mutex, semaphore, in any of their spellings).
+    PATHS = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|conftest)\.py$)"
     REQUIRES = (All((
         (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
