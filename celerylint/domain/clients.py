@@ -27,8 +27,7 @@ REDIS_IMPORT_NEEDLE = Regex(rb"redis(?!tribut)")
 CACHE_ALIAS = (Regex(rb"caches?\s+as\b"), Regex(rb"=\s*caches?\b"))
 
 
-CACHE_HELPER = Regex(rb"(?:(?:\w+cache\w*|cache\w+)(?:\s*\([^()\n]*\))?|cache\s*\([^()\n]*\))"
-                     rb"\s*\.\s*(?:add|set|lock|delete|unlink)\s*\(", b"cache", None)
+CACHE_HELPER = Regex(rb"cache\w*(?:\s*\([^()\n]*\))?\s*\.\s*(?:add|set|lock|delete|unlink)\s*\(")
 
 
 def cache_call(methods: bytes) -> Regex:
@@ -82,9 +81,9 @@ def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> s
 # A client from a project helper counts in a file whose code names its kind
 # (the helper's module, its name, a variable: ``from app.utils.redis import
 # get_client``): the rules' prefilters need no knowledge of other files.
-# A Django cache helper counts where it is called on directly, under a name
-# other than plain ``cache`` (``get_cache().delete(...)``,
-# ``default_cache.add(...)``): CACHE_HELPER.
+# A Django cache helper counts where it is called on directly (a name with
+# "cache" in it: ``get_cache().delete(...)``, ``default_cache.add(...)``,
+# ``cache.set(...)``): CACHE_HELPER.
 _MENTIONS = {REDIS: re.compile(r"redis(?!tribut)"), CACHE: re.compile(bytes(CACHE_HELPER).decode())}
 
 

@@ -12,6 +12,10 @@ from .guards import Blocks
 from .locks import NxCandidate, NxScope, TakeEvidence, expire_statement, key_says_lock, setnx_as_set, setnx_fix, stable_texts
 from .values import NONE, evaluate
 
+# Paths that are not tests (``celeryconf.settings.is_test_path``): the lock
+# rules leave tests alone, where a lock is a fixture and a delete clears one.
+TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|conftest)\.py$)"
+
 
 class PendingTakes(TakeEvidence, Blocks):
     """Mixin for CL203: takes without expiry wait for the end of their

@@ -11,6 +11,7 @@ from ..rule import Fix, Replace
 from .calls import code_of
 from .clients import CACHE, REDIS
 from .guards import IfGuards
+from .lock_expiry import TEST_PATHS_EXCLUDED  # noqa: F401 - CL204 takes it from here
 from .celeryconf.settings import is_test_path
 from .locks import LockTake, compare_and_delete, handles_locks, key_says_lock, key_texts, stable_texts
 from .values import evaluate

@@ -72,6 +72,7 @@ class ClientProviders(SyntaxCollector):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.defined.add(target.id)
+        self.returns = _returns_by_function(tree)
         providers: dict[str, list[str]] = {}
         for node in _module_statements(tree.body):
             self._statement(node, module, providers, None)
@@ -106,6 +107,10 @@ class ClientProviders(SyntaxCollector):
                 return None
         if isinstance(node, ast.AsyncFunctionDef):
             return None  # calling it gives a coroutine, not a client
+        returns = self.returns.get(id(node), [])
+        values = [r.value for r in returns if not _is_none(r.value)]
+        if not values or any(self._source(v, {}, set(), cls) is None for v in values if not isinstance(v, ast.Name)):
+            return None  # most functions: settled without walking their bodies
         own = list(_own_nodes(node))
         globals_ = {n for g in own if isinstance(g, ast.Global) for n in g.names}
         assigned: dict[str, list[ast.AST]] = {}
@@ -126,15 +131,12 @@ class ClientProviders(SyntaxCollector):
                     if isinstance(name, ast.Name):
                         assigned.setdefault(name.id, []).append(n)  # bound by a loop or with: unknown
         sources = []
-        returns = [n for n in own if isinstance(n, ast.Return)]
-        for ret in returns:
-            if _is_none(ret.value):
-                continue
-            source = self._source(ret.value, assigned, globals_, cls)
+        for value in values:
+            source = self._source(value, assigned, globals_, cls)
             if source is None:
                 return None
             sources.append(source)
-        return sources or None
+        return sources
 
     def _source(self, node: ast.AST, assigned: dict[str, list[ast.AST]], globals_: set[str],
                 cls: str | None, depth: int = 0) -> str | None:
@@ -196,3 +198,22 @@ def _aliases(path: str, module: str) -> list[str]:
     if not parts or not all(p.isidentifier() for p in parts):
         return []
     return [n for n in (".".join(parts[i:]) for i in range(max(0, len(parts) - 4), len(parts))) if n != module]
+
+
+def _returns_by_function(tree: ast.Module) -> dict[int, list[ast.Return]]:
+    """The ``return`` statements of each function (by ``id``), not those of
+    the functions nested in it: one walk of the module."""
+    found: dict[int, list[ast.Return]] = {}
+    todo: list[tuple[ast.AST, int | None]] = [(tree, None)]
+    while todo:
+        node, owner = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Return) and owner is not None:
+                found.setdefault(owner, []).append(child)
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                todo.append((child, id(child)))
+            elif isinstance(child, (ast.Lambda, ast.ClassDef)):
+                todo.append((child, None))
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                todo.append((child, owner))
+    return found

@@ -4,7 +4,7 @@ import libcst as cst
 
 from ..domain.calls import arg, given, has_star
 from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, LOCK_CLASSES, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
-from ..domain.lock_expiry import PendingTakes, add_keyword_fix, unexpiring_take
+from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, unexpiring_take
 from ..rule import All, Invalid, Option, Rule, Valid
 
 
@@ -44,7 +44,7 @@ class LockWithoutTtl(PendingTakes, Rule):
     anywhere in the module, or, for `setnx`, when an `expire` follows. A
     `SET NX` that stores no token, is never deleted and is not retried is
     a permanent "done" marker, a legitimate idempotency pattern, and is not
-    reported, even when a failure raises.
+    reported, even when a failure raises. Test files are not checked.
 
     ## Why is this bad?
     A worker that takes the lock and then dies (OOM kill, deploy, lost
@@ -105,6 +105,7 @@ class LockWithoutTtl(PendingTakes, Rule):
     OPTIONS = (Option("lock-ttl", "integer-seconds", 60, "the TTL in seconds the fix inserts"),)
     # Every finding needs a client imported in this file (see clients.py), and
     # a Django cache lock a take on the cache: add, lock, or set with nx.
+    PATHS = TEST_PATHS_EXCLUDED  # a test's lock is a fixture
     REQUIRES = (
         REDIS_IMPORT_NEEDLE,
         All((b"core.cache", (

@@ -6,7 +6,7 @@ from ..domain.calls import has_star
 from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
 from ..domain.guards import compares_clock
 from ..domain.locks import RELEASE_METHODS, lock_take
-from ..domain.releases import TakeTracker, release_message
+from ..domain.releases import TEST_PATHS_EXCLUDED, TakeTracker, release_message
 from ..rule import All, Invalid, Rule, Valid
 
 
@@ -115,7 +115,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
     # Not in a test file. Every finding needs a client (see clients.py), a delete, and a lock: a take
     # (set(..., nx=True) or with nx positional, setnx, add, lock(), Lock()) or a key named like one
     # (lock, mutex, semaphore, in any of their spellings).
-    PATHS = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|conftest)\.py$)"
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (All((
         (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
