@@ -139,3 +139,28 @@ def test_a_parameter_shadows_the_helper_of_the_same_name(tmp_path):
     })
     _, findings = lint(tmp_path, "--no-cache")
     assert cl2(findings) == [("CL204", "jobs.py", 4)]
+
+
+def test_an_async_helper_gives_its_client_to_await(tmp_path):
+    write(tmp_path, {
+        "aconn.py": """
+            import redis.asyncio as aioredis
+            _pool = None
+            async def get_redis():
+                global _pool
+                if _pool is None:
+                    _pool = aioredis.from_url("redis://")
+                return _pool
+        """,
+        "ajobs.py": """
+            from aconn import get_redis
+            async def acquire_lock(key, ttl=30):
+                r = await get_redis()
+                return await r.set(key, "1", nx=True, ex=ttl)
+            async def release_lock(key):
+                r = await get_redis()
+                await r.delete(key)
+        """,
+    })
+    _, findings = lint(tmp_path, "--no-cache")
+    assert cl2(findings) == [("CL204", "ajobs.py", 8)]

@@ -8,7 +8,8 @@ aside) returns a client: one made there (``redis.Redis(...)``,
 variable every assignment of which makes one, a ``global`` set to one
 (the lazy singleton), or another provider (resolved over the project).  Its
 decorators may only be ``functools.cache``/``lru_cache``, ``staticmethod``,
-``classmethod``: any other may change what a call returns."""
+``classmethod``: any other may change what a call returns.  An ``async def``
+counts as what ``await``-ing it gives."""
 
 from __future__ import annotations
 
@@ -105,8 +106,7 @@ class ClientProviders(SyntaxCollector):
             name = _dotted(target)
             if name is None or self.file.qualify(name) not in _DECORATORS:
                 return None
-        if isinstance(node, ast.AsyncFunctionDef):
-            return None  # calling it gives a coroutine, not a client
+        # an ``async def`` counts too: ``await get_redis()`` is what its users write
         returns = self.returns.get(id(node), [])
         values = [r.value for r in returns if not _is_none(r.value)]
         if not values or any(self._source(v, {}, set(), cls) is None for v in values if not isinstance(v, ast.Name)):
