@@ -28,6 +28,8 @@ class PendingTakes(TakeEvidence, Blocks):
         self.scopes: list[NxScope] = [NxScope()]
         self.module_deleted: set[str] = set()  # stable texts of keys a client deletes anywhere
         self.later: list[NxCandidate] = []
+        self.releasers: dict[str, set[int]] = {}  # module function -> positions of the parameters it deletes
+        self.calls: list[tuple[str, list[tuple[str, ...]]]] = []  # f(a, b): name, stable texts of each argument
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(NxScope())
@@ -37,6 +39,10 @@ class PendingTakes(TakeEvidence, Blocks):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._flush(self.scopes.pop())
+        for name, args in self.calls:  # release_lock(f"job:{id}"): deleted through a helper
+            for i in self.releasers.get(name, ()):
+                if i < len(args):
+                    self.module_deleted.update(args[i])
         for c in self.later:
             if any(t in self.module_deleted for t in c.stable):
                 self.report(c.call, c.message, c.fix)
@@ -57,10 +63,19 @@ class PendingTakes(TakeEvidence, Blocks):
             self.scopes[-1].expires.setdefault(code_of(call.args[0].value), []).append((node, call, removable))
 
     def note_delete(self, node: cst.Call, on_client: bool) -> None:
+        function = self.ctx.function if len(self.ctx.functions) == 1 else None
+        params = [p.name.value for p in function.params.params] if function is not None else []
         for a in node.args:
             self.scopes[-1].deleted.add(code_of(a.value))
             if on_client:
                 self.module_deleted.update(stable_texts(a.value, self.ctx))
+                if isinstance(a.value, cst.Name) and a.value.value in params and self.ctx.lookup(a.value.value) is None:
+                    self.releasers.setdefault(function.name.value, set()).add(params.index(a.value.value))
+
+    def note_call(self, node: cst.Call) -> None:
+        """A call of a plain name, in case it is a helper that deletes its argument."""
+        if isinstance(node.func, cst.Name) and node.args and all(a.keyword is None and not a.star for a in node.args):
+            self.calls.append((node.func.value, [stable_texts(a.value, self.ctx) for a in node.args]))
 
     def candidate(self, node: cst.Call, message: str, fix: Fix | None) -> None:
         key = node.args[0].value if node.args else None

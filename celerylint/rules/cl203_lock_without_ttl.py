@@ -41,7 +41,9 @@ class LockWithoutTtl(PendingTakes, Rule):
     (`acquire`, `lock`, `claim`, `take`, `grab`), when a failed take retries
     the task, sleeps or spins (`while not r.set(...)`), when the same
     function deletes the key, or a client deletes the same key expression
-    anywhere in the module, or, for `setnx`, when an `expire` follows. A
+    anywhere in the module (also through a module function that deletes its
+    parameter: `release(f"job:{id}")`), or, for `setnx`, when an `expire`
+    follows. A
     `SET NX` that stores no token, is never deleted and is not retried is
     a permanent "done" marker, a legitimate idempotency pattern, and is not
     reported, even when a failure raises. Test files are not checked.
@@ -223,6 +225,16 @@ class LockWithoutTtl(PendingTakes, Rule):
                 r.delete(f"running:{job}")
         """, at="4:12"),
         Invalid("""
+            import redis
+            r = redis.Redis()
+            def release(key):
+                r.delete(key)
+            def start(job):
+                if r.set(f"job:{job}", 1, nx=True):
+                    work(job)
+                    release(f"job:{job}")
+        """, at="6:8"),
+        Invalid("""
             # file: redis_conn.py
             import functools
             import redis
@@ -244,8 +256,7 @@ class LockWithoutTtl(PendingTakes, Rule):
             def f(lock_id):
                 locks_cache().add(lock_id, 1, None)
         """, message="cache.add"),
-        Invalid(
-            """
+        Invalid("""
             import redis
             r = redis.Redis()
             def f(key):
@@ -260,10 +271,8 @@ class LockWithoutTtl(PendingTakes, Rule):
                 lock_key = f"lock:{key}"
                 if r.set(lock_key, "1", nx=True, ex=60):
                     r.delete(lock_key)
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             import redis as rds
             conn = rds.StrictRedis(host="localhost")
             def f(job):
@@ -277,10 +286,8 @@ class LockWithoutTtl(PendingTakes, Rule):
             def f(job):
                 if conn.set(job, 1, nx=True, ex=300):
                     work()
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             from redis import Redis as R
             class Worker:
                 def __init__(self):
@@ -297,10 +304,8 @@ class LockWithoutTtl(PendingTakes, Rule):
                 def run(self):
                     with self.redis.lock("report", timeout=60):
                         pass
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             from django.core.cache import cache
             def f(order_id):
                 if cache.add(f"lock-{order_id}", "1", None):
@@ -311,10 +316,8 @@ class LockWithoutTtl(PendingTakes, Rule):
             def f(order_id):
                 if cache.add(f"lock-{order_id}", "1", 60):
                     cache.delete(f"lock-{order_id}")
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             import redis.asyncio
             from redis.asyncio.lock import Lock
             client = redis.asyncio.Redis()
@@ -329,10 +332,8 @@ class LockWithoutTtl(PendingTakes, Rule):
             async def f():
                 async with Lock(client, "nightly", timeout=60):
                     pass
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             from django_redis import get_redis_connection
             def f(key):
                 con = get_redis_connection("default")
@@ -345,10 +346,8 @@ class LockWithoutTtl(PendingTakes, Rule):
                 con = get_redis_connection("default")
                 con.set(key, 1, 60, None, True)
                 con.delete(key)
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             from django.core.cache import caches
             def f():
                 with caches["locks"].lock("import-lock"):
@@ -371,6 +370,7 @@ class LockWithoutTtl(PendingTakes, Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if has_star(node):
             return
+        self.note_call(node)
         if self.ctx.imported_name(node.func) in LOCK_CLASSES:
             if not given(arg(node, "timeout", 2), self.ctx):
                 self.report(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever",
