@@ -62,6 +62,7 @@ def test_a_helper_that_returns_no_client_gives_nothing(tmp_path):
 def test_the_cached_result_of_a_user_is_dropped_when_the_helper_changes(tmp_path):
     root, cache = tmp_path / "p", tmp_path / "cache"
     project(root)
+    write(root, {f"app/filler_{i}.py": f"X = {i}\n" for i in range(70)})  # enough files for the stat index
     assert cl2(lint(root, cache_dir=cache)[1]) == [("CL204", "app/tasks.py", 7)]
     age(root)  # the stat index now trusts every file
     assert cl2(lint(root, cache_dir=cache)[1]) == [("CL204", "app/tasks.py", 7)]
