@@ -62,6 +62,9 @@ class FileContext:
         self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
         self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
         self._defs: dict[tuple[str, str], list[int]] | None = None
+        self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
+        self.client_lookups: dict[str, str | None] = {}  # what the rules asked it, recorded as a fact
+        self.module_functions: dict[str, cst.FunctionDef] = {}  # module-level defs seen so far
 
     # -- output -----------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
@@ -184,6 +187,8 @@ class ContextOpener(cst.BatchableCSTVisitor):
         self.ctx.scopes.append(Scope(node))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if len(self.ctx.scopes) == 1:
+            self.ctx.module_functions[node.name.value] = node
         self.ctx.functions.append(node)
         self.ctx.scopes.append(Scope(node))
 

@@ -119,7 +119,7 @@ def _decodes(data: bytes) -> bool:
 
 
 def analyze(path: str, text: str, data: bytes, settings: Settings, entries: Sequence[Entry],
-            active: list[Entry], module_name: str | None = None) -> FileResult:
+            active: list[Entry], module_name: str | None = None, client_index: dict | None = None) -> FileResult:
     """The expensive part: parse ``text`` and run the ``active`` checkers.
 
     The cyclic garbage collector is paused meanwhile: libcst makes a few
@@ -130,7 +130,8 @@ def analyze(path: str, text: str, data: bytes, settings: Settings, entries: Sequ
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(FileResult(path=path), text, data, settings, active, module_name, report_unparsable)
+        return _analyze(FileResult(path=path), text, data, settings, active, module_name, report_unparsable,
+                        client_index or {})
     except RecursionError:  # a deep tree outlived the traversal but not the position or fix pass
         result = FileResult(path=path)
         if report_unparsable:
@@ -233,7 +234,8 @@ def _compiles(text: str) -> bool:
 
 
 def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
-             active: list[Entry], module_name: str | None, report_unparsable: bool) -> FileResult:
+             active: list[Entry], module_name: str | None, report_unparsable: bool,
+             client_index: dict) -> FileResult:
     from libcst.metadata import MetadataWrapper
 
     from .batch import Batched, Guard
@@ -253,6 +255,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         return result
     result.parsed = True
     ctx = FileContext(path, text, settings, module_name)
+    ctx.client_index = client_index
     checkers = []
     for entry in active:
         if entry.kind == "project":
@@ -280,6 +283,8 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
 
         result.errors.append(f"{path}: internal error while analysing:\n{traceback.format_exc()}")
         return result
+    if ctx.client_lookups:  # the cached result holds while the index answers the same
+        ctx.fact("client-lookups", None, lookups=ctx.client_lookups)
     if not ctx.reports and not any(node is not None for _, node in ctx.facts):
         result.facts = [fact for fact, _ in ctx.facts]
         return result

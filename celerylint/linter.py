@@ -18,6 +18,7 @@ from .engine import analyze, split_syntax, triage, unparsable
 from .model import FileResult
 from .modules import module_name_for
 from .registry import Entry, entries as all_entries
+from .facts.client_index import PROVIDERS_FACT, build, stale
 from .source import NotAFile, digest, read_source
 
 
@@ -27,7 +28,12 @@ def enabled_entries(settings: Settings) -> list[Entry]:
     chosen = [e for e in all_entries() if e.code and settings.enabled(e.code)]
     if any(e.kind == "project" for e in chosen):
         chosen += [e for e in all_entries() if e.kind in ("collector", "syntax")]
+    elif any(e.code.startswith("CL2") for e in chosen):  # the task-code rules ask the client index
+        chosen += [e for e in all_entries() if e.module == CLIENT_COLLECTOR]
     return chosen
+
+
+CLIENT_COLLECTOR = "celerylint.facts.clients"
 
 
 @dataclass
@@ -42,6 +48,7 @@ class Job:
     module: str | None
     key: str | None  # cache key, None without a cache
     facts: list = field(default_factory=list)  # of the ``ast`` collectors, already collected
+    client_index: dict = field(default_factory=dict)  # facts/client_index.py, set before analysis
 
 
 class Linter:
@@ -55,6 +62,7 @@ class Linter:
         here = relative_path(Path(os.getcwd()), settings.root) if os.sep == "/" else "/"
         self.prefix = None if here.startswith("/") else ("" if here == "." else here + "/")
         self.index = None  # a StatIndex, for runs over many files that fix nothing
+        self.client_index: dict[str, str] | None = None  # of the last ``lint_files``, for ``lint_bytes``
 
     def signature(self, path: Path) -> tuple[int, ...] | None:
         """The file's stat signature, taken before it is read, when the stat
@@ -81,9 +89,10 @@ class Linter:
         rel = relative_path(path, self.settings.config_dir or self.settings.root)
         return [e for e in self.entries if not e.code or self.settings.enabled(e.code, rel)]
 
-    def prepare(self, path: Path, data: bytes) -> tuple[FileResult, Job | None]:
+    def prepare(self, path: Path, data: bytes, client_index: dict | None = None) -> tuple[FileResult, Job | None]:
         """The cheap part: the finished result, or a job when libcst must
-        parse the file and the cache does not know it."""
+        parse the file and the cache does not know it (or, given the
+        ``client_index``, holds a result that index makes stale)."""
         rel = self.rel(path)
         entries = self.entries_for(path)
         result, text, active = triage(rel, data, entries)
@@ -98,7 +107,7 @@ class Linter:
         if self.cache is not None:
             key = self.cache.key(data, rel, module, [f"{e.code}:{e.module}.{e.cls}" for e in entries])
             cached = self.cache.get(key, rel)
-            if cached is not None:
+            if cached is not None and not (client_index is not None and stale(cached.facts, client_index)):
                 return cached, None
         facts = self._collect(rel, text, module, syntax, tree) if syntax else []
         return result, Job(rel, text, data, entries, active, module, key, facts)
@@ -114,8 +123,9 @@ class Linter:
         return result
 
     def lint_bytes(self, path: Path, data: bytes) -> FileResult:
-        result, job = self.prepare(path, data)
+        result, job = self.prepare(path, data, self.client_index)
         if job is not None:
+            job.client_index = self.client_index or {}
             result = self.store(job, analyze_job(job, self.settings))
         result.digest = digest(data)
         return result
@@ -140,7 +150,7 @@ def analyze_job(job: Job, settings: Settings) -> FileResult:
     """Analyse one file.  Its facts are passed through JSON here, as the cache
     stores them, so that the project phase sees the same values (lists, not
     tuples) whether a file was analysed now or served from the cache."""
-    result = analyze(job.rel, job.text, job.data, settings, job.entries, job.active, job.module)
+    result = analyze(job.rel, job.text, job.data, settings, job.entries, job.active, job.module, job.client_index)
     result.facts[:0] = job.facts
     if result.facts:
         import json
@@ -183,6 +193,7 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, notices: lis
         if job is not None:
             pending.append((path, job))
         results[path] = result
+    pending += _client_index(linter, results, pending, notices)
     workers = min(workers, len(pending))
     if workers > 1 and pool.parallel_worthwhile([job for _, job in pending]):
         done = pool.run_pool([job for _, job in pending], linter.settings, workers)
@@ -206,3 +217,33 @@ def triage_path(linter: Linter, path: Path) -> tuple[FileResult, str | None, Job
     result, job = linter.prepare(path, data)
     result.signature = sig
     return result, notice, job, digest(data) if linter.keep_digests else None
+
+
+def _client_index(linter: Linter, results: dict[Path, FileResult], pending: list[tuple[Path, Job]],
+                  notices: list[str]) -> list[tuple[Path, Job]]:
+    """Build the run's client index (facts/client_index.py) from every
+    file's facts, give it to the files about to be analysed, and return the
+    jobs of files whose cached result (or stat index entry) it makes stale."""
+    facts = [f for r in results.values() for f in r.facts if f.get("kind") == PROVIDERS_FACT]
+    facts += [f for _, job in pending for f in job.facts if f.get("kind") == PROVIDERS_FACT]
+    index = linter.client_index = build(facts)
+    for _, job in pending:
+        job.client_index = index
+    queued = {path for path, _ in pending}
+    again = []
+    for path, result in results.items():
+        if path in queued or not stale(result.facts, index):
+            continue
+        data, unread, notice = linter.read(path)
+        if data is None:
+            results[path] = unread
+            if notice:
+                notices.append(notice)
+            continue
+        fresh, job = linter.prepare(path, data, index)
+        fresh.signature = result.signature
+        results[path] = fresh
+        if job is not None:
+            job.client_index = index
+            again.append((path, job))
+    return again

@@ -142,10 +142,31 @@ def test_dataflow_keys_and_flags():
             r.delete(f"lock:{order_id}")
     """)
     assert p.flows["f"] == [
-        ("check", 'f"done:{order_id}"'), ("flag_check", "order.sent"), ("lock", 'f"lock:{order_id}"'),
-        ("mark", 'f"done:{order_id}"'), ("flag_set", "order.sent"), ("flag_save", "order"),
-        ("db_write", ""), ("release", 'f"lock:{order_id}"'),
+        ("check", "key:done:{order_id}"), ("flag_check", "order.sent"), ("lock", "key:lock:{order_id}"),
+        ("mark", "key:done:{order_id}"), ("flag_set", "order.sent"), ("flag_save", "order"),
+        ("db_write", ""), ("release", "key:lock:{order_id}"),
     ]
+
+
+def test_a_key_is_one_key_however_it_is_built():
+    p = probe("""
+        import redis
+        r = redis.Redis()
+        def f(order_id, shop):
+            r.get(f"done:{shop}:{order_id}")
+            r.get("done:%s:%s" % (shop, order_id))
+            r.get("done:{}:{}".format(shop, order_id))
+            r.get("done:{0}:{o}".format(shop, o=order_id))
+            r.get("done:" + str(shop) + ":" + order_id)
+            r.get(":".join(["done", shop, str(order_id)]))
+            key = "done:%s" % shop
+            r.get(key + ":" + order_id)
+            r.get(f"done:{shop:>4}:{order_id}")  # a format spec: spelled as written
+            r.get(other_key)
+    """)
+    keys = [key for kind, key in p.flows["f"]]
+    assert keys[:7] == ["key:done:{shop}:{order_id}"] * 7
+    assert keys[7:] == ['f"done:{shop:>4}:{order_id}"', "other_key"]
 
 
 def test_fresh_origin():

@@ -24,23 +24,11 @@ import libcst as cst
 from ..context import FileContext, dotted_name
 from ..traverse import visit
 from .clients import client_kind
+from .fresh import TIME_CALLS, _bound, fresh_origin, params_of
+from .keys import spelled
 from .side_effects import side_effect
-from .values import NOW_CALLS
 
-RANDOM_CALLS = frozenset(
-    {"uuid.uuid1", "uuid.uuid4", "os.urandom"}
-    | {f"secrets.{n}" for n in ("token_hex", "token_urlsafe", "token_bytes", "randbelow", "randbits", "choice")}
-    | {f"random.{n}" for n in ("random", "randint", "randrange", "getrandbits", "choice", "choices", "sample",
-                               "uniform", "randbytes")}
-)
-TIME_CALLS = frozenset({"time.time", "time.time_ns"} | (NOW_CALLS - {"django.utils.timezone.localtime"}))
-# conversions and methods that keep a value fresh (others, like strftime or
-# date(), may bucket a time value and make a deliberate key)
-KEEP_FRESH_FUNCS = frozenset({"str", "repr", "int", "float", "bytes"})
-KEEP_FRESH_METHODS = frozenset({
-    "hex", "isoformat", "timestamp", "encode", "decode", "lower", "upper", "replace", "strip", "format", "join",
-})
-KEEP_FRESH_ATTRS = frozenset({"hex", "int", "urn", "bytes"})
+__all__ = ["Event", "Flow", "flow", "fresh_origin", "key_id", "marks_done", "params_of", "throttles", "within"]
 
 CHECKS = frozenset({"get", "exists", "has_key"})
 MARKS = frozenset({"set", "setex", "psetex"})
@@ -59,76 +47,13 @@ def code_of(node: cst.CSTNode) -> str:
     return re.sub(r"\s+", "", _EMPTY.code_for_node(node))
 
 
-def params_of(func: cst.FunctionDef) -> set[str]:
-    p = func.params
-    names = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
-    for star in (p.star_arg, p.star_kwarg):
-        if isinstance(star, cst.Param):
-            names.add(star.name.value)
-    return names
-
-
-def _bound(name: cst.Name, ctx: FileContext, params: set[str]) -> cst.BaseExpression | None:
-    if name.value in params:
-        return None
-    return ctx.lookup(name.value)
-
-
-def fresh_origin(expr: cst.BaseExpression, ctx: FileContext, params: frozenset[str] | set[str] = frozenset(),
-                 _depth: int = 0) -> cst.Call | None:
-    """The call that makes a fresh random/time value ``expr`` derives from
-    (directly, through local names, f-strings, ``%``, ``+``, ``.format``,
-    ``str()``, ``.hex``, slicing), or None."""
-    if _depth > _MAX_DEPTH:
-        return None
-    again = lambda e: fresh_origin(e, ctx, params, _depth + 1)  # noqa: E731
-    if isinstance(expr, cst.Name):
-        bound = _bound(expr, ctx, params)
-        return again(bound) if bound is not None else None
-    if isinstance(expr, cst.Await):
-        return again(expr.expression)
-    if isinstance(expr, cst.FormattedString):
-        for part in expr.parts:
-            if isinstance(part, cst.FormattedStringExpression):
-                origin = again(part.expression)
-                if origin is not None:
-                    return origin
-        return None
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, (cst.Add, cst.Modulo)):
-            return again(expr.left) or again(expr.right)
-        return None
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        for element in expr.elements:
-            origin = again(element.value)
-            if origin is not None:
-                return origin
-        return None
-    if isinstance(expr, cst.Subscript):
-        return again(expr.value)
-    if isinstance(expr, cst.Attribute):
-        return again(expr.value) if expr.attr.value in KEEP_FRESH_ATTRS else None
-    if isinstance(expr, cst.Call):
-        name = ctx.imported_name(expr.func)
-        if name in RANDOM_CALLS or name in TIME_CALLS:
-            return expr
-        func = expr.func
-        if isinstance(func, cst.Name) and func.value in KEEP_FRESH_FUNCS and func.value not in ctx.imports:
-            return again(expr.args[0].value) if expr.args else None
-        if isinstance(func, cst.Attribute) and func.attr.value in KEEP_FRESH_METHODS:
-            origin = again(func.value)
-            if origin is None and func.attr.value in ("format", "join"):
-                for a in expr.args:
-                    origin = again(a.value)
-                    if origin is not None:
-                        break
-            return origin
-    return None
-
-
 def key_id(expr: cst.BaseExpression, ctx: FileContext, params: set[str], _depth: int = 0) -> str:
     """A comparable identity for a key expression: a local name stands for
-    the expression it was last assigned."""
+    the expression it was last assigned; a built string is spelled one way
+    however it was built (``keys.py``)."""
+    built = spelled(expr, ctx, params) if _depth == 0 else None
+    if built is not None:
+        return "key:" + built
     if isinstance(expr, cst.Name) and _depth < _MAX_DEPTH:
         bound = _bound(expr, ctx, params)
         if isinstance(bound, (cst.FormattedString, cst.SimpleString, cst.ConcatenatedString, cst.BinaryOperation,
@@ -380,3 +305,20 @@ def statements_movable_after(marker: list[Event], effect: Event) -> tuple[cst.CS
         return None
     return tuple(statements)
 
+
+
+def throttles(check: Event, mark: Event, f: Flow, ctx: FileContext) -> bool:
+    """The key holds a "last run" time, not a "done" flag: the marker stores
+    the current time and the check's result is read back as a number
+    (``last = r.get(k)`` ... ``float(last)``)."""
+    call = mark.node
+    if not isinstance(call, cst.Call) or len(call.args) < 2:
+        return False
+    origin = fresh_origin(call.args[1].value, ctx, f.params)
+    if origin is None or ctx.imported_name(origin.func) not in TIME_CALLS:
+        return False
+    stmt = check.stmt.body[0] if check.stmt is not None and check.stmt.body else None
+    if not isinstance(stmt, cst.Assign) or not isinstance(stmt.targets[0].target, cst.Name):
+        return False
+    name = stmt.targets[0].target.value
+    return re.search(rf"\b(?:float|int)\(\s*{re.escape(name)}\s*\)", code_of(f.func.body)) is not None

@@ -4,14 +4,16 @@ TTL; and which keys are named like locks.  Shared by the lock rules."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from ..context import FileContext
 from .calls import arg, code_of, has_star, with_keyword
+from .keys import spelled
 from .clients import CACHE, LOCK_CLASSES, REDIS, client_kind, receiver
 from .values import evaluate, seconds
+from ..rule import Fix, RemoveLines, Replace
 
 # "lock" as a word of an identifier or key: lock_key, lockKey, LOCK_ID,
 # "lock:order:1", "import-lock", but not block, clock, unlock_at, or an
@@ -92,6 +94,9 @@ def key_texts(key: cst.BaseExpression, ctx: FileContext) -> tuple[str, ...]:
         bound = ctx.lookup(key.value)
         if bound is not None:
             texts.append(code_of(bound))
+    built = spelled(key, ctx)  # job:{id}, however the string was built (keys.py)
+    if built is not None:
+        texts.append("key:" + built)
     return tuple(texts)
 
 
@@ -173,3 +178,110 @@ def setnx_as_set(node: cst.Call, keyword: str, ttl: str) -> cst.Call:
     renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name("set")))
     return with_keyword(with_keyword(renamed, "nx", "True"), keyword, ttl)
 
+
+
+# A value that only this call's caller knows: what a lock holder stores to
+# recognise its own lock (a "done" marker stores a constant or a result).
+FRESH_TOKENS = frozenset({
+    "uuid.uuid4", "uuid.uuid1", "secrets.token_hex", "secrets.token_urlsafe", "secrets.token_bytes",
+    "os.urandom", "uuid.uuid4.hex",
+})
+# Function names that take a lock: acquire_x, lock_x, claim_x, take_x, grab_x
+# (as words of the name, not "mistake" or "reclaimed").
+_TAKING = re.compile(r"(?:^|_)(?:acquire|lock|claim|take|grab|try_lock|mutex)(?:_|$)|^(?:acquire|lock|claim|take|grab)[A-Z]",
+                     re.IGNORECASE)
+
+
+def is_fresh_token(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> bool:
+    """``uuid4()``, ``str(uuid.uuid4())``, ``uuid4().hex``, ``f"{uuid4()}"``,
+    ``secrets.token_hex(16)``, or a variable last assigned one."""
+    if node is None or depth > 4:
+        return False
+    if isinstance(node, cst.Call):
+        if ctx.imported_name(node.func) in FRESH_TOKENS:
+            return True
+        if isinstance(node.func, cst.Name) and node.func.value in ("str", "bytes") and len(node.args) == 1:
+            return is_fresh_token(node.args[0].value, ctx, depth + 1)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("encode", "decode"):
+            return is_fresh_token(node.func.value, ctx, depth + 1)
+        return False
+    if isinstance(node, cst.Attribute) and node.attr.value in ("hex", "bytes", "int"):
+        return is_fresh_token(node.value, ctx, depth + 1)
+    if isinstance(node, cst.FormattedString):  # f"{uuid4()}", not a file name made from one
+        return (len(node.parts) == 1 and isinstance(node.parts[0], cst.FormattedStringExpression)
+                and is_fresh_token(node.parts[0].expression, ctx, depth + 1))
+    if isinstance(node, cst.Name):
+        bound = ctx.lookup(node.value)
+        return bound is not None and is_fresh_token(bound, ctx, depth + 1)
+    return False
+
+
+def names_a_take(function_name: str) -> bool:
+    """The function's name says it takes something exclusively (acquire, lock, claim, take, grab)."""
+    return bool(_TAKING.search(function_name))
+
+
+def negated_call(test: cst.BaseExpression) -> cst.Call | None:
+    """The call ``c`` of a test ``not c`` / ``not await c``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = test.expression.expression if isinstance(test.expression, cst.Await) else test.expression
+        return inner if isinstance(inner, cst.Call) else None
+    return None
+
+
+class TakeEvidence:
+    """Mixin for a checker: is a ``SET NX`` a lock, whatever its key is
+    called?  Yes when it stores a fresh token, when the function is named
+    for taking (``acquire``, ``lock``, ``claim``, ``take``, ``grab``), or
+    when its failure retries the task, sleeps, or spins (``while not
+    r.set(...)``).  A bare ``raise`` on failure is no evidence: a "done"
+    marker raises too."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.retried: set[int] = set()  # takes whose failure retries, waits or spins
+
+    def visit_If(self, node: cst.If) -> None:
+        take = negated_call(node.test)
+        if take is not None and any(w in code_of(node.body) for w in (".retry(", "sleep(")):
+            self.retried.add(id(take))
+
+    def visit_While(self, node: cst.While) -> None:
+        take = negated_call(node.test)
+        if take is not None:
+            self.retried.add(id(take))
+
+    def take_evidence(self, call: cst.Call) -> bool:
+        value = arg(call, "value", 1)
+        function = self.ctx.function.name.value if self.ctx.function else ""
+        return (id(call) in self.retried or names_a_take(function)
+                or (value is not None and is_fresh_token(value.value, self.ctx)))
+
+
+@dataclass
+class NxCandidate:
+    """A take without expiry that CL203 reports once it is known to be a lock."""
+
+    call: cst.Call
+    key: str | None
+    message: str
+    lockish: bool
+    fix: Fix | None
+    stable: tuple[str, ...] = ()  # texts of the key that mean the same in every function
+
+
+@dataclass
+class NxScope:
+    candidates: list[NxCandidate] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)
+    # key -> (statement, expire call, whether the statement can be deleted)
+    expires: dict[str, list[tuple[cst.SimpleStatementLine, cst.Call, bool]]] = field(default_factory=dict)
+
+
+def setnx_fix(node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]], default_ttl: str) -> Fix:
+    """``setnx`` + ``expire`` as one ``set(..., nx=True, ex=<the expire's TTL>)``."""
+    stmt, expire, removable = expires[0]
+    ttl = code_of(expire.args[1].value) if len(expire.args) > 1 else default_ttl
+    keyword = "px" if expire.func.attr.value == "pexpire" else "ex"
+    edits = (Replace(node, setnx_as_set(node, keyword, ttl)), *((RemoveLines(stmt),) if removable else ()))
+    return Fix(f"Replace `setnx` + `expire` with one `set(..., nx=True, {keyword}={ttl})`", edits)

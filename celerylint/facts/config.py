@@ -25,7 +25,7 @@ import re
 import libcst as cst
 
 from ..domain.apps import send_only
-from ..domain.clients import REDIS, client_kind
+from ..domain.clients import REDIS_FACTORIES
 from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
 from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..domain.celeryconf.redis_conf import parse_redis_url
@@ -350,9 +350,9 @@ class ConfigCollector(Checker):
         ``Redis()`` (localhost) or ``from_url("redis://...")``."""
         if isinstance(node, cst.Name):
             node = self.ctx.lookup(node.value)
-        if not isinstance(node, cst.Call) or client_kind(node, self.ctx) != REDIS:
+        name = (self.ctx.imported_name(node.func) or "") if isinstance(node, cst.Call) else ""
+        if name not in REDIS_FACTORIES:  # a client from a project helper: its host is unknown here
             return None
-        name = self.ctx.imported_name(node.func) or ""
         if name.endswith("from_url"):
             url = _string(node.args[0].value, self.ctx) if node.args else None
             address = parse_redis_url(url) if url else None

@@ -21,7 +21,9 @@ class IdempotencyKeyInTask(TaskRule):
     from a fresh random or time value: `uuid4()`, `uuid1()`, `time.time()`,
     `datetime.now()`, `timezone.now()`, `secrets.token_*()`, `random.*()`,
     `os.urandom()`, directly or through local variables, f-strings, `%`,
-    `+`, `.format()`, `str()` and `.hex`. A value counts as a key when it is
+    `+`, `.format()`, `"...".join()`, `str()` and `.hex`, or a helper
+    function of the same module (defined before the task) whose returns
+    are so built. A value counts as a key when it is
     the key of a Redis or Django cache "already done?" check (`get`,
     `exists`), of a lock (`set(..., nx=True)`, `setnx`, `cache.add`,
     `lock()`), or when an external call (a payment API, an HTTP request, a
@@ -130,6 +132,19 @@ class IdempotencyKeyInTask(TaskRule):
                 if r.set(f"lock:sync:{account_id}", token, nx=True, ex=600):
                     push_account(account_id)
         """),
+        # a helper's random file name stored under a stable key
+        Valid("""
+            import uuid
+            from django.core.cache import cache
+            from celery import shared_task
+            def report_path(report_id):
+                return f"/tmp/{report_id}-{uuid.uuid4().hex}.csv"
+            @shared_task
+            def build(report_id):
+                if cache.get(f"report:{report_id}"):
+                    return
+                cache.set(f"report:{report_id}", report_path(report_id))
+        """),
         # random file names and invite tokens are not keys
         Valid("""
             from uuid import uuid4 as new_id
@@ -204,6 +219,21 @@ class IdempotencyKeyInTask(TaskRule):
         """),
     )
     INVALID = (
+        # a key helper of the module, and keys built with join and format
+        Invalid("""
+            import time
+            import uuid
+            from django.core.cache import cache
+            from celery import shared_task
+            def job_key(job_id):
+                return ":".join(["job", str(job_id), uuid.uuid4().hex])
+            @shared_task
+            def run(job_id):
+                if cache.get(job_key(job_id)):
+                    return
+                if cache.add("run:{}:{}".format(job_id, int(time.time())), 1, 60):
+                    work(job_id)
+        """, count=2, message="is made inside the task"),
         # the broken version: the key is made inside the task
         Invalid("""
             import uuid

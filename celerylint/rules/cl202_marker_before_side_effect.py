@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..domain.dataflow import Flow, flow, marks_done, statements_movable_after, within
+from ..domain.dataflow import Flow, flow, marks_done, statements_movable_after, throttles, within
 from ..domain.tasks import TaskRule, task_and
 from ..rule import Fix, Invalid, MoveLinesAfter, Valid
 
@@ -27,7 +27,8 @@ class MarkerBeforeSideEffect(TaskRule):
     guards, and later side effects are follow-ups). A key that the task
     deletes again is a lock, not a marker, and a marker that is written
     again after the side effect (an "in progress" state followed by "done")
-    is left alone.
+    is left alone, and so is a key that stores the current time and is read
+    back as a number (a "last run" timestamp that throttles).
 
     ## Why is this bad?
     If the side effect fails, or the worker dies between the two lines, the
@@ -362,7 +363,8 @@ class MarkerBeforeSideEffect(TaskRule):
         released = {e.key for e in events if e.kind in ("release", "lock")}
         for i, event in enumerate(events):
             if event.kind == "mark" and event.key not in released:
-                checked = [e for e in events[:i] if e.kind == "check" and e.key == event.key]
+                checked = [e for e in events[:i] if e.kind == "check" and e.key == event.key
+                           and not throttles(e, event, f, self.ctx)]
                 rewritten = [e for e in events[i + 1:] if e.kind == "mark" and e.key == event.key]
                 marker = [event]
                 what = "the key this task checks for \"already done\""

@@ -1,35 +1,14 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import libcst as cst
 
-from ..domain.calls import arg, code_of, given, has_star, with_keyword
-from ..domain.clients import CACHE, CACHE_ALIAS, LOCK_CLASSES, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
-from ..domain.guards import Blocks
-from ..domain.locks import expire_statement, key_says_lock, setnx_as_set
-from ..domain.values import NONE, evaluate
-from ..rule import All, Fix, Invalid, Option, RemoveLines, Replace, Rule, Valid
+from ..domain.calls import arg, given, has_star
+from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, LOCK_CLASSES, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, unexpiring_take
+from ..rule import All, Invalid, Option, Rule, Valid
 
 
-@dataclass
-class _Candidate:
-    call: cst.Call
-    key: str | None
-    message: str
-    lockish: bool
-    fix: Fix | None
-
-
-@dataclass
-class _Scope:
-    candidates: list[_Candidate] = field(default_factory=list)
-    deleted: set[str] = field(default_factory=set)
-    # key -> (statement, expire call, whether the statement can be deleted)
-    expires: dict[str, list[tuple[cst.SimpleStatementLine, cst.Call, bool]]] = field(default_factory=dict)
-
-
-class LockWithoutTtl(Blocks, Rule):
+class LockWithoutTtl(PendingTakes, Rule):
     """
     ## What it does
     Finds Redis and cache locks that never expire:
@@ -46,16 +25,28 @@ class LockWithoutTtl(Blocks, Rule):
     Clients are recognised by how they were made or imported
     (`redis.Redis(...)`, `Redis.from_url(...)`, `StrictRedis`,
     `redis.asyncio`, `get_redis_connection()`, `django.core.cache.cache`,
-    `caches[...]`), also through aliases and `self.` attributes, never by a
-    variable name alone.
+    `caches[...]`), also through aliases and `self.` attributes, or by a
+    project helper in any module: a function (also `lru_cache`d, or a lazy
+    `global` singleton) that returns one, a module or class attribute that
+    holds one. A Redis helper counts in a file that mentions redis (its
+    module, its name), a cache helper where it is called on directly
+    (`get_cache().add(...)`). Never by a variable name alone, nor by an
+    `nx=True` keyword alone (django-redis and project wrappers take it too).
 
     A `SET NX`, `setnx` or `cache.add` is treated as a lock when the key (or
     the variable that holds it) has lock, mutex or semaphore as a word
     (`lock_key`, `"import-lock"`, `LOCK_ID`; not `block`, `clock` or an
-    account `lockout`), when the same function deletes the key again (a release), or,
-    for `setnx`, when an `expire` follows. A `SET NX` that is never released
-    is a permanent "done" marker, a legitimate idempotency pattern, and is
-    not reported.
+    account `lockout`), when the value is a fresh token (`uuid4()`,
+    `secrets.token_hex()`), when the function is named for taking
+    (`acquire`, `lock`, `claim`, `take`, `grab`), when a failed take retries
+    the task, sleeps or spins (`while not r.set(...)`), when the same
+    function deletes the key, or a client deletes the same key expression
+    anywhere in the module (also through a module function that deletes its
+    parameter: `release(f"job:{id}")`), or, for `setnx`, when an `expire`
+    follows. A
+    `SET NX` that stores no token, is never deleted and is not retried is
+    a permanent "done" marker, a legitimate idempotency pattern, and is not
+    reported, even when a failure raises. Test files are not checked.
 
     ## Why is this bad?
     A worker that takes the lock and then dies (OOM kill, deploy, lost
@@ -116,6 +107,7 @@ class LockWithoutTtl(Blocks, Rule):
     OPTIONS = (Option("lock-ttl", "integer-seconds", 60, "the TTL in seconds the fix inserts"),)
     # Every finding needs a client imported in this file (see clients.py), and
     # a Django cache lock a take on the cache: add, lock, or set with nx.
+    PATHS = TEST_PATHS_EXCLUDED  # a test's lock is a fixture
     REQUIRES = (
         REDIS_IMPORT_NEEDLE,
         All((b"core.cache", (
@@ -123,6 +115,7 @@ class LockWithoutTtl(Blocks, Rule):
             All((cache_call(rb"set"), b"nx")),
             All((CACHE_ALIAS, (b".lock(", b".add(", b"nx"))),
         ))),
+        All((CACHE_HELPER, (b".lock(", b".add(", b"nx"))),  # a cache from a project helper
     )
 
     VALID = (
@@ -175,10 +168,95 @@ class LockWithoutTtl(Blocks, Rule):
             def f():
                 Lock(redis.Redis(), "name", 30)
         """),
+        Valid("""
+            import redis
+            r = redis.Redis()
+            def mark_sent(order_id):
+                # a "done" marker: a constant value, never deleted, a raise on failure
+                if not r.set(f"sent:{order_id}", 1, nx=True):
+                    raise AlreadySent(order_id)
+        """),
+        Valid("""
+            import uuid
+            import redis
+            r = redis.Redis()
+            def upload(doc):
+                name = uuid.uuid4().hex
+                r.set(f"upload:{doc}", f"/tmp/{name}.pdf", nx=True)  # a file name, not a token
+        """),
+        Valid("""
+            # file: helpers.py
+            from django.core.cache import cache
+            def get_cache():
+                return {"default": cache}  # a dict, not a cache
+            # file: tasks.py
+            from helpers import get_cache
+            def acquire(lock_id):
+                get_cache().add(lock_id, 1, None)
+        """),
     )
     INVALID = (
-        Invalid(
-            """
+        Invalid("""
+            import uuid
+            import redis
+            r = redis.Redis()
+            def run(job):
+                r.set(f"job:{job}", str(uuid.uuid4()), nx=True)
+        """, message="SET ... NX"),
+        Invalid("""
+            import redis.asyncio as aioredis
+            r = aioredis.from_url("redis://")
+            async def claim_order(order):
+                return await r.set(f"order:{order}", 1, None, None, True)
+        """),
+        Invalid("""
+            import redis
+            r = redis.Redis()
+            def sync(self, account):
+                if not r.set(f"sync:{account}", 1, nx=True):
+                    raise self.retry(countdown=5)
+        """),
+        Invalid("""
+            import redis
+            r = redis.Redis()
+            def start(job):
+                return r.set(f"running:{job}", 1, nx=True)
+            def finish(job):
+                r.delete(f"running:{job}")
+        """, at="4:12"),
+        Invalid("""
+            import redis
+            r = redis.Redis()
+            def release(key):
+                r.delete(key)
+            def start(job):
+                if r.set(f"job:{job}", 1, nx=True):
+                    work(job)
+                    release(f"job:{job}")
+        """, at="6:8"),
+        Invalid("""
+            # file: redis_conn.py
+            import functools
+            import redis
+            @functools.lru_cache
+            def get_redis():
+                return redis.Redis.from_url("redis://")
+            # file: tasks.py
+            from redis_conn import get_redis
+            def acquire_export(export_id):
+                return get_redis().set(f"export:{export_id}", 1, nx=True)
+        """, at="3:12"),
+        Invalid("""
+            # file: caching.py
+            from django.core.cache import caches
+            def locks_cache():
+                return caches["locks"]
+            # file: tasks.py
+            from caching import locks_cache
+            def f(lock_id):
+                locks_cache().add(lock_id, 1, None)
+        """, message="cache.add"),
+        Invalid("""
             import redis
             r = redis.Redis()
             def f(key):
@@ -193,10 +271,8 @@ class LockWithoutTtl(Blocks, Rule):
                 lock_key = f"lock:{key}"
                 if r.set(lock_key, "1", nx=True, ex=60):
                     r.delete(lock_key)
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             import redis as rds
             conn = rds.StrictRedis(host="localhost")
             def f(job):
@@ -210,10 +286,8 @@ class LockWithoutTtl(Blocks, Rule):
             def f(job):
                 if conn.set(job, 1, nx=True, ex=300):
                     work()
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             from redis import Redis as R
             class Worker:
                 def __init__(self):
@@ -230,10 +304,8 @@ class LockWithoutTtl(Blocks, Rule):
                 def run(self):
                     with self.redis.lock("report", timeout=60):
                         pass
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             from django.core.cache import cache
             def f(order_id):
                 if cache.add(f"lock-{order_id}", "1", None):
@@ -244,10 +316,8 @@ class LockWithoutTtl(Blocks, Rule):
             def f(order_id):
                 if cache.add(f"lock-{order_id}", "1", 60):
                     cache.delete(f"lock-{order_id}")
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             import redis.asyncio
             from redis.asyncio.lock import Lock
             client = redis.asyncio.Redis()
@@ -262,10 +332,8 @@ class LockWithoutTtl(Blocks, Rule):
             async def f():
                 async with Lock(client, "nightly", timeout=60):
                     pass
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             from django_redis import get_redis_connection
             def f(key):
                 con = get_redis_connection("default")
@@ -278,10 +346,8 @@ class LockWithoutTtl(Blocks, Rule):
                 con = get_redis_connection("default")
                 con.set(key, 1, 60, None, True)
                 con.delete(key)
-            """,
-        ),
-        Invalid(
-            """
+            """),
+        Invalid("""
             from django.core.cache import caches
             def f():
                 with caches["locks"].lock("import-lock"):
@@ -299,100 +365,29 @@ class LockWithoutTtl(Blocks, Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.scopes: list[_Scope] = [_Scope()]
         self.ttl = str(self.option("lock-ttl"))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scopes.append(_Scope())
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._flush(self.scopes.pop())
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._flush(self.scopes.pop())
-
-    def _flush(self, scope: _Scope) -> None:
-        for c in scope.candidates:
-            expired = c.call.func.attr.value == "setnx" and c.key in scope.expires
-            if c.lockish or c.key in scope.deleted or expired:
-                fix = self._setnx_fix(c.call, scope.expires[c.key]) if expired else c.fix
-                self.report(c.call, c.message, fix)
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        call = expire_statement(node)
-        if call is not None:
-            removable = bool(self.blocks) and len(self.blocks[-1].body) > 1
-            self.scopes[-1].expires.setdefault(code_of(call.args[0].value), []).append((node, call, removable))
 
     def visit_Call(self, node: cst.Call) -> None:
         if has_star(node):
             return
+        self.note_call(node)
         if self.ctx.imported_name(node.func) in LOCK_CLASSES:
             if not given(arg(node, "timeout", 2), self.ctx):
                 self.report(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever",
-                            self._add_kw_fix(node, "timeout"))
+                            add_keyword_fix(node, "timeout", self.ttl))
             return
         found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink"})
         if found is None:
             return
         method, target = found
-        if method in ("delete", "unlink"):
-            for a in node.args:
-                self.scopes[-1].deleted.add(code_of(a.value))
-            return
         kind = client_kind(target, self.ctx)
-        if kind is None:
+        if method in ("delete", "unlink"):
+            self.note_delete(node, kind is not None)
             return
-        if method == "lock":
-            if not given(arg(node, "timeout", 1 if kind == REDIS else None), self.ctx):
-                what = "`lock()`" if kind == REDIS else "django-redis `cache.lock()`"
-                self.report(node, f"{what} without `timeout`: a worker that dies holding it blocks the lock forever",
-                            self._add_kw_fix(node, "timeout"))
-        elif method == "setnx" and kind == REDIS:
-            self._candidate(node, "`setnx` sets no expiry (and an `expire` after it is not atomic with it): a worker that dies holding the lock blocks it forever",
-                            Fix(f"Use `set(..., nx=True, ex={self.ttl})`", (Replace(node, setnx_as_set(node, "ex", self.ttl)),)))
-        elif method == "set":
-            self._set(node, kind)
-        elif method == "add" and kind == CACHE:
-            timeout = arg(node, "timeout", 2)
-            if timeout is not None and evaluate(timeout.value, self.ctx) is NONE:
-                self._candidate(node, "`cache.add(..., timeout=None)` takes a lock that never expires: a worker that dies holding it blocks it forever",
-                                self._replace_value_fix(node, timeout, "timeout"))
-
-    def _set(self, node: cst.Call, kind: str) -> None:
-        if kind == REDIS:
-            nx = arg(node, "nx", 4)
-            if nx is None or evaluate(nx.value, self.ctx) is not True:
-                return
-            ttls = [arg(node, "ex", 2), arg(node, "px", 3), arg(node, "exat", 9), arg(node, "pxat", 10)]
-            if any(given(t, self.ctx) for t in ttls):
-                return
-            ex = ttls[0]
-            fix = self._replace_value_fix(node, ex, "ex") if ex is not None else self._add_kw_fix(node, "ex")
-            self._candidate(node, "`SET ... NX` without `ex`/`px`: a lock that never expires, so a worker that dies holding it blocks it forever", fix)
-        else:  # django-redis cache.set(key, value, timeout=None, nx=True)
-            nx = arg(node, "nx", None)
-            timeout = arg(node, "timeout", 2)
-            if nx is None or evaluate(nx.value, self.ctx) is not True or timeout is None:
-                return
-            if evaluate(timeout.value, self.ctx) is NONE:
-                self._candidate(node, "`cache.set(..., timeout=None, nx=True)` takes a lock that never expires",
-                                self._replace_value_fix(node, timeout, "timeout"))
-
-    def _candidate(self, node: cst.Call, message: str, fix: Fix | None) -> None:
-        key = node.args[0].value if node.args else None
-        text, lockish = (code_of(key), key_says_lock(key, self.ctx)) if key is not None else (None, False)
-        self.scopes[-1].candidates.append(_Candidate(node, text, message, lockish, fix))
-
-    def _add_kw_fix(self, node: cst.Call, keyword: str) -> Fix:
-        return Fix(f"Add `{keyword}={self.ttl}`", (Replace(node, with_keyword(node, keyword, self.ttl)),))
-
-    def _replace_value_fix(self, node: cst.Call, a: cst.Arg, keyword: str) -> Fix:
-        return Fix(f"Set `{keyword}` to {self.ttl} seconds", (Replace(a.value, cst.Integer(self.ttl)),))
-
-    def _setnx_fix(self, node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]]) -> Fix:
-        stmt, expire, removable = expires[0]
-        ttl = code_of(expire.args[1].value) if len(expire.args) > 1 else self.ttl
-        keyword = "px" if expire.func.attr.value == "pexpire" else "ex"
-        edits = (Replace(node, setnx_as_set(node, keyword, ttl)), *((RemoveLines(stmt),) if removable else ()))
-        return Fix(f"Replace `setnx` + `expire` with one `set(..., nx=True, {keyword}={ttl})`", edits)
+        found = unexpiring_take(node, method, kind, self.ctx, self.ttl) if kind is not None else None
+        if found is not None:
+            message, fix, always = found
+            if always:
+                self.report(node, message, fix)
+            else:
+                self.candidate(node, message, fix)

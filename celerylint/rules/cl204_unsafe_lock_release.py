@@ -1,43 +1,22 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import libcst as cst
 
-from ..domain.calls import code_of, has_star
-from ..domain.clients import CACHE, CACHE_ALIAS, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
-from ..domain.guards import IfGuards, compares_clock
-from ..domain.locks import (
-    RELEASE_METHODS, LockTake, compare_and_delete, handles_locks, key_says_lock, key_texts, lock_take, stable_texts,
-)
-from ..domain.values import evaluate
-from ..rule import All, Fix, Invalid, Replace, Rule, Valid
+from ..domain.calls import has_star
+from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.guards import compares_clock
+from ..domain.locks import RELEASE_METHODS, lock_take
+from ..domain.releases import TEST_PATHS_EXCLUDED, TakeTracker, release_message
+from ..rule import All, Invalid, Rule, Valid
 
 
-@dataclass
-class _Scope:
-    takes: dict[str, LockTake] = field(default_factory=dict)  # key text -> take, in source order
-
-
-@dataclass
-class _Delete:
-    call: cst.Call
-    key: cst.BaseExpression
-    texts: tuple[str, ...]
-    stable: tuple[str, ...]
-    named: bool
-    handler: bool  # the deleting function's name says it handles locks
-    take: LockTake | None  # the lock this function took on the same key before
-    fix: Fix | None
-
-
-class UnsafeLockRelease(IfGuards, Rule):
+class UnsafeLockRelease(TakeTracker, Rule):
     """
     ## What it does
     Finds locks released with a plain `delete`/`unlink` (Redis `DEL`) on a
     Redis client (redis-py, `redis.asyncio`, django-redis
-    `get_redis_connection()`) or a Django cache, instead of a
-    compare-and-delete. A deleted key is a lock when
+    `get_redis_connection()`, or one from a project helper as in CL203) or
+    a Django cache, instead of a compare-and-delete. A key is a lock when
 
     - the same function took it before with `set(..., nx=True)`, `setnx`,
       `cache.add(...)` (whose result is used), `lock(...)` or `Lock(...)`;
@@ -46,6 +25,8 @@ class UnsafeLockRelease(IfGuards, Rule):
       one of the two functions is named for lock handling (`acquire`,
       `release`, `unlock`, `lock`): a "seen" marker taken in one function
       and reset in another is not a lock;
+    - a lock-handling function deletes its parameter and another takes
+      its own (`acquire_lock(key)` / `release_lock(key)` helpers);
     - or its name says lock (`lock_key`, `"import-lock"`, `LOCK_ID`; not
       `block` or `clock`).
 
@@ -53,7 +34,9 @@ class UnsafeLockRelease(IfGuards, Rule):
     (`eval`/`evalsha`/`register_script`) are correct and never reported. A
     delete inside `if monotonic() < deadline:` (the Celery task cookbook's
     pattern for the Django cache, which has no compare-and-delete) is not
-    reported either.
+    reported either, nor one under `if r.get(key) == token:` (a
+    compare-then-delete: not atomic, but not blind), nor one in a test file
+    (tests clear their fixtures' locks).
 
     ## Why is this bad?
     A lock has a TTL so that a crashed worker cannot hold it forever. But a
@@ -129,12 +112,12 @@ class UnsafeLockRelease(IfGuards, Rule):
     FIX = "sometimes"
     HINT = "delete the key only if it still holds this worker's token (a Lua compare-and-delete, or redis-py Lock.release())"
     TAGS = ("locks", "redis")
-    # Every finding needs a client imported in this file (see clients.py), a
-    # delete, and a lock: a take (set(..., nx=True) or with nx positional,
-    # setnx, add, lock(), Lock()) or a key named like one (lock, mutex,
-    # semaphore, in any of their spellings).
+    # Not in a test file. Every finding needs a client (see clients.py), a delete, and a lock: a take
+    # (set(..., nx=True) or with nx positional, setnx, add, lock(), Lock()) or a key named like one
+    # (lock, mutex, semaphore, in any of their spellings).
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (All((
-        (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS)))),
+        (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
         (b"nx", b"set(", b".add(", b"lock", b"Lock", b"LOCK", b"utex", b"UTEX", b"emaphore", b"EMAPHORE"),
     )),)
@@ -200,16 +183,104 @@ class UnsafeLockRelease(IfGuards, Rule):
                 r.delete(f"seen:{msg_id}")
         """),
         Valid("""
+            import redis
+            r = redis.Redis()
+            def unlock(doc_id, user):
+                key = f"doc:{doc_id}:lock"
+                if r.get(key) == user:
+                    r.delete(key)
+        """),
+        Valid("""
             class Store:
                 def delete(self, key): ...
             store = Store()
             def f():
                 store.delete("lock:x")
         """),
+        Valid("""
+            # file: stores.py
+            from django.core.cache import cache
+            def lock_store():
+                return {"default": cache}  # a dict of caches, not a cache
+            # file: tasks.py
+            from stores import lock_store
+            def release(lock_id):
+                lock_store().delete(lock_id)
+        """),
+        Valid("""
+            # file: conn.py
+            import redis
+            def get_lock_client():
+                return Wrapper(redis.Redis())  # a project class: unknown
+            # file: tasks.py
+            from conn import get_lock_client
+            def release_lock(lock_id):
+                get_lock_client().delete(lock_id)
+        """),
     )
     INVALID = (
-        Invalid(
-            """
+        Invalid("""
+            # file: conn.py
+            import redis
+            redis_client = redis.StrictRedis()
+            # file: locks.py
+            from conn import redis_client
+            def acquire_lock(key, expire=30):
+                return redis_client.set(key, "1", nx=True, ex=expire)
+            def release_lock(key):
+                redis_client.delete(key)
+        """, message="`acquire_lock()` of this module takes as a lock"),
+        Invalid("""
+            # file: settings/__init__.py
+            # file: settings/redis.py
+            import redis
+            def redis_instance():
+                if SSL:
+                    ri = redis.Redis(host="h", ssl=True)
+                else:
+                    ri = redis.Redis.from_url("redis://")
+                return ri
+            # file: tasks.py
+            from settings.redis import redis_instance
+            def acquire_lock(lock_id, expire_time=300):
+                redis_client = redis_instance()
+                return redis_client.set(lock_id, "true", nx=True, ex=expire_time)
+            def release_lock(lock_id):
+                redis_client = redis_instance()
+                redis_client.delete(lock_id)
+        """, at="7:5", message="named as a lock"),
+        Invalid("""
+            # file: utils/__init__.py
+            # file: utils/redis.py
+            import redis
+            _client = None
+            def get_redis():
+                global _client
+                if _client is None:
+                    _client = redis.StrictRedis()
+                return _client
+            redis_client = get_redis()
+            # file: tasks.py
+            from utils import redis as r
+            from utils.redis import redis_client
+            def sync(account):
+                if r.get_redis().set(f"sync:{account}", 1, nx=True, ex=60):
+                    work(account)
+                    redis_client.delete(f"sync:{account}")
+        """, message="was taken with `set`"),
+        Invalid("""
+            # file: locking.py
+            from django.core.cache import caches
+            class Locks:
+                lock_cache = caches["locks"]
+            # file: tasks.py
+            from locking import Locks
+            def nightly():
+                if Locks.lock_cache.add("nightly-lock", 1, 600):
+                    report()
+                    Locks.lock_cache.delete("nightly-lock")
+        """, message="Django cache"),
+        Invalid("""
             import uuid
             import redis
             r = redis.Redis()
@@ -273,11 +344,8 @@ class UnsafeLockRelease(IfGuards, Rule):
                     create(contract_id)
                 finally:
                     cache.delete(lock_key)
-            """,
-            fixed=None,
-        ),
-        Invalid(
-            """
+        """, fixed=None),
+        Invalid("""
             from django_redis import get_redis_connection
             def acquire(job):
                 con = get_redis_connection("default")
@@ -285,11 +353,8 @@ class UnsafeLockRelease(IfGuards, Rule):
             def release(job):
                 con = get_redis_connection("default")
                 con.delete(f"job:{job}")
-            """,
-            fixed=None,
-        ),
-        Invalid(
-            """
+        """, fixed=None),
+        Invalid("""
             from redis import StrictRedis as SR
             from celery import Task
             class Import(Task):
@@ -300,11 +365,8 @@ class UnsafeLockRelease(IfGuards, Rule):
                         fetch(feed)
                     finally:
                         self.redis.delete("import-lock")
-            """,
-            fixed=None,
-        ),
-        Invalid(
-            """
+        """, fixed=None),
+        Invalid("""
             from django.core.cache import caches
             LOCK_ID = "nightly-report"
             def nightly():
@@ -313,80 +375,26 @@ class UnsafeLockRelease(IfGuards, Rule):
                         report()
                     finally:
                         caches["locks"].delete(LOCK_ID)
-            """,
-            fixed=None,
-        ),
+        """, fixed=None),
     )
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.scopes: list[_Scope] = [_Scope()]
-        self.module_keys: dict[str, bool] = {}  # stable key text -> taken in a lock-handling function
-        self.deletes: list[_Delete] = []
-        self.statements: set[int] = set()  # ids of calls whose result is discarded
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scopes.append(_Scope())
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scopes.pop()
-
-    def visit_Expr(self, node: cst.Expr) -> None:
-        value = node.value.expression if isinstance(node.value, cst.Await) else node.value
-        self.statements.add(id(value))
 
     def visit_Call(self, node: cst.Call) -> None:
         take = lock_take(node, self.ctx)
         if take is not None:
-            if take.key is not None and (take.always or id(node) not in self.statements):
-                for text in key_texts(take.key, self.ctx):
-                    self.scopes[-1].takes.setdefault(text, take)
-                for text in stable_texts(take.key, self.ctx):
-                    self.module_keys[text] = self.module_keys.get(text, False) or self._handler()
+            self.note_take(node, take)
             return
         found = receiver(node, RELEASE_METHODS)
         if found is None or has_star(node) or not node.args:
             return
         kind = client_kind(found[1], self.ctx)
-        if kind is None or any(compares_clock(test, self.ctx) for test in self.guards):
-            return
-        for a in node.args:
-            if a.keyword is not None:
-                continue
-            texts = key_texts(a.value, self.ctx)
-            take = next((self.scopes[-1].takes[t] for t in texts if t in self.scopes[-1].takes), None)
-            fix = self._fix(node, a.value, take) if kind == REDIS and len(node.args) == 1 else None
-            self.deletes.append(_Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
-                                        key_says_lock(a.value, self.ctx), self._handler(), take, fix))
+        if kind is not None and not any(compares_clock(test, self.ctx) for test in self.guards):
+            self.note_delete(node, kind)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         reported: set[int] = set()
         for d in self.deletes:
-            if id(d.call) in reported:
-                continue
-            if d.take is not None:
-                how = f"was taken with `{d.take.method}` in this function"
-            elif any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):
-                how = "is taken as a lock elsewhere in this module"
-            elif d.named:
-                how = "is named as a lock"
-            else:
+            how = self.why_lock(d)
+            if id(d.call) in reported or how is None:
                 continue
             reported.add(id(d.call))
-            cache = " (the Django cache has no compare-and-delete: use a Redis lock for this)" if self._on_cache(d) else ""
-            self.report(d.call, f"plain `{d.call.func.attr.value}` of `{code_of(d.key)}`, which {how}: if the lock "
-                                f"expired while this worker ran, this deletes the next holder's lock{cache}", d.fix)
-
-    def _handler(self) -> bool:
-        name = self.ctx.function.name.value if self.ctx.function else ""
-        return handles_locks(name)
-
-    def _on_cache(self, d: _Delete) -> bool:
-        return client_kind(d.call.func.value, self.ctx) == CACHE
-
-    def _fix(self, node: cst.Call, key: cst.BaseExpression, take: LockTake | None) -> Fix | None:
-        if take is None or take.client != REDIS or not isinstance(take.token, cst.Name):
-            return None
-        if evaluate(take.token, self.ctx) is not None:
-            return None  # a constant is not a token: every worker stores the same
-        return Fix("Release with a compare-and-delete script", (Replace(node, compare_and_delete(node, key, take.token)),))
+            self.report(d.call, release_message(d, how), d.fix)

@@ -1,0 +1,138 @@
+"""Which lock takes set no expiry (CL203): the message and fix for each shape."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..context import FileContext
+from ..rule import Fix, Replace
+from .calls import arg, code_of, given, with_keyword
+from .clients import CACHE, REDIS
+from .guards import Blocks
+from .locks import NxCandidate, NxScope, TakeEvidence, expire_statement, key_says_lock, setnx_as_set, setnx_fix, stable_texts
+from .values import NONE, evaluate
+
+# Paths that are not tests (``celeryconf.settings.is_test_path``): the lock
+# rules leave tests alone, where a lock is a fixture and a delete clears one.
+TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|conftest)\.py$)"
+
+
+class PendingTakes(TakeEvidence, Blocks):
+    """Mixin for CL203: takes without expiry wait for the end of their
+    function (a delete or an ``expire`` of the key there makes them locks), or
+    of the module (a delete of the same key expression in another function,
+    on a client)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.scopes: list[NxScope] = [NxScope()]
+        self.module_deleted: set[str] = set()  # stable texts of keys a client deletes anywhere
+        self.later: list[NxCandidate] = []
+        self.releasers: dict[str, set[int]] = {}  # module function -> positions of the parameters it deletes
+        self.calls: list[tuple[str, list[tuple[str, ...]]]] = []  # f(a, b): name, stable texts of each argument
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(NxScope())
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._flush(self.scopes.pop())
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._flush(self.scopes.pop())
+        for name, args in self.calls:  # release_lock(f"job:{id}"): deleted through a helper
+            for i in self.releasers.get(name, ()):
+                if i < len(args):
+                    self.module_deleted.update(args[i])
+        for c in self.later:
+            if any(t in self.module_deleted for t in c.stable):
+                self.report(c.call, c.message, c.fix)
+
+    def _flush(self, scope: NxScope) -> None:
+        for c in scope.candidates:
+            expired = c.call.func.attr.value == "setnx" and c.key in scope.expires
+            if c.lockish or c.key in scope.deleted or expired:
+                fix = setnx_fix(c.call, scope.expires[c.key], self.ttl) if expired else c.fix
+                self.report(c.call, c.message, fix)
+            elif c.stable:
+                self.later.append(c)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        call = expire_statement(node)
+        if call is not None:
+            removable = bool(self.blocks) and len(self.blocks[-1].body) > 1
+            self.scopes[-1].expires.setdefault(code_of(call.args[0].value), []).append((node, call, removable))
+
+    def note_delete(self, node: cst.Call, on_client: bool) -> None:
+        function = self.ctx.function if len(self.ctx.functions) == 1 else None
+        params = [p.name.value for p in function.params.params] if function is not None else []
+        for a in node.args:
+            self.scopes[-1].deleted.add(code_of(a.value))
+            if on_client:
+                self.module_deleted.update(stable_texts(a.value, self.ctx))
+                if isinstance(a.value, cst.Name) and a.value.value in params and self.ctx.lookup(a.value.value) is None:
+                    self.releasers.setdefault(function.name.value, set()).add(params.index(a.value.value))
+
+    def note_call(self, node: cst.Call) -> None:
+        """A call of a plain name, in case it is a helper that deletes its argument."""
+        if isinstance(node.func, cst.Name) and node.args and all(a.keyword is None and not a.star for a in node.args):
+            self.calls.append((node.func.value, [stable_texts(a.value, self.ctx) for a in node.args]))
+
+    def candidate(self, node: cst.Call, message: str, fix: Fix | None) -> None:
+        key = node.args[0].value if node.args else None
+        text, lockish = (code_of(key), key_says_lock(key, self.ctx)) if key is not None else (None, False)
+        lockish = lockish or self.take_evidence(node)
+        stable = stable_texts(key, self.ctx) if key is not None else ()
+        self.scopes[-1].candidates.append(NxCandidate(node, text, message, lockish, fix, stable))
+
+
+def add_keyword_fix(node: cst.Call, keyword: str, ttl: str) -> Fix:
+    return Fix(f"Add `{keyword}={ttl}`", (Replace(node, with_keyword(node, keyword, ttl)),))
+
+
+def replace_value_fix(a: cst.Arg, keyword: str, ttl: str) -> Fix:
+    return Fix(f"Set `{keyword}` to {ttl} seconds", (Replace(a.value, cst.Integer(ttl)),))
+
+
+def unexpiring_take(node: cst.Call, method: str, kind: str, ctx: FileContext,
+                    ttl: str) -> tuple[str, Fix | None, bool] | None:
+    """``(message, fix, always)`` for a take on a ``kind`` client that sets no
+    expiry; ``always``: a lock whatever its key (``lock()``), else only with
+    evidence that it is one."""
+    if method == "lock":
+        if given(arg(node, "timeout", 1 if kind == REDIS else None), ctx):
+            return None
+        what = "`lock()`" if kind == REDIS else "django-redis `cache.lock()`"
+        return (f"{what} without `timeout`: a worker that dies holding it blocks the lock forever",
+                add_keyword_fix(node, "timeout", ttl), True)
+    if method == "setnx" and kind == REDIS:
+        return ("`setnx` sets no expiry (and an `expire` after it is not atomic with it): a worker that dies "
+                "holding the lock blocks it forever",
+                Fix(f"Use `set(..., nx=True, ex={ttl})`", (Replace(node, setnx_as_set(node, "ex", ttl)),)), False)
+    if method == "add" and kind == CACHE:
+        timeout = arg(node, "timeout", 2)
+        if timeout is not None and evaluate(timeout.value, ctx) is NONE:
+            return ("`cache.add(..., timeout=None)` takes a lock that never expires: a worker that dies holding it "
+                    "blocks it forever", replace_value_fix(timeout, "timeout", ttl), False)
+        return None
+    if method != "set":
+        return None
+    if kind == REDIS:
+        nx = arg(node, "nx", 4)
+        if nx is None or evaluate(nx.value, ctx) is not True:
+            return None
+        ttls = [arg(node, "ex", 2), arg(node, "px", 3), arg(node, "exat", 9), arg(node, "pxat", 10)]
+        if any(given(t, ctx) for t in ttls):
+            return None
+        ex = ttls[0]
+        fix = replace_value_fix(ex, "ex", ttl) if ex is not None else add_keyword_fix(node, "ex", ttl)
+        return ("`SET ... NX` without `ex`/`px`: a lock that never expires, so a worker that dies holding it "
+                "blocks it forever", fix, False)
+    # django-redis cache.set(key, value, timeout=None, nx=True)
+    nx = arg(node, "nx", None)
+    timeout = arg(node, "timeout", 2)
+    if nx is None or evaluate(nx.value, ctx) is not True or timeout is None:
+        return None
+    if evaluate(timeout.value, ctx) is NONE:
+        return ("`cache.set(..., timeout=None, nx=True)` takes a lock that never expires",
+                replace_value_fix(timeout, "timeout", ttl), False)
+    return None

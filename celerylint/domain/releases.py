@@ -1,0 +1,160 @@
+"""What CL204 remembers about the deletes of a module, and its fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..context import FileContext
+from ..rule import Fix, Replace
+from .calls import code_of
+from .clients import CACHE, REDIS
+from .guards import IfGuards
+from .lock_expiry import TEST_PATHS_EXCLUDED  # noqa: F401 - CL204 takes it from here
+from .celeryconf.settings import is_test_path
+from .locks import LockTake, compare_and_delete, handles_locks, key_says_lock, key_texts, stable_texts
+from .values import evaluate
+
+
+@dataclass
+class TakeScope:
+    takes: dict[str, LockTake] = field(default_factory=dict)  # key text -> take, in source order
+    read: dict[str, set[str]] = field(default_factory=dict)  # variable -> key texts it was read from (x = r.get(k))
+
+
+@dataclass
+class Delete:
+    call: cst.Call
+    key: cst.BaseExpression
+    texts: tuple[str, ...]
+    stable: tuple[str, ...]
+    named: bool
+    handler: bool  # the deleting function's name says it handles locks
+    take: LockTake | None  # the lock this function took on the same key before
+    fix: Fix | None
+    kind: str = REDIS  # of the client the delete is sent to
+    of_parameter: bool = False  # a lock-handling function deletes its parameter: release_lock(key)
+
+
+def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, ctx: FileContext) -> Fix | None:
+    """The compare-and-delete, when this function took the lock on a Redis
+    client and stored a variable (the token) in it."""
+    if take is None or take.client != REDIS or not isinstance(take.token, cst.Name):
+        return None
+    if evaluate(take.token, ctx) is not None:
+        return None  # a constant is not a token: every worker stores the same
+    return Fix("Release with a compare-and-delete script", (Replace(node, compare_and_delete(node, key, take.token)),))
+
+
+class TakeTracker(IfGuards):
+    """Mixin for CL204: the lock takes of each function (by key text) and of
+    the module (stable key texts), and the deletes to judge at its end."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.scopes: list[TakeScope] = [TakeScope()]
+        self.module_keys: dict[str, bool] = {}  # stable key text -> taken in a lock-handling function
+        self.deletes: list[Delete] = []
+        self.statements: set[int] = set()  # ids of calls whose result is discarded
+        self.takers: list[str] = []  # lock-handling functions that take their parameter: acquire_lock(key)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(TakeScope())
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        texts = read_key(node.value, self.ctx)
+        if texts and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.scopes[-1].read.setdefault(node.targets[0].target.value, set()).update(texts)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        value = node.value.expression if isinstance(node.value, cst.Await) else node.value
+        self.statements.add(id(value))
+
+    def note_take(self, node: cst.Call, take: LockTake) -> None:
+        """A take whose result is used (or a ``lock()``) holds its key."""
+        if take.key is not None and (take.always or id(node) not in self.statements):
+            for text in key_texts(take.key, self.ctx):
+                self.scopes[-1].takes.setdefault(text, take)
+            for text in stable_texts(take.key, self.ctx):
+                self.module_keys[text] = self.module_keys.get(text, False) or self.handler()
+            if self._parameter(take.key) and self.handler():
+                self.takers.append(self.ctx.function.name.value)
+
+    def note_delete(self, node: cst.Call, kind: str) -> None:
+        """A delete on a ``kind`` client, judged at the end of the module
+        (not in a test file: a test clears its fixtures' locks)."""
+        if is_test_path(self.ctx.path):
+            return
+        for a in node.args:
+            if a.keyword is not None or any(compares_holder(test, a.value, self.ctx, self.scopes[-1].read)
+                                           for test in self.guards):
+                continue
+            texts = key_texts(a.value, self.ctx)
+            take = next((self.scopes[-1].takes[t] for t in texts if t in self.scopes[-1].takes), None)
+            fix = release_fix(node, a.value, take, self.ctx) if kind == REDIS and len(node.args) == 1 else None
+            self.deletes.append(Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
+                                       key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind,
+                                       self._parameter(a.value) and self.handler()))
+
+    def _parameter(self, key: cst.BaseExpression) -> bool:
+        """``key`` is a parameter of the function it is used in, unchanged there."""
+        function = self.ctx.function
+        return (function is not None and isinstance(key, cst.Name) and self.ctx.lookup(key.value) is None
+                and key.value in {p.name.value for p in (*function.params.params, *function.params.kwonly_params)})
+
+    def handler(self) -> bool:
+        return handles_locks(self.ctx.function.name.value if self.ctx.function else "")
+
+    def why_lock(self, d: Delete) -> str | None:
+        if d.take is not None:
+            return f"was taken with `{d.take.method}` in this function"
+        if any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):
+            return "is taken as a lock elsewhere in this module"
+        if d.named:
+            return "is named as a lock"
+        if d.of_parameter and self.takers:
+            return f"`{self.takers[0]}()` of this module takes as a lock"
+        return None
+
+
+def compares_holder(test: cst.BaseExpression, key: cst.BaseExpression, ctx: FileContext,
+                    read: dict[str, set[str]]) -> bool:
+    """``if r.get(key) == token:``, or a comparison of a variable read with
+    ``r.get(key)`` in this function (``val = r.get(key)``; ``if
+    str(val).strip() == token:``): the delete below it is a
+    compare-then-delete.  Not atomic, but not the blind delete CL204 is
+    about, and its message would be wrong."""
+    if isinstance(test, cst.BooleanOperation):
+        return compares_holder(test.left, key, ctx, read) or compares_holder(test.right, key, ctx, read)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
+        return False
+    wanted = set(key_texts(key, ctx))
+    return any(isinstance(n, cst.Name) and wanted & read.get(n.value, set())
+               or wanted & set(read_key(n, ctx)) for n in _nodes(test))
+
+
+def read_key(node: cst.CSTNode, ctx: FileContext) -> tuple[str, ...]:
+    """The key texts of ``node`` when it is ``<x>.get(key)`` (awaited or not)."""
+    if isinstance(node, cst.Await):
+        node = node.expression
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" and node.args:
+        return key_texts(node.args[0].value, ctx)
+    return ()
+
+
+def _nodes(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _nodes(child)
+
+
+def release_message(d: Delete, how: str) -> str:
+    cache = " (the Django cache has no compare-and-delete: use a Redis lock for this)" if d.kind == CACHE else ""
+    return (f"plain `{d.call.func.attr.value}` of `{code_of(d.key)}`, which {how}: if the lock expired while this "
+            f"worker ran, this deletes the next holder's lock{cache}")

@@ -1,0 +1,219 @@
+"""The ``client-providers`` fact (see ``client_index.py``): which module
+functions, module attributes and class attributes of this file return or hold
+a Redis client or a Django cache.  Read from CPython's ``ast``.
+
+A function is a provider when every ``return`` with a value (``return None``
+aside) returns a client: one made there (``redis.Redis(...)``,
+``Redis.from_url(...)``, ``get_redis_connection()``, ``caches["x"]``), a local
+variable every assignment of which makes one, a ``global`` set to one
+(the lazy singleton), or another provider (resolved over the project).  Its
+decorators may only be ``functools.cache``/``lru_cache``, ``staticmethod``,
+``classmethod``: any other may change what a call returns.  An ``async def``
+counts as what ``await``-ing it gives."""
+
+from __future__ import annotations
+
+import ast
+
+from ..needles import Regex
+from ..syntax import SyntaxCollector
+from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, PROVIDERS_FACT, REDIS, REDIS_FACTORIES
+
+_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "staticmethod", "classmethod"})
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _module_statements(body: list[ast.stmt]):
+    """The statements run at import: the module's, and those of its if/try blocks."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _module_statements(getattr(node, field, []))
+            for handler in getattr(node, "handlers", []):
+                yield from _module_statements(handler.body)
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of a function's body, without those of nested functions and classes."""
+    todo = list(ast.iter_child_nodes(function))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _is_none(node: ast.AST | None) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value is None)
+
+
+class ClientProviders(SyntaxCollector):
+    REQUIRES = (Regex(rb"redis(?!tribut)"), b"core.cache")
+
+    def collect(self, tree: ast.Module) -> None:
+        module = self.file.module_name or self.file.path
+        self.module = module
+        self.defined: set[str] = set()
+        self.top: dict[str, ast.AST] = {}
+        for node in _module_statements(tree.body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.defined.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.defined.add(target.id)
+        self.returns = _returns_by_function(tree)
+        providers: dict[str, list[str]] = {}
+        for node in _module_statements(tree.body):
+            self._statement(node, module, providers, None)
+            if isinstance(node, ast.ClassDef):
+                for inner in node.body:
+                    self._statement(inner, f"{module}.{node.name}", providers, node.name)
+        if providers:
+            for alias in _aliases(self.file.path, module):
+                for name, sources in list(providers.items()):
+                    if name.startswith(module + "."):
+                        providers.setdefault(alias + name[len(module):], sources)
+            self.file.fact(PROVIDERS_FACT, providers=providers)
+
+    def _statement(self, node: ast.stmt, prefix: str, providers: dict[str, list[str]], cls: str | None) -> None:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            source = self._source(node.value, {}, set(), cls)
+            if source is not None:
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        providers.setdefault(f"{prefix}.{target.id}", []).append(source)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            sources = self._returns(node, cls)
+            if sources:
+                providers[f"{prefix}.{node.name}()"] = sources
+
+    def _returns(self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None) -> list[str] | None:
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = _dotted(target)
+            if name is None or self.file.qualify(name) not in _DECORATORS:
+                return None
+        # an ``async def`` counts too: ``await get_redis()`` is what its users write
+        returns = self.returns.get(id(node), [])
+        values = [r.value for r in returns if not _is_none(r.value)]
+        if not values or any(self._source(v, {}, set(), cls) is None for v in values if not isinstance(v, ast.Name)):
+            return None  # most functions: settled without walking their bodies
+        own = list(_own_nodes(node))
+        globals_ = {n for g in own if isinstance(g, ast.Global) for n in g.names}
+        assigned: dict[str, list[ast.AST]] = {}
+        for n in own:
+            if isinstance(n, ast.Assign):
+                for target in n.targets:
+                    if isinstance(target, ast.Name):
+                        assigned.setdefault(target.id, []).append(n.value)
+                    else:
+                        for name in ast.walk(target):
+                            if isinstance(name, ast.Name):
+                                assigned.setdefault(name.id, []).append(target)  # unpacked: unknown
+            elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(n.target, ast.Name):
+                assigned.setdefault(n.target.id, []).append(n.value if not isinstance(n, ast.AugAssign) else n)
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.withitem)):
+                bound = n.optional_vars if isinstance(n, ast.withitem) else n.target
+                for name in ast.walk(bound) if bound is not None else ():
+                    if isinstance(name, ast.Name):
+                        assigned.setdefault(name.id, []).append(n)  # bound by a loop or with: unknown
+        sources = []
+        for value in values:
+            source = self._source(value, assigned, globals_, cls)
+            if source is None:
+                return None
+            sources.append(source)
+        return sources
+
+    def _source(self, node: ast.AST, assigned: dict[str, list[ast.AST]], globals_: set[str],
+                cls: str | None, depth: int = 0) -> str | None:
+        """A kind, a reference, or None (not a client, or unknown)."""
+        if depth > 4:
+            return None
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name is None:
+                return None
+            qualified = self._qualified(name, cls)
+            if qualified in REDIS_FACTORIES:
+                return REDIS
+            return None if qualified is None else qualified + "()"
+        if isinstance(node, ast.Subscript):
+            name = _dotted(node.value)
+            return CACHE if name is not None and self.file.qualify(name) in CACHE_MAPPINGS else None
+        if isinstance(node, ast.IfExp):
+            a = self._source(node.body, assigned, globals_, cls, depth + 1)
+            b = self._source(node.orelse, assigned, globals_, cls, depth + 1)
+            return a if a == b else None
+        if isinstance(node, ast.Name) and node.id in assigned and node.id not in self.file.imports:
+            values = [v for v in assigned[node.id] if not _is_none(v)]
+            found = {self._source(v, {}, set(), cls, depth + 1) for v in values}
+            if len(found) != 1 or None in found:
+                return None
+            return found.pop()
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = _dotted(node)
+            if name is None:
+                return None
+            qualified = self.file.qualify(name)
+            if qualified in CACHE_OBJECTS:
+                return CACHE
+            if isinstance(node, ast.Name) and node.id in globals_:
+                return None  # a global set elsewhere too: only through assignments seen above
+            return self._qualified(name, cls)
+        return None
+
+    def _qualified(self, name: str, cls: str | None) -> str | None:
+        """The project-wide name of a dotted name used in this file."""
+        head = name.partition(".")[0]
+        if head in self.file.imports:
+            return self.file.qualify(name)
+        if head in ("self", "cls") and cls is not None:
+            return f"{self.module}.{cls}.{name.partition('.')[2]}" if "." in name else None
+        if head in self.defined:
+            return f"{self.module}.{name}"
+        return None
+
+
+def _aliases(path: str, module: str) -> list[str]:
+    """The names the module may be imported by when its package chain has no
+    ``__init__.py`` (namespace packages, a source root below the project's):
+    the dotted suffixes of its path, ``a/b/c.py`` -> ``a.b.c``, ``b.c``."""
+    parts = path[:-3].split("/") if path.endswith(".py") else []
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(p.isidentifier() for p in parts):
+        return []
+    return [n for n in (".".join(parts[i:]) for i in range(max(0, len(parts) - 4), len(parts))) if n != module]
+
+
+def _returns_by_function(tree: ast.Module) -> dict[int, list[ast.Return]]:
+    """The ``return`` statements of each function (by ``id``), not those of
+    the functions nested in it: one walk of the module."""
+    found: dict[int, list[ast.Return]] = {}
+    todo: list[tuple[ast.AST, int | None]] = [(tree, None)]
+    while todo:
+        node, owner = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Return) and owner is not None:
+                found.setdefault(owner, []).append(child)
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                todo.append((child, id(child)))
+            elif isinstance(child, (ast.Lambda, ast.ClassDef)):
+                todo.append((child, None))
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                todo.append((child, owner))
+    return found
