@@ -85,18 +85,98 @@ def function_task_options(func: cst.FunctionDef, ctx: FileContext) -> dict[str, 
     return None
 
 
-def is_task_class(cls: cst.ClassDef, ctx: FileContext) -> bool:
+def _celery_task_base(value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """``celery.Task`` (through any alias) or ``app.Task``."""
+    if ctx.imported_name(value) in TASK_BASES:
+        return True
+    return isinstance(value, cst.Attribute) and value.attr.value == "Task" and is_celery_app(value.value, ctx)
+
+
+def module_classes(ctx: FileContext) -> dict[str, cst.ClassDef]:
+    """The module-level classes of the file, by name (the last definition
+    of a name wins), read once per file."""
+    found = getattr(ctx, "_module_classes", None)
+    if found is None:
+        found = {}
+        module = getattr(ctx, "module", None)
+        for stmt in module.body if module is not None else ():
+            if isinstance(stmt, cst.ClassDef):
+                found[stmt.name.value] = stmt
+        ctx._module_classes = found
+    return found
+
+
+REGISTER_METHODS = frozenset({"register_task", "register"})
+
+
+def registered_classes(ctx: FileContext) -> frozenset[str]:
+    """Module-level classes of this file registered as tasks:
+    ``app.register_task(ChargeTask())``, ``app.tasks.register(ChargeTask())``
+    (also with the class itself), ``app`` a Celery app as ``is_celery_app``
+    knows one."""
+    found = getattr(ctx, "_registered_classes", None)
+    if found is not None:
+        return found
+    names = set()
+    module = getattr(ctx, "module", None)
+    for stmt in module.body if module is not None else ():
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            call = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+            if not isinstance(call, cst.Call) or not call.args or not isinstance(call.func, cst.Attribute):
+                continue
+            method, receiver = call.func.attr.value, call.func.value
+            if method not in REGISTER_METHODS:
+                continue
+            if method == "register":  # app.tasks.register(...)
+                if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "tasks"):
+                    continue
+                receiver = receiver.value
+            if not is_celery_app(receiver, ctx):
+                continue
+            registered = call.args[0].value
+            if isinstance(registered, cst.Call) and not registered.args:
+                registered = registered.func
+            if isinstance(registered, cst.Name):
+                names.add(registered.value)
+    ctx._registered_classes = found = frozenset(names)
+    return found
+
+
+def _local_base(value: cst.BaseExpression, ctx: FileContext) -> cst.ClassDef | None:
+    """The module-level class of this file that a base expression names."""
+    if isinstance(value, cst.Name) and value.value not in ctx.imports:
+        return module_classes(ctx).get(value.value)
+    return None
+
+
+def is_task_class(cls: cst.ClassDef, ctx: FileContext, _seen: frozenset[int] = frozenset()) -> bool:
+    """A ``Task`` subclass: a base is ``celery.Task``/``app.Task``, or a class
+    of this file that is one (any depth), or the class is registered with
+    ``app.register_task``/``app.tasks.register`` in this file.  A base
+    imported from another module is not followed here (the project phase
+    follows it through the ``task_class`` facts)."""
     for base in cls.bases:
-        value = base.value
-        if ctx.imported_name(value) in TASK_BASES:
+        if _celery_task_base(base.value, ctx):
             return True
-        if isinstance(value, cst.Attribute) and value.attr.value == "Task" and is_celery_app(value.value, ctx):
-            return True
-    return False
+        local = _local_base(base.value, ctx)
+        if local is not None and id(local) not in _seen and local is not cls:
+            if is_task_class(local, ctx, _seen | {id(cls)}):
+                return True
+    return cls.name.value in registered_classes(ctx) and module_classes(ctx).get(cls.name.value) is cls
 
 
-def class_options(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
+def class_options(cls: cst.ClassDef, ctx: FileContext | None = None, _depth: int = 0) -> dict[str, cst.BaseExpression]:
+    """The class attributes of ``cls``; with ``ctx``, also those it inherits
+    from the classes of this file it derives from (the nearest wins, as
+    Python's MRO for single inheritance; bases listed first win)."""
     options: dict[str, cst.BaseExpression] = {}
+    if ctx is not None and _depth < 20:  # a cycle of bases is an error Python reports; stop anyway
+        for base in reversed(cls.bases):
+            local = _local_base(base.value, ctx)
+            if local is not None and local is not cls:
+                options.update(class_options(local, ctx, _depth + 1))
     for stmt in cls.body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -105,6 +185,17 @@ def class_options(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
                 elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
                     options[small.target.value] = small.value
     return options
+
+
+def effective_options(options: dict[str, cst.BaseExpression], ctx: FileContext) -> dict[str, cst.BaseExpression]:
+    """A task decorator's options over those of its ``base=`` class when
+    that class is defined in this file (and its own bases there); a base
+    imported from elsewhere adds nothing here (unknown: no finding)."""
+    base = options.get("base")
+    local = _local_base(base, ctx) if base is not None else None
+    if local is None:
+        return options
+    return {**class_options(local, ctx), **options}
 
 
 # -- the task model used by the task-code rules ------------------------------
@@ -119,6 +210,13 @@ class TaskInfo:
     node: cst.FunctionDef
     options: dict[str, cst.BaseExpression] = field(default_factory=dict)
     cls: cst.ClassDef | None = None
+    # the options with those inherited from base classes of this file
+    # (``base=``, the class's own bases); None: the same as ``options``
+    inherited: dict[str, cst.BaseExpression] | None = None
+
+    def option(self, name: str) -> cst.BaseExpression | None:
+        """An option as the task has it: its own, else inherited."""
+        return (self.inherited if self.inherited is not None else self.options).get(name)
 
     @property
     def bound(self) -> bool:
@@ -197,12 +295,12 @@ class TaskTracker:
         if len(scopes) >= 2 and isinstance(scopes[-2].node, cst.ClassDef) and self.classes:
             cls = self.classes[-1]
             if cls is not None and name == "run":
-                return TaskInfo(cls.name.value, node, class_options(cls), cls)
+                return TaskInfo(cls.name.value, node, class_options(cls), cls, class_options(cls, self.ctx))
             return None
         options = function_task_options(node, self.ctx)
         if options is None and not self.stack and not self.classes and name in self.registrations:
             options = registered_options(self.registrations[name], self.ctx)
-        return TaskInfo(name, node, options) if options is not None else None
+        return TaskInfo(name, node, options, None, effective_options(options, self.ctx)) if options is not None else None
 
 
 class TaskRule(Rule):
@@ -246,9 +344,11 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
     """The longer of the time limits the task whose body is ``node`` sets
     (decorator options, or the attributes of a Task subclass for its ``run``)."""
     options = function_task_options(node, ctx)
-    if options is None and node.name.value == "run" and ctx.classes and len(ctx.functions) == 1:
+    if options is not None:
+        options = effective_options(options, ctx)
+    elif node.name.value == "run" and ctx.classes and len(ctx.functions) == 1:
         cls = ctx.classes[-1]
-        options = class_options(cls) if is_task_class(cls, ctx) else None
+        options = class_options(cls, ctx) if is_task_class(cls, ctx) else None
     if not options:
         return None
     limits = []

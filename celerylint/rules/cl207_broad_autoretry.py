@@ -148,12 +148,15 @@ class BroadAutoretry(TaskRule):
     )
 
     def leave_task(self, node: cst.FunctionDef, task) -> None:
-        option = task.options.get("autoretry_for")
+        option = task.option("autoretry_for")
         if option is not None and self._broad(option):
             effects = [e for e in flow(node, self.ctx).events if e.kind == "effect"]
             if sum(2 if e.in_loop else 1 for e in effects) >= 2:
                 shown = effects[0].detail + (" (in a loop)" if len(effects) == 1 else f" and {effects[1].detail}")
-                self.report(option, f"`autoretry_for` catches every exception, and task `{task.name}` has several "
+                own = "autoretry_for" in task.options
+                where = option if own else (task.cls.name if task.cls is not None else node.name)
+                inherited = "" if own else " (inherited from a base class)"
+                self.report(where, f"`autoretry_for`{inherited} catches every exception, and task `{task.name}` has several "
                                     f"external side effects ({shown}): a failure after the first one retries the "
                                     "whole task and repeats it")
 
