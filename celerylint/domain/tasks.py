@@ -21,8 +21,10 @@ TASK_DECORATORS = frozenset({
 # shared_task(...); a bare task( without a space, unlike prose), an import
 # alias (shared_task as job, Task as BaseTask; the alias ends the line or is
 # followed by a comma, parenthesis or comment, unlike "a task as well"), or
-# a class with a ...Task base.
+# a class with a ...Task base, or a class registered with
+# ``app.register_task(...)``/``app.tasks.register(...)``.
 TASK_DEFINITION = All(((b"task", b"Task"), (
+    Regex(rb"\.(?:register_task|tasks\s*\.\s*register)\s*\("),
     Regex(rb"@\s*[\w.]*task\b"),
     Regex(rb"(?:\.|shared_|periodic_)task\s*\("),
     Regex(rb"\btask\("),

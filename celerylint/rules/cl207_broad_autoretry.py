@@ -13,8 +13,19 @@ class BroadAutoretry(TaskRule):
     `BaseException` (decorator option or `Task` class attribute) whose body
     performs more than one external side effect: HTTP calls, e-mail,
     payments, `send*`/`publish`/`push`/`notify`/`charge` calls, task
-    dispatch, or a `side-effect-calls` entry. A side effect inside a loop
-    counts as more than one.
+    dispatch, a method that is not a read called on a client of a known
+    SDK (`boto3.client("s3").put_object`, Twilio `messages.create`, Slack
+    `chat_postMessage`, SendGrid, Firebase `messaging.send`, ...), or a
+    `side-effect-calls` entry. A side effect inside a loop counts as more
+    than one.
+
+    `autoretry_for` is the task's own option or one it inherits: from a
+    `base=` class or the `Task` subclasses it derives from, when they are
+    defined in the same file (a base class imported from another module is
+    not read by this rule, and a task inheriting from one is not reported).
+    A class is a task when it derives from `celery.Task`/`app.Task` directly
+    or through classes of the same file, or is registered there with
+    `app.register_task(Cls())`.
 
     ## Why is this bad?
     `autoretry_for` re-runs the whole task body. With a catch-all exception
@@ -103,8 +114,111 @@ class BroadAutoretry(TaskRule):
                     send_receipt(order_id)
                 return later
         """),
+        Valid("""
+            import boto3
+            from twilio.rest import Client
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def audit(key):
+                s3 = boto3.client("s3")
+                s3.get_object(Bucket="b", Key=key)
+                s3.head_object(Bucket="b", Key=key)
+                boto3.resource("dynamodb").Table("t").query(KeyConditionExpression=key)
+                Client("sid", "token").messages.list(limit=20)
+        """),
+        Valid("""
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def fake_sdk(key):
+                client = {"messages": []}
+                client.messages.create(to="+1")
+                make_client().chat_postMessage(channel="c")
+        """),
+        Valid("""
+            from celery import shared_task
+            from proj.base import RetryingTask
+            @shared_task(base=RetryingTask)
+            def sync(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+            autoretry_for = None
+        """),
+        Valid("""
+            from celery import Task, shared_task
+            class Base(Task):
+                autoretry_for = (ConnectionError,)
+            class Narrow(Base):
+                autoretry_for = (TimeoutError,)
+            @shared_task(base=Base)
+            def sync(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+            class Child(Narrow):
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+        """),
     )
     INVALID = (
+        Invalid("""
+            import boto3 as aws
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def export(key):
+                s3 = aws.client("s3")
+                s3.put_object(Bucket="b", Key=key, Body=b"")
+                aws.client("sqs").send_message(QueueUrl="q", MessageBody=key)
+        """, count=1, message="SDK call `s3.put_object()`"),
+        Invalid("""
+            from twilio.rest import Client
+            from slack_sdk import WebClient
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def alert(text):
+                client = Client("sid", "token")
+                client.messages.create(to="+1", from_="+2", body=text)
+                WebClient(token="t").chat_postMessage(channel="ops", text=text)
+        """, count=1, message="`client.messages.create()`"),
+        Invalid("""
+            import boto3
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def store(item):
+                table = boto3.resource("dynamodb").Table("t")
+                for part in item:
+                    table.put_item(Item=part)
+        """, count=1, message="`table.put_item()` (in a loop)"),
+        Invalid("""
+            from celery import Task, shared_task
+            class RetryingTask(Task):
+                autoretry_for = (Exception,)
+            class Slow(RetryingTask):
+                time_limit = 600
+            @shared_task(base=Slow)
+            def checkout(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+        """, count=1, at="7:5", message="(inherited from a base class)"),
+        Invalid("""
+            from celery import Task
+            from proj.celery import app
+            from proj.base import Registered
+            class Charge(Registered):
+                autoretry_for = (Exception,)
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+            app.register_task(Charge())
+        """, count=1, at="5:22"),
+        Invalid("""
+            from celery import Task
+            class RetryingTask(Task):
+                autoretry_for = (Exception,)
+            class Charge(RetryingTask):
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+        """, count=1, at="4:7", message="task `Charge`"),
         Invalid("""
             from celery import shared_task
             @shared_task(autoretry_for=(Exception,), max_retries=5)
