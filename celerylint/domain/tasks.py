@@ -8,6 +8,11 @@ import libcst as cst
 
 from ..context import FileContext
 from ..rule import All, Regex, Rule
+from .task_classes import (  # noqa: F401 - re-exported: the task model's public names
+    APP_FACTORIES, APP_OBJECTS, APP_TASK_METHODS, LIBRARIES, TASK_BASES, class_name, class_options,
+    effective_options, is_celery_app, is_task_class, maybe_project_class, module_classes, reaches_project_class,
+    registered_classes,
+)
 from .values import evaluate, seconds
 
 TASK_DECORATORS = frozenset({
@@ -39,26 +44,6 @@ def task_and(*groups: tuple[bytes, ...]) -> All:
     return All((*groups, TASK_DEFINITION))
 
 
-APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses
-APP_FACTORIES = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.Celery"})
-APP_OBJECTS = frozenset({"celery.current_app", "celery.app.current_app"})
-TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task"})
-
-
-def is_celery_app(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """``app`` made with ``Celery(...)`` here, ``current_app``, or an object
-    imported from another module of the project (``from proj.celery import app``)."""
-    if isinstance(node, cst.Name):
-        if node.value in ctx.imports:
-            target = ctx.imports[node.value]
-            return target in APP_OBJECTS or not target.startswith(("celery.", "redis", "django."))
-        bound = ctx.lookup(node.value)
-        if isinstance(bound, cst.Call):
-            return ctx.imported_name(bound.func) in APP_FACTORIES
-        return False
-    return ctx.imported_name(node) in APP_OBJECTS
-
-
 def task_options(decorator: cst.Decorator, ctx: FileContext) -> dict[str, cst.BaseExpression] | None:
     """The keyword options of a task decorator, or None if it is not one."""
     expr = decorator.decorator
@@ -87,119 +72,6 @@ def function_task_options(func: cst.FunctionDef, ctx: FileContext) -> dict[str, 
     return None
 
 
-def _celery_task_base(value: cst.BaseExpression, ctx: FileContext) -> bool:
-    """``celery.Task`` (through any alias) or ``app.Task``."""
-    if ctx.imported_name(value) in TASK_BASES:
-        return True
-    return isinstance(value, cst.Attribute) and value.attr.value == "Task" and is_celery_app(value.value, ctx)
-
-
-def module_classes(ctx: FileContext) -> dict[str, cst.ClassDef]:
-    """The module-level classes of the file, by name (the last definition
-    of a name wins), read once per file."""
-    found = getattr(ctx, "_module_classes", None)
-    if found is None:
-        found = {}
-        module = getattr(ctx, "module", None)
-        for stmt in module.body if module is not None else ():
-            if isinstance(stmt, cst.ClassDef):
-                found[stmt.name.value] = stmt
-        ctx._module_classes = found
-    return found
-
-
-REGISTER_METHODS = frozenset({"register_task", "register"})
-
-
-def registered_classes(ctx: FileContext) -> frozenset[str]:
-    """Module-level classes of this file registered as tasks:
-    ``app.register_task(ChargeTask())``, ``app.tasks.register(ChargeTask())``
-    (also with the class itself), ``app`` a Celery app as ``is_celery_app``
-    knows one."""
-    found = getattr(ctx, "_registered_classes", None)
-    if found is not None:
-        return found
-    names = set()
-    module = getattr(ctx, "module", None)
-    for stmt in module.body if module is not None else ():
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            call = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
-            if not isinstance(call, cst.Call) or not call.args or not isinstance(call.func, cst.Attribute):
-                continue
-            method, receiver = call.func.attr.value, call.func.value
-            if method not in REGISTER_METHODS:
-                continue
-            if method == "register":  # app.tasks.register(...)
-                if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "tasks"):
-                    continue
-                receiver = receiver.value
-            if not is_celery_app(receiver, ctx):
-                continue
-            registered = call.args[0].value
-            if isinstance(registered, cst.Call) and not registered.args:
-                registered = registered.func
-            if isinstance(registered, cst.Name):
-                names.add(registered.value)
-    ctx._registered_classes = found = frozenset(names)
-    return found
-
-
-def _local_base(value: cst.BaseExpression, ctx: FileContext) -> cst.ClassDef | None:
-    """The module-level class of this file that a base expression names."""
-    if isinstance(value, cst.Name) and value.value not in ctx.imports:
-        return module_classes(ctx).get(value.value)
-    return None
-
-
-def is_task_class(cls: cst.ClassDef, ctx: FileContext, _seen: frozenset[int] = frozenset()) -> bool:
-    """A ``Task`` subclass: a base is ``celery.Task``/``app.Task``, or a class
-    of this file that is one (any depth), or the class is registered with
-    ``app.register_task``/``app.tasks.register`` in this file.  A base
-    imported from another module is not followed here (the project phase
-    follows it through the ``task_class`` facts)."""
-    for base in cls.bases:
-        if _celery_task_base(base.value, ctx):
-            return True
-        local = _local_base(base.value, ctx)
-        if local is not None and id(local) not in _seen and local is not cls:
-            if is_task_class(local, ctx, _seen | {id(cls)}):
-                return True
-    return cls.name.value in registered_classes(ctx) and module_classes(ctx).get(cls.name.value) is cls
-
-
-def class_options(cls: cst.ClassDef, ctx: FileContext | None = None, _depth: int = 0) -> dict[str, cst.BaseExpression]:
-    """The class attributes of ``cls``; with ``ctx``, also those it inherits
-    from the classes of this file it derives from (the nearest wins, as
-    Python's MRO for single inheritance; bases listed first win)."""
-    options: dict[str, cst.BaseExpression] = {}
-    if ctx is not None and _depth < 20:  # a cycle of bases is an error Python reports; stop anyway
-        for base in reversed(cls.bases):
-            local = _local_base(base.value, ctx)
-            if local is not None and local is not cls:
-                options.update(class_options(local, ctx, _depth + 1))
-    for stmt in cls.body.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    options[small.targets[0].target.value] = small.value
-                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-                    options[small.target.value] = small.value
-    return options
-
-
-def effective_options(options: dict[str, cst.BaseExpression], ctx: FileContext) -> dict[str, cst.BaseExpression]:
-    """A task decorator's options over those of its ``base=`` class when
-    that class is defined in this file (and its own bases there); a base
-    imported from elsewhere adds nothing here (unknown: no finding)."""
-    base = options.get("base")
-    local = _local_base(base, ctx) if base is not None else None
-    if local is None:
-        return options
-    return {**class_options(local, ctx), **options}
-
-
 # -- the task model used by the task-code rules ------------------------------
 
 @dataclass(frozen=True)
@@ -215,6 +87,9 @@ class TaskInfo:
     # the options with those inherited from base classes of this file
     # (``base=``, the class's own bases); None: the same as ``options``
     inherited: dict[str, cst.BaseExpression] | None = None
+    # a class that is a task only if a base imported from the project is
+    # one (``TaskTracker(candidates=True)``; the project phase decides)
+    candidate: bool = False
 
     def option(self, name: str) -> cst.BaseExpression | None:
         """An option as the task has it: its own, else inherited."""
@@ -266,11 +141,15 @@ class TaskTracker:
     its own hooks; ``current`` is the task whose body is the innermost
     function (a nested helper function is not the task body)."""
 
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, candidates: bool = False) -> None:
         self.ctx = ctx
         self.registrations: dict[str, list[cst.Call]] = {}
         self.classes: list[cst.ClassDef | None] = []  # task classes (None: other class)
         self.stack: list[TaskInfo | None] = []
+        # with ``candidates``, module-level classes deriving from a class
+        # imported from the project count too, marked ``candidate``
+        self.candidates = candidates
+        self.candidate_ids: set[int] = set()
 
     @property
     def current(self) -> TaskInfo | None:
@@ -280,7 +159,14 @@ class TaskTracker:
         self.registrations = registration_calls(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes.append(node if is_task_class(node, self.ctx) else None)
+        if is_task_class(node, self.ctx):
+            self.classes.append(node)
+        elif (self.candidates and not self.stack and len(self.ctx.classes) == 1
+              and any(reaches_project_class(b.value, self.ctx) for b in node.bases if b.keyword is None)):
+            self.classes.append(node)
+            self.candidate_ids.add(id(node))
+        else:
+            self.classes.append(None)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.pop()
@@ -297,7 +183,8 @@ class TaskTracker:
         if len(scopes) >= 2 and isinstance(scopes[-2].node, cst.ClassDef) and self.classes:
             cls = self.classes[-1]
             if cls is not None and name == "run":
-                return TaskInfo(cls.name.value, node, class_options(cls), cls, class_options(cls, self.ctx))
+                return TaskInfo(cls.name.value, node, class_options(cls), cls, class_options(cls, self.ctx),
+                                id(cls) in self.candidate_ids)
             return None
         options = function_task_options(node, self.ctx)
         if options is None and not self.stack and not self.classes and name in self.registrations:

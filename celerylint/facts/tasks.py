@@ -9,16 +9,22 @@ import libcst as cst
 
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.delays import scheduled_delays
-from ..domain.tasks import TASK_DEFINITION, class_options, function_task_options, is_task_class, module_classes
-from ..rule import Checker, Regex
+from ..domain.tasks import (
+    TASK_DEFINITION, broad_exception, class_name, class_options, function_task_options, is_task_class,
+    maybe_project_class, module_classes,
+)
+from ..rule import All, Checker, Regex
 
-LIBRARIES = ("celery.", "kombu.", "django.", "rest_framework.", "typing.", "enum.", "abc.", "collections.",
-             "pydantic.", "builtins.", "dataclasses.", "luigi.", "dramatiq.", "rq.", "huey.")
+CLASS_WITH_RUN = All((Regex(rb"class\s+\w+\s*\(\s*\w"), Regex(rb"def\s+run\s*\(")))
+
 TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_limit", "expires")
 
 
 class TaskCollector(Checker):
-    REQUIRES = (TASK_DEFINITION,)
+    # a task, or a class that may be a task class through a base of the
+    # project: one whose name or a base's name says Task, or a class with a
+    # base in a file that defines ``run``
+    REQUIRES = (TASK_DEFINITION, Regex(rb"class\s+\w*Task\w*\s*\("), Regex(rb"class\s+\w+\s*\([^:)]*Task"), CLASS_WITH_RUN)
 
     def _options(self, options: dict[str, cst.BaseExpression]) -> dict:
         return {k: encode(setting_value(options[k], self.ctx)) for k in TASK_OPTIONS if k in options}
@@ -32,11 +38,14 @@ class TaskCollector(Checker):
                       base=self._class_name(base) if base is not None else None)
 
     def _class_name(self, node: cst.BaseExpression) -> str:
-        """The qualified name of a class: through imports, or as defined in
-        this module; ``?`` when it cannot be named."""
-        if isinstance(node, cst.Name) and node.value not in self.ctx.imports and node.value in module_classes(self.ctx):
-            return f"{self.ctx.module_name or self.ctx.path}.{node.value}"
-        return self.ctx.qualify(node) or "?"
+        return class_name(node, self.ctx)
+
+    def _followed(self, base: cst.BaseExpression) -> bool:
+        """A base the project phase may find to be a task class: imported
+        from the project, or a class of this file."""
+        if isinstance(base, cst.Name) and base.value not in self.ctx.imports:
+            return base.value in module_classes(self.ctx)
+        return maybe_project_class(base, self.ctx)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.ctx.classes[:-1] or self.ctx.functions:
@@ -45,16 +54,15 @@ class TaskCollector(Checker):
         # a class whose base is imported from the project may be a task class
         # through it: recorded with its bases, the project phase follows them
         bases = [self._class_name(b.value) for b in node.bases if b.keyword is None]
-        if not task and not any(self._maybe_project(b.value) for b in node.bases if b.keyword is None):
+        if not task and not any(self._followed(b.value) for b in node.bases if b.keyword is None):
             return
         module = self.ctx.module_name or self.ctx.path
+        own = class_options(node)
+        extra = {}
+        if "autoretry_for" in own:  # CL207 follows it across files
+            extra["autoretry_broad"] = broad_exception(own["autoretry_for"], self.ctx) is not None
         self.ctx.definition_fact("task_class", node, cls=f"{module}.{node.name.value}",
-                      options=self._options(class_options(node)), bases=bases, task=task)
-
-    def _maybe_project(self, node: cst.BaseExpression) -> bool:
-        """A base imported from a module that is not a known library."""
-        target = self.ctx.imported_name(node)
-        return target is not None and not target.startswith(LIBRARIES)
+                      options=self._options(own), bases=bases, task=task, **extra)
 
 
 class DelayCollector(Checker):

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Iterable
 
-from ..domain.dataflow import flow
-from ..domain.tasks import TaskRule, broad_exception, task_and
-from ..rule import Invalid, Valid
+from ..domain.task_classes import TASK_BASES
+from ..facts.task_effects import EFFECTS_FACT
+from ..rule import Finding, Invalid, ProjectRule, Valid
 
-class BroadAutoretry(TaskRule):
+
+class BroadAutoretry(ProjectRule):
     """
     ## What it does
     Finds tasks declared with `autoretry_for` containing `Exception` or
@@ -19,13 +20,14 @@ class BroadAutoretry(TaskRule):
     `side-effect-calls` entry. A side effect inside a loop counts as more
     than one.
 
-    `autoretry_for` is the task's own option or one it inherits: from a
-    `base=` class or the `Task` subclasses it derives from, when they are
-    defined in the same file (a base class imported from another module is
-    not read by this rule, and a task inheriting from one is not reported).
-    A class is a task when it derives from `celery.Task`/`app.Task` directly
-    or through classes of the same file, or is registered there with
-    `app.register_task(Cls())`.
+    `autoretry_for` is the task's own option or one it inherits from its
+    `base=` class or the classes a task class derives from, in the same
+    file or in other linted files (through imports, along the whole chain
+    of bases; the first base that sets it wins). A base class that is not
+    among the linted files, or cannot be named, leaves the option unknown:
+    no finding. A class is a task when it derives from `celery.Task` or
+    `app.Task`, directly or through classes of the project, or is
+    registered with `app.register_task(Cls())`/`app.tasks.register(...)`.
 
     ## Why is this bad?
     `autoretry_for` re-runs the whole task body. With a catch-all exception
@@ -71,7 +73,6 @@ class BroadAutoretry(TaskRule):
     HINT = "retry only on the exceptions that are safe to retry, or split the side effects into separate tasks"
     TAGS = ("retries", "idempotency")
     OPTIONS = ("side-effect-calls",)
-    REQUIRES = (task_and((b"autoretry_for",)),)
 
     VALID = (
         Valid("""
@@ -158,8 +159,71 @@ class BroadAutoretry(TaskRule):
                     payments.charge(order_id)
                     send_receipt(order_id)
         """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class RetryingTask(Task):
+                autoretry_for = (Exception,)
+            class Narrow(RetryingTask):
+                autoretry_for = (ConnectionError,)
+            # file: proj/jobs.py
+            class Job:
+                autoretry_for = (Exception,)
+            # file: proj/tasks.py
+            from celery import shared_task
+            from proj.base import Narrow
+            from proj.jobs import Job
+            from proj.unlinted import Unknown
+            @shared_task(base=Narrow)
+            def one(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+            @shared_task(base=Unknown)
+            def two(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+            class Three(Job):
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+        """),
     )
     INVALID = (
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class BaseTaskWithRetry(Task):
+                autoretry_for = (Exception,)
+                retry_kwargs = {"max_retries": 5}
+            # file: proj/tasks.py
+            from celery import shared_task
+            from proj.base import BaseTaskWithRetry
+            @shared_task(base=BaseTaskWithRetry)
+            def checkout(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+        """, count=1, at="4:5", message="(inherited from `proj.base.BaseTaskWithRetry`)"),
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class RetryingTask(Task):
+                autoretry_for = (Exception,)
+            # file: proj/mid.py
+            from proj.base import RetryingTask
+            class Limited(RetryingTask):
+                time_limit = 300
+            # file: proj/tasks.py
+            from proj.mid import Limited
+            class Local(Limited):
+                max_retries = 3
+            class Charge(Local):
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+        """, count=1, at="4:7", message="task `Charge`"),
         Invalid("""
             import boto3 as aws
             from celery import shared_task
@@ -261,18 +325,51 @@ class BroadAutoretry(TaskRule):
         """, count=1, config={"side-effect-calls": ["billing.gateway.bill_account"]}),
     )
 
-    def leave_task(self, node: cst.FunctionDef, task) -> None:
-        option = task.option("autoretry_for")
-        if option is not None and self._broad(option):
-            effects = [e for e in flow(node, self.ctx).events if e.kind == "effect"]
-            if sum(2 if e.in_loop else 1 for e in effects) >= 2:
-                shown = effects[0].detail + (" (in a loop)" if len(effects) == 1 else f" and {effects[1].detail}")
-                own = "autoretry_for" in task.options
-                where = option if own else (task.cls.name if task.cls is not None else node.name)
-                inherited = "" if own else " (inherited from a base class)"
-                self.report(where, f"`autoretry_for`{inherited} catches every exception, and task `{task.name}` has several "
-                                    f"external side effects ({shown}): a failure after the first one retries the "
-                                    "whole task and repeats it")
+    def check(self, project) -> Iterable[Finding]:
+        classes = {f["cls"]: f for f in project.of_kind("task_class")}
+        for fact in project.of_kind(EFFECTS_FACT):
+            if fact["candidate"] and not any(_is_task(classes, b, 0) for b in fact["bases"]):
+                continue  # a class whose bases are not known to make it a task
+            if fact["own"]:
+                inherited = "" if fact["local"] else " (inherited from a base class)"
+            else:
+                origin = next((o for o in (_broad_origin(classes, b, 0) for b in fact["bases"]) if o != "unset"), None)
+                if origin in (None, "narrow"):
+                    continue  # not broad, or a class on the way is not among the linted files
+                inherited = f" (inherited from `{origin}`)"
+            effects = fact["effects"]
+            shown = effects[0] + (f" and {effects[1]}" if len(effects) > 1 else "")
+            yield self.finding(
+                f"`autoretry_for`{inherited} catches every exception, and task `{fact['task']}` has several "
+                f"external side effects ({shown}): a failure after the first one retries the whole task and "
+                "repeats it", fact["path"], fact["line"], fact["col"], fact["end_line"], fact["end_col"])
 
-    def _broad(self, option: cst.BaseExpression) -> bool:
-        return broad_exception(option, self.ctx) is not None
+
+def _is_task(classes: dict, name: str, depth: int) -> bool:
+    """The project's class ``name`` is a Celery task class (through any
+    chain of bases among the linted files)."""
+    if name in TASK_BASES:
+        return True
+    fact = classes.get(name)
+    if fact is None or depth > 20:
+        return False
+    return fact.get("task", False) or any(_is_task(classes, b, depth + 1) for b in fact.get("bases", ()))
+
+
+def _broad_origin(classes: dict, name: str, depth: int) -> str | None:
+    """Where the class ``name`` gets its ``autoretry_for``: the class that
+    sets a broad one, ``"narrow"`` when the first one found is not broad,
+    ``"unset"`` when no class sets it, None when a class on the way is not
+    among the linted files."""
+    if name in TASK_BASES or name == "object" or name.startswith("builtins."):
+        return "unset"
+    fact = classes.get(name)
+    if fact is None or depth > 20:
+        return None
+    if "autoretry_broad" in fact:
+        return name if fact["autoretry_broad"] else "narrow"
+    for base in fact.get("bases", ()):
+        found = _broad_origin(classes, base, depth + 1)
+        if found != "unset":
+            return found
+    return "unset"
