@@ -172,3 +172,29 @@ def effective_options(options: dict[str, cst.BaseExpression], ctx: FileContext) 
     if local is None:
         return options
     return {**class_options(local, ctx), **options}
+
+
+# -- across files, in the project phase (over ``task_class`` facts) ---------------
+
+def class_facts(project) -> dict[str, dict]:
+    """The ``task_class`` facts of the run by qualified class name."""
+    return {f["cls"]: f for f in project.of_kind("task_class")}
+
+
+def is_project_task_class(classes: dict[str, dict], name: str, depth: int = 0) -> bool:
+    """The class ``name`` is a Celery task class: ``celery.Task``, or a
+    linted class that is one in its file or derives from one (any depth).
+    A class that is not among the linted files is not known to be one."""
+    if name in TASK_BASES:
+        return True
+    fact = classes.get(name)
+    if fact is None or depth > 20:
+        return False
+    return bool(fact.get("task")) or any(is_project_task_class(classes, b, depth + 1) for b in fact.get("bases", ()))
+
+
+def confirmed(fact: dict, classes: dict[str, dict]) -> bool:
+    """A fact about a class that was a task class only if one of its bases
+    (``via``) is: true when one is."""
+    via = fact.get("via")
+    return not via or any(is_project_task_class(classes, b) for b in via)

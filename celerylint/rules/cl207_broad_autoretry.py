@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..domain.task_classes import TASK_BASES
+from ..domain.task_classes import TASK_BASES, class_facts, is_project_task_class
 from ..facts.task_effects import EFFECTS_FACT
 from ..rule import Finding, Invalid, ProjectRule, Valid
 
@@ -326,9 +326,9 @@ class BroadAutoretry(ProjectRule):
     )
 
     def check(self, project) -> Iterable[Finding]:
-        classes = {f["cls"]: f for f in project.of_kind("task_class")}
+        classes = class_facts(project)
         for fact in project.of_kind(EFFECTS_FACT):
-            if fact["candidate"] and not any(_is_task(classes, b, 0) for b in fact["bases"]):
+            if fact["candidate"] and not any(is_project_task_class(classes, b) for b in fact["bases"]):
                 continue  # a class whose bases are not known to make it a task
             if fact["own"]:
                 inherited = "" if fact["local"] else " (inherited from a base class)"
@@ -343,17 +343,6 @@ class BroadAutoretry(ProjectRule):
                 f"`autoretry_for`{inherited} catches every exception, and task `{fact['task']}` has several "
                 f"external side effects ({shown}): a failure after the first one retries the whole task and "
                 "repeats it", fact["path"], fact["line"], fact["col"], fact["end_line"], fact["end_col"])
-
-
-def _is_task(classes: dict, name: str, depth: int) -> bool:
-    """The project's class ``name`` is a Celery task class (through any
-    chain of bases among the linted files)."""
-    if name in TASK_BASES:
-        return True
-    fact = classes.get(name)
-    if fact is None or depth > 20:
-        return False
-    return fact.get("task", False) or any(_is_task(classes, b, depth + 1) for b in fact.get("bases", ()))
 
 
 def _broad_origin(classes: dict, name: str, depth: int) -> str | None:
