@@ -8,15 +8,18 @@ from __future__ import annotations
 import libcst as cst
 
 from ..domain.celeryconf.values import encode, setting_value
-from ..domain.delays import scheduled_delays
+from ..domain.delays import scheduled_delays, scheduled_setting_delays, setting_delay
+from ..domain.values import evaluate, seconds
 from ..domain.tasks import (
     TASK_DEFINITION, broad_exception, class_name, class_options, function_task_options, is_task_class,
-    maybe_project_class, module_classes,
+    maybe_project_class, module_classes, reaches_project_class,
 )
 from ..rule import All, Checker, Regex
 
 CLASS_WITH_RUN = All((Regex(rb"class\s+\w+\s*\(\s*\w"), Regex(rb"def\s+run\s*\(")))
 
+RETRY_DELAY_FACT = "retry-delay"  # a task's default_retry_delay: seconds, or a setting_delay
+SETTING_DELAY_FACT = "setting-delay"  # a countdown read from a Django setting (domain.delays.setting_delay)
 TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_limit", "expires")
 
 
@@ -71,3 +74,36 @@ class DelayCollector(Checker):
     def visit_Call(self, node: cst.Call) -> None:
         for a, kind, delay in scheduled_delays(node, self.ctx):
             self.ctx.fact("delay", a, delay_kind=kind, seconds=delay)
+        for a, spec in scheduled_setting_delays(node, self.ctx):
+            self.ctx.fact(SETTING_DELAY_FACT, a, delay_kind="countdown", **spec)
+
+
+class RetryDelayCollector(Checker):
+    """``default_retry_delay`` of task decorators and task classes (CL206):
+    at the value, ``seconds`` when it evaluates, else a ``setting_delay``
+    spec; ``via`` for a class that is a task only if a base of the
+    project is (``domain.task_classes.confirmed``)."""
+
+    REQUIRES = (All((b"default_retry_delay", (TASK_DEFINITION, CLASS_WITH_RUN, Regex(rb"class\s+\w+\s*\(\s*\w")))),)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        options = function_task_options(node, self.ctx)
+        if options and "default_retry_delay" in options:
+            self._record(options["default_retry_delay"], None)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        value = class_options(node).get("default_retry_delay")
+        if value is None:
+            return
+        if is_task_class(node, self.ctx):
+            self._record(value, None)
+        elif not self.ctx.functions and any(reaches_project_class(b.value, self.ctx) for b in node.bases if b.keyword is None):
+            self._record(value, [class_name(b.value, self.ctx) for b in node.bases if b.keyword is None])
+
+    def _record(self, value: cst.BaseExpression, via: list[str] | None) -> None:
+        delay = seconds(evaluate(value, self.ctx))
+        spec = setting_delay(value, self.ctx) if delay is None else None
+        if delay is None and spec is None:
+            return
+        extra = {"via": via} if via else {}
+        self.ctx.fact(RETRY_DELAY_FACT, value, seconds=delay, **(spec or {}), **extra)

@@ -4,7 +4,8 @@ from ..domain.celeryconf.fixes import read, replace_at
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.redis_conf import transport
 from ..domain.celeryconf.rulebase import ConfigRule
-from ..domain.delays import human
+from ..domain.delays import django_sources, human, resolve_setting_delay
+from ..facts.tasks import SETTING_DELAY_FACT
 from ..domain.celeryconf.values import number, plain
 from ..rule import Invalid, LineIndex, TextEdit, TextFix, Valid
 
@@ -18,6 +19,12 @@ def longest_duration(m: Model, app: App) -> tuple[float, str] | None:
     seen: list[tuple[float, str]] = []
     for f in m.by_kind["delay"]:
         seen.append((f["seconds"], f"{'an' if f['delay_kind'] == 'eta' else 'a'} `{f['delay_kind']}` of {human(f['seconds'])} at {f['path']}:{f['line']}"))
+    for f in m.by_kind[SETTING_DELAY_FACT]:  # countdown=settings.X, read in this app's Django settings
+        for source in django_sources(m, app):
+            value = resolve_setting_delay(f, source)
+            if value is not None:
+                seen.append((value, f"a `countdown` of {human(value)} (`settings.{f['setting']}` in {source.path}) "
+                                    f"at {f['path']}:{f['line']}"))
     global_late = app.get("task_acks_late").truthy
     if global_late:
         for option in ("task_time_limit", "task_soft_time_limit"):
@@ -48,7 +55,9 @@ class VisibilityTimeoutTooShort(ConfigRule):
     For a Redis or SQS broker, compares the effective `visibility_timeout`
     (from `broker_transport_options`, or the transport's default: one hour
     on Redis, 30 minutes on SQS) with the longest time a message can stay
-    unacknowledged: literal `countdown`/`eta` values found in the code, and,
+    unacknowledged: literal `countdown`/`eta` values found in the code (and
+    countdowns read from a Django setting, `countdown=settings.X`, with the
+    value the app's Django settings give), and,
     when late acknowledgement is on, the tasks' `time_limit` and
     `soft_time_limit` (global or per task).
 
