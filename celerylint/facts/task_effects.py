@@ -16,6 +16,45 @@ from .tasks import CLASS_WITH_RUN
 EFFECTS_FACT = "task-effects"
 
 
+CATCH_ALL = frozenset({"Exception", "BaseException"})
+
+
+def _swallowed(event) -> bool:
+    """The event is in the body of a ``try`` with a handler that catches
+    every exception (bare, ``Exception``, ``BaseException``) and raises
+    nothing: its failure cannot make the task fail, so cannot retry it."""
+    for try_ in event.trys:
+        for handler in try_.handlers:
+            kind = handler.type
+            names = [e.value for e in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+            if kind is None or any(isinstance(n, cst.Name) and n.value in CATCH_ALL for n in names):
+                if not any(isinstance(n, cst.Raise) for n in _walk(handler.body)):
+                    return True
+    return False
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def _repeat_score(effects: list) -> int:
+    """How strongly a retry repeats side effects: each effect whose failure
+    propagates counts one (two in a loop); effects whose failure is
+    swallowed count only when a propagating one follows them (its failure
+    repeats them)."""
+    score = 0
+    swallowed_before = False
+    for event in effects:
+        if _swallowed(event):
+            swallowed_before = True
+            continue
+        score += (2 if event.in_loop else 1) + (1 if swallowed_before else 0)
+        swallowed_before = False
+    return score
+
+
 class TaskEffects(Checker):
     """One fact per task whose body has at least two external side effects
     (one in a loop counts twice) and whose ``autoretry_for`` is broad, or is
@@ -64,7 +103,7 @@ class TaskEffects(Checker):
         if task.candidate and not bases:
             bases = self._followed_bases(task)
         effects = [e for e in flow(node, self.ctx).events if e.kind == "effect"]
-        if sum(2 if e.in_loop else 1 for e in effects) < 2:
+        if _repeat_score(effects) < 2:
             return
         shown = [effects[0].detail + (" (in a loop)" if len(effects) == 1 else "")]
         if len(effects) > 1:

@@ -7,7 +7,7 @@ from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.delays import django_sources, human, resolve_setting_delay
 from ..facts.tasks import SETTING_DELAY_FACT
 from ..domain.celeryconf.values import number, plain
-from ..rule import Invalid, LineIndex, TextEdit, TextFix, Valid
+from ..rule import Invalid, LineIndex, TextEdit, TextFix, Valid, django_project
 
 
 DEFAULT_VISIBILITY = {"redis": 3600, "sqs": 1800}
@@ -140,6 +140,16 @@ class VisibilityTimeoutTooShort(ConfigRule):
         """),
     )
     INVALID = (
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            EXPORTS_TTL = 60 * 60 * 24
+        """, extra="""
+            # file: proj/api.py
+            from django.conf import settings
+            from proj.tasks import delete_dump
+            def export(project):
+                delete_dump.apply_async((project.pk,), countdown=settings.EXPORTS_TTL)
+        """), message="(`settings.EXPORTS_TTL` in proj/settings.py) at proj/api.py:4"),
         Invalid(
             """
             # file: proj.py

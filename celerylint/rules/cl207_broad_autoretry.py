@@ -18,7 +18,9 @@ class BroadAutoretry(ProjectRule):
     SDK (`boto3.client("s3").put_object`, Twilio `messages.create`, Slack
     `chat_postMessage`, SendGrid, Firebase `messaging.send`, ...), or a
     `side-effect-calls` entry. A side effect inside a loop counts as more
-    than one.
+    than one. A side effect inside a `try` whose handler catches every
+    exception and raises nothing cannot fail the task: it counts only when
+    a side effect whose failure does propagate comes after it.
 
     `autoretry_for` is the task's own option or one it inherits from its
     `base=` class or the classes a task class derives from, in the same
@@ -188,8 +190,28 @@ class BroadAutoretry(ProjectRule):
                     payments.charge(order_id)
                     send_receipt(order_id)
         """),
+        Valid("""
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def fan_out(urls):
+                for url in urls:
+                    try:
+                        refresh.delay(url)
+                    except Exception as exc:
+                        print(exc)
+        """),
     )
     INVALID = (
+        Invalid("""
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def fan_out(url):
+                try:
+                    refresh.delay(url)
+                except Exception:
+                    pass
+                send_report(url)
+        """, count=1),
         Invalid("""
             # file: proj/__init__.py
             # file: proj/base.py
