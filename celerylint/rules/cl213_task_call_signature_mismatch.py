@@ -251,8 +251,25 @@ class TaskCallSignatureMismatch(ProjectRule):
             Charge().delay(1, 2)
             Refund().delay(1, 2)
         """),
+        Valid("""
+            from django.contrib import admin
+            from proj.jobs import Job
+            class Charge(Job):
+                def run(self, order_id): ...
+            admin.site.register(Charge)
+            registry.register(Charge())
+            Charge().delay(1, 2)
+        """),
     )
     INVALID = (
+        Invalid("""
+            from proj.celery import app
+            from proj.jobs import Job
+            class Charge(Job):
+                def run(self, order_id): ...
+            app.tasks.register(Charge())
+            Charge().delay(1, 2)
+        """, count=1, message="2 positional arguments given, it takes 1"),
         Invalid("""
             # file: proj/__init__.py
             # file: proj/base.py
