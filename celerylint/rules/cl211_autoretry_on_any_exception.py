@@ -14,7 +14,11 @@ class AutoretryOnAnyException(TaskRule):
     `@app.task`, `app.task(fn, ...)`), or the class attribute of a `Task`
     subclass (a task class, or a base class given with `base=`), whatever
     the task body does. A name imported as `Exception` from another module
-    is not the builtin and is not reported.
+    is not the builtin and is not reported. A class is a task class when a
+    base is `celery.Task`/`app.Task` or a task class of the same file, or
+    when the file registers it (`app.register_task(Cls())`); the option is
+    reported where it is written, so a base class in another module is
+    reported in its own file.
 
     Off by default (select `CL211`): CL207 reports the dangerous cases
     only, catch-all retries on tasks with several side effects.
