@@ -276,6 +276,10 @@ def test_sdk_side_effects():
             Slack(token="t").chat_postMessage(channel="c", text=key)
             SendGridAPIClient("k").send(key)
             messaging.send(messaging.Message(topic=key))
+            cw = boto3.client("cloudwatch")
+            cw.put_metric_data(Namespace="n", MetricData=[])
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket="b"):
+                pass
             not_an_sdk = make_client()
             not_an_sdk.put_object(Bucket="b")
     """)

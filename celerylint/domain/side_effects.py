@@ -12,7 +12,8 @@ SendGrid, Firebase, Google Cloud Pub/Sub and Storage, Telegram, Vonage,
 Pusher, HubSpot) or obtained from one (``boto3.resource("s3").Bucket(b)``),
 unless the method name is a read (``get*``, ``list*``, ``describe*``,
 ``head*``, ``fetch*``, ``search*``, ``query``, ``scan``, ``download*``,
-``generate_presigned*``, ...) or makes another object (``client``,
+``generate_presigned*``, ``paginate``, ``load``, ...), sends metrics or logs
+(``put_metric_data``, ``put_log_events``) or makes another object (``client``,
 ``resource``, a capitalised name such as ``Table``).  Library objects are recognised through
 imports and aliases.  Reads, logging, arithmetic, Django signals, ORM writes
 and Redis/cache operations (markers and locks) are not side effects.
@@ -64,7 +65,8 @@ SDK_CLIENTS = frozenset({
 })
 SDK_READS = re.compile(
     r"^(get|list|describe|head|fetch|search|query$|scan$|download|generate_presigned|can_paginate$|read|retrieve|"
-    r"exists$|lookup|batch_get|select|wait|close$|__|"
+    r"exists$|lookup|batch_get|select|wait|close$|__|paginate$|load$|reload$|stream$|iter|page$|"
+    r"put_metric|put_log_events|"  # metrics and logs, like logging
     r"client$|resource$|topic_path$|bucket$|blob$|[A-Z])"  # factories: ``Session().client("s3")``, ``s3.Bucket(b)``
 )
 
