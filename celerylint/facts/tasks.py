@@ -11,7 +11,7 @@ from ..domain.celeryconf.values import encode, setting_value
 from ..domain.delays import scheduled_delays, scheduled_setting_delays, setting_delay
 from ..domain.values import evaluate, seconds
 from ..domain.tasks import (
-    TASK_DEFINITION, broad_exception, class_name, class_options, function_task_options, is_task_class,
+    TASK_DEFINITION, TaskTracker, broad_exception, class_name, class_options, function_task_options, is_task_class,
     maybe_project_class, module_classes, reaches_project_class,
 )
 from ..rule import All, Checker, Regex
@@ -107,3 +107,63 @@ class RetryDelayCollector(Checker):
             return
         extra = {"via": via} if via else {}
         self.ctx.fact(RETRY_DELAY_FACT, value, seconds=delay, **(spec or {}), **extra)
+
+
+BROAD_AUTORETRY_FACT = "broad-autoretry"  # an autoretry_for that includes Exception/BaseException (CL211)
+
+
+class BroadAutoretryCollector(Checker):
+    """Every ``autoretry_for`` that includes the builtin ``Exception`` or
+    ``BaseException``: of a task decorator (once per decorator object,
+    ``what`` naming the task or the decorator alias) or of a class that is
+    a task class here, or may be one through a base of the project
+    (``via``: its bases, confirmed in the project phase), at the option."""
+
+    REQUIRES = (All((b"autoretry_for", (TASK_DEFINITION, Regex(rb"class\s+\w+\s*\(\s*\w")))),)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.tasks = TaskTracker(ctx)
+        self.seen: set[int] = set()  # a decorator made once serves many tasks
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.tasks.visit_Module(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.tasks.visit_ClassDef(node)
+        option = class_options(node).get("autoretry_for")
+        if option is None:
+            return
+        if is_task_class(node, self.ctx):
+            self._record(option, f"task class `{node.name.value}`", None)
+        elif not self.ctx.functions and any(reaches_project_class(b.value, self.ctx) for b in node.bases if b.keyword is None):
+            self._record(option, f"task class `{node.name.value}`",
+                         [class_name(b.value, self.ctx) for b in node.bases if b.keyword is None])
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.tasks.leave_ClassDef(original_node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.tasks.visit_FunctionDef(node)
+        task = self.tasks.current
+        if task is None or task.cls is not None:  # task classes: in visit_ClassDef
+            return
+        option = task.options.get("autoretry_for")
+        if option is None or id(option) in self.seen:
+            return
+        self.seen.add(id(option))
+        alias = any(  # task_with_retry = shared_task(autoretry_for=...); @task_with_retry
+            isinstance(d.decorator, cst.Name) and d.decorator.value not in self.ctx.imports
+            and isinstance(self.ctx.lookup(d.decorator.value), cst.Call) for d in node.decorators
+        )
+        self._record(option, f"task `{task.name}`" if not alias else
+                     f"the task decorator used by `{task.name}` (and any other task made with it)", None)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.tasks.leave_FunctionDef(original_node)
+
+    def _record(self, option: cst.BaseExpression, what: str, via: list[str] | None) -> None:
+        broad = broad_exception(option, self.ctx)
+        if broad is not None:
+            extra = {"via": via} if via else {}
+            self.ctx.fact(BROAD_AUTORETRY_FACT, option, what=what, exception=broad.value, **extra)
