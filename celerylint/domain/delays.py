@@ -94,7 +94,8 @@ def setting_delay(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) ->
 
 def scheduled_setting_delays(node: cst.Call, ctx: FileContext) -> list[tuple[cst.Arg, dict]]:
     """The countdowns of a Celery scheduling call (as ``scheduled_delays``)
-    that come from a Django setting (``setting_delay``)."""
+    that come from a Django setting (``setting_delay``), and the etas
+    ``now() + timedelta(seconds=settings.X)``."""
     func = node.func
     if isinstance(func, cst.Attribute):
         if func.attr.value not in SCHEDULING_METHODS:
@@ -103,11 +104,23 @@ def scheduled_setting_delays(node: cst.Call, ctx: FileContext) -> list[tuple[cst
         return []
     out = []
     for a in node.args:
-        if a.keyword is not None and a.keyword.value == "countdown" and evaluate(a.value, ctx) is None:
-            spec = setting_delay(a.value, ctx)
-            if spec is not None:
-                out.append((a, spec))
+        if a.keyword is None or a.keyword.value not in ("countdown", "eta") or evaluate(a.value, ctx) is not None:
+            continue
+        spec = setting_delay(a.value, ctx) if a.keyword.value == "countdown" else _eta_setting(a.value, ctx)
+        if spec is not None:
+            out.append((a, spec))
     return out
+
+
+def _eta_setting(node: cst.BaseExpression, ctx: FileContext) -> dict | None:
+    """``now() + <setting_delay>`` (``timezone.now() + timedelta(seconds=settings.X)``)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        for now, delta in ((node.left, node.right), (node.right, node.left)):
+            start = evaluate(now, ctx)
+            if isinstance(start, FromNow) and start.seconds == 0:
+                spec = setting_delay(delta, ctx)
+                return spec if spec is not None and isinstance(delta, cst.Call) else None
+    return None
 
 
 def resolve_setting_delay(spec: dict, source) -> float | None:

@@ -75,7 +75,7 @@ class DelayCollector(Checker):
         for a, kind, delay in scheduled_delays(node, self.ctx):
             self.ctx.fact("delay", a, delay_kind=kind, seconds=delay)
         for a, spec in scheduled_setting_delays(node, self.ctx):
-            self.ctx.fact(SETTING_DELAY_FACT, a, delay_kind="countdown", **spec)
+            self.ctx.fact(SETTING_DELAY_FACT, a, delay_kind=a.keyword.value, **spec)
 
 
 class RetryDelayCollector(Checker):

@@ -23,7 +23,8 @@ def longest_duration(m: Model, app: App) -> tuple[float, str] | None:
         for source in django_sources(m, app):
             value = resolve_setting_delay(f, source)
             if value is not None:
-                seen.append((value, f"a `countdown` of {human(value)} (`settings.{f['setting']}` in {source.path}) "
+                article = "an" if f["delay_kind"] == "eta" else "a"
+                seen.append((value, f"{article} `{f['delay_kind']}` of {human(value)} (`settings.{f['setting']}` in {source.path}) "
                                     f"at {f['path']}:{f['line']}"))
     global_late = app.get("task_acks_late").truthy
     if global_late:
@@ -56,8 +57,9 @@ class VisibilityTimeoutTooShort(ConfigRule):
     (from `broker_transport_options`, or the transport's default: one hour
     on Redis, 30 minutes on SQS) with the longest time a message can stay
     unacknowledged: literal `countdown`/`eta` values found in the code (and
-    countdowns read from a Django setting, `countdown=settings.X`, with the
-    value the app's Django settings give), and,
+    countdowns and etas read from a Django setting, `countdown=settings.X`,
+    `eta=now() + timedelta(seconds=settings.X)`, with the value the app's
+    Django settings give), and,
     when late acknowledgement is on, the tasks' `time_limit` and
     `soft_time_limit` (global or per task).
 

@@ -23,7 +23,8 @@ class FarFutureEta(ProjectRule):
     (`datetime.now`, `datetime.utcnow`, `django.utils.timezone.now`), also
     through a local variable. A countdown or `default_retry_delay` read from a
     Django setting (`settings.X`, `getattr(settings, "X", default)`, times or
-    plus a constant, inside `timedelta(seconds=...)`) takes the setting's
+    plus a constant, inside `timedelta(seconds=...)`), or an eta `now() +
+    timedelta(hours=settings.X)`, takes the setting's
     value in the project's Django settings as the configuration model finds
     them (`--show-apps`; the longest value when apps use different settings
     modules, the `getattr` default when the setting is not assigned). Anything
@@ -135,7 +136,9 @@ class FarFutureEta(ProjectRule):
             SLOW = int(os.environ.get("SLOW", "86400"))
         """, extra="""
             # file: proj/tasks.py
+            from datetime import timedelta
             from django.conf import settings
+            from django.utils.timezone import now
             from proj import config
             from celery import shared_task
             @shared_task(default_retry_delay=settings.RETRY_DELAY)
@@ -146,6 +149,8 @@ class FarFutureEta(ProjectRule):
                 export.apply_async((project_id,), countdown=config.EXPORTS_TTL * 1000)
                 export.apply_async((project_id,), countdown=settings.SLOW)
                 export.apply_async((project_id,), countdown=getattr(settings, "LOCKOUT", 120) + 60)
+                export.apply_async((project_id,), eta=now() + timedelta(seconds=settings.EXPORTS_TTL))
+                export.apply_async((project_id,), eta=settings.START + timedelta(days=2))
         """)),
         Valid("""
             # file: proj/__init__.py
@@ -166,14 +171,17 @@ class FarFutureEta(ProjectRule):
             RETRY_HOURS = 3
         """, extra="""
             # file: proj/tasks.py
+            from datetime import timedelta
             from django.conf import settings as conf
+            from django.utils.timezone import now
             from celery import shared_task
             @shared_task(default_retry_delay=conf.RETRY_HOURS * 3600)
             def export(project_id): ...
             def later(project_id):
                 export.apply_async((project_id,), countdown=conf.EXPORTS_TTL)
                 export.apply_async((project_id,), countdown=getattr(conf, "LOCKOUT_TIME", 7200) + 60)
-        """), count=3, message="(`settings."),
+                export.apply_async((project_id,), eta=now() + timedelta(hours=conf.RETRY_HOURS))
+        """), count=4, message="(`settings."),
         Invalid("""
             # file: proj/__init__.py
             # file: proj/base.py
