@@ -100,3 +100,33 @@ def test_settings_valued_countdown_follows_the_settings(tmp_path):
     _write(root, {"proj/settings.py": settings.replace("60 * 60 * 24", "600")})
     _, findings, _ = lint_json(root, "--select", "CL206,CL104", cache_dir=cache)
     assert findings == []
+
+
+def test_a_class_registered_in_another_file_is_a_task(tmp_path):
+    _write(tmp_path, {
+        "proj/__init__.py": "",
+        "proj/jobs.py": """
+            from proj.framework import Job
+            class Charge(Job):
+                autoretry_for = (Exception,)
+                default_retry_delay = 6 * 3600
+                def run(self, order_id):
+                    gateway.charge(order_id)
+                    send_receipt(order_id)
+            class Unregistered(Job):
+                autoretry_for = (Exception,)
+                def run(self, order_id):
+                    gateway.charge(order_id)
+                    send_receipt(order_id)
+        """,
+        "proj/celery.py": """
+            from celery import Celery
+            from proj.jobs import Charge
+            app = Celery("proj")
+            app.register_task(Charge())
+        """,
+    })
+    _, findings, _ = lint_json(tmp_path, "--select", "CL206,CL207,CL211", "--no-cache")
+    assert sorted((f["code"], f["path"], f["line"]) for f in findings) == [
+        ("CL206", "proj/jobs.py", 5), ("CL207", "proj/jobs.py", 4), ("CL211", "proj/jobs.py", 4),
+    ]

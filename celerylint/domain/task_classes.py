@@ -54,10 +54,11 @@ REGISTER_METHODS = frozenset({"register_task", "register"})
 
 
 def registered_classes(ctx: FileContext) -> frozenset[str]:
-    """Module-level classes of this file registered as tasks:
-    ``app.register_task(ChargeTask())``, ``app.tasks.register(ChargeTask())``
-    (also with the class itself), ``app`` a Celery app as ``is_celery_app``
-    knows one."""
+    """Classes registered as tasks at module level of this file, by the name
+    written (qualified through imports: ``proj.jobs.Charge`` for an imported
+    class): ``app.register_task(ChargeTask())``,
+    ``app.tasks.register(ChargeTask())`` (also with the class itself),
+    ``app`` a Celery app as ``is_celery_app`` knows one."""
     found = getattr(ctx, "_registered_classes", None)
     if found is not None:
         return found
@@ -82,9 +83,9 @@ def registered_classes(ctx: FileContext) -> frozenset[str]:
             registered = call.args[0].value
             if isinstance(registered, cst.Call) and not registered.args:
                 registered = registered.func
-            if isinstance(registered, cst.Name):
-                names.add(registered.value)
-    ctx._registered_classes = found = frozenset(names)
+            if isinstance(registered, (cst.Name, cst.Attribute)):
+                names.add(ctx.qualify(registered) or "")
+    ctx._registered_classes = found = frozenset(names - {""})
     return found
 
 
@@ -177,8 +178,20 @@ def effective_options(options: dict[str, cst.BaseExpression], ctx: FileContext) 
 # -- across files, in the project phase (over ``task_class`` facts) ---------------
 
 def class_facts(project) -> dict[str, dict]:
-    """The ``task_class`` facts of the run by qualified class name."""
-    return {f["cls"]: f for f in project.of_kind("task_class")}
+    """The ``task_class`` facts of the run by qualified class name; a class
+    another file registers (``app.register_task(Imported())``, a
+    ``registered_task_class`` fact) is a task class."""
+    found = getattr(project, "_class_facts", None)
+    if found is not None:
+        return found
+    found = {f["cls"]: f for f in project.of_kind("task_class")}
+    for f in project.of_kind("registered_task_class"):
+        found[f["cls"]] = {**found.get(f["cls"], {"cls": f["cls"], "bases": []}), "task": True}
+    try:
+        project._class_facts = found
+    except AttributeError:
+        pass
+    return found
 
 
 def is_project_task_class(classes: dict[str, dict], name: str, depth: int = 0) -> bool:
@@ -195,6 +208,10 @@ def is_project_task_class(classes: dict[str, dict], name: str, depth: int = 0) -
 
 def confirmed(fact: dict, classes: dict[str, dict]) -> bool:
     """A fact about a class that was a task class only if one of its bases
-    (``via``) is: true when one is."""
+    (``via``) is: true when one is, or when the class itself (``cls``, or
+    ``name`` for task signatures) is registered as a task elsewhere."""
     via = fact.get("via")
-    return not via or any(is_project_task_class(classes, b) for b in via)
+    if not via:
+        return True
+    own = fact.get("cls") or fact.get("name")
+    return (own is not None and is_project_task_class(classes, own)) or any(is_project_task_class(classes, b) for b in via)

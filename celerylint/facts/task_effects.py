@@ -110,8 +110,9 @@ class TaskEffects(Checker):
             shown.append(effects[1].detail)
         own = option is not None and "autoretry_for" in task.options
         place = option if own else (task.cls.name if task.cls is not None else node.name)
+        cls = f"{self.ctx.module_name or self.ctx.path}.{task.cls.name.value}" if task.cls is not None else None
         self.ctx.fact(EFFECTS_FACT, place, task=task.name, own=option is not None, local=own, bases=bases,
-                      candidate=task.candidate, effects=shown)
+                      candidate=task.candidate, effects=shown, cls=cls)
 
     def _followed_bases(self, task: TaskInfo) -> list[str]:
         """The base classes of the task the project phase follows: the

@@ -12,7 +12,7 @@ from ..domain.delays import scheduled_delays, scheduled_setting_delays, setting_
 from ..domain.values import evaluate, seconds
 from ..domain.tasks import (
     TASK_DEFINITION, TaskTracker, broad_exception, class_name, class_options, function_task_options, is_task_class,
-    maybe_project_class, module_classes, reaches_project_class,
+    maybe_project_class, module_classes, reaches_project_class, registered_classes,
 )
 from ..rule import All, Checker, Regex
 
@@ -49,6 +49,11 @@ class TaskCollector(Checker):
         if isinstance(base, cst.Name) and base.value not in self.ctx.imports:
             return base.value in module_classes(self.ctx)
         return maybe_project_class(base, self.ctx)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for name in sorted(registered_classes(self.ctx)):
+            if "." in name:  # an imported class registered here: a task class wherever it is defined
+                self.ctx.fact("registered_task_class", None, cls=name)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.ctx.classes[:-1] or self.ctx.functions:
@@ -98,14 +103,15 @@ class RetryDelayCollector(Checker):
         if is_task_class(node, self.ctx):
             self._record(value, None)
         elif not self.ctx.functions and any(reaches_project_class(b.value, self.ctx) for b in node.bases if b.keyword is None):
-            self._record(value, [class_name(b.value, self.ctx) for b in node.bases if b.keyword is None])
+            self._record(value, [class_name(b.value, self.ctx) for b in node.bases if b.keyword is None],
+                         f"{self.ctx.module_name or self.ctx.path}.{node.name.value}")
 
-    def _record(self, value: cst.BaseExpression, via: list[str] | None) -> None:
+    def _record(self, value: cst.BaseExpression, via: list[str] | None, cls: str | None = None) -> None:
         delay = seconds(evaluate(value, self.ctx))
         spec = setting_delay(value, self.ctx) if delay is None else None
         if delay is None and spec is None:
             return
-        extra = {"via": via} if via else {}
+        extra = {"via": via, "cls": cls} if via else {}
         self.ctx.fact(RETRY_DELAY_FACT, value, seconds=delay, **(spec or {}), **extra)
 
 
@@ -138,7 +144,8 @@ class BroadAutoretryCollector(Checker):
             self._record(option, f"task class `{node.name.value}`", None)
         elif not self.ctx.functions and any(reaches_project_class(b.value, self.ctx) for b in node.bases if b.keyword is None):
             self._record(option, f"task class `{node.name.value}`",
-                         [class_name(b.value, self.ctx) for b in node.bases if b.keyword is None])
+                         [class_name(b.value, self.ctx) for b in node.bases if b.keyword is None],
+                         f"{self.ctx.module_name or self.ctx.path}.{node.name.value}")
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.tasks.leave_ClassDef(original_node)
@@ -162,8 +169,8 @@ class BroadAutoretryCollector(Checker):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.tasks.leave_FunctionDef(original_node)
 
-    def _record(self, option: cst.BaseExpression, what: str, via: list[str] | None) -> None:
+    def _record(self, option: cst.BaseExpression, what: str, via: list[str] | None, cls: str | None = None) -> None:
         broad = broad_exception(option, self.ctx)
         if broad is not None:
-            extra = {"via": via} if via else {}
+            extra = {"via": via, "cls": cls} if via else {}
             self.ctx.fact(BROAD_AUTORETRY_FACT, option, what=what, exception=broad.value, **extra)

@@ -350,7 +350,8 @@ class BroadAutoretry(ProjectRule):
     def check(self, project) -> Iterable[Finding]:
         classes = class_facts(project)
         for fact in project.of_kind(EFFECTS_FACT):
-            if fact["candidate"] and not any(is_project_task_class(classes, b) for b in fact["bases"]):
+            if fact["candidate"] and not (is_project_task_class(classes, fact.get("cls") or "")
+                                          or any(is_project_task_class(classes, b) for b in fact["bases"])):
                 continue  # a class whose bases are not known to make it a task
             if fact["own"]:
                 inherited = "" if fact["local"] else " (inherited from a base class)"

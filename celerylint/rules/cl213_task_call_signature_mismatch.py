@@ -263,6 +263,21 @@ class TaskCallSignatureMismatch(ProjectRule):
     )
     INVALID = (
         Invalid("""
+            # file: proj/__init__.py
+            # file: proj/jobs.py
+            from proj.framework import Job
+            class Charge(Job):
+                def run(self, order_id): ...
+            # file: proj/celery.py
+            from celery import Celery
+            from proj.jobs import Charge
+            app = Celery("proj")
+            app.register_task(Charge())
+            # file: proj/views.py
+            from proj.jobs import Charge
+            Charge().delay(1, 2)
+        """, count=1, message="task `Charge(order_id)`"),
+        Invalid("""
             from proj.celery import app
             from proj.jobs import Job
             class Charge(Job):
