@@ -59,6 +59,7 @@ class FileContext:
         self.classes: list[cst.ClassDef] = []
         self.functions: list[cst.FunctionDef] = []
         self.self_attrs: dict[str, dict[str, cst.BaseExpression]] = {}  # class -> attr -> value
+        self.module: cst.Module | None = None  # the module being visited
         self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
         self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
         self._defs: dict[tuple[str, str], list[int]] | None = None
@@ -161,6 +162,9 @@ class ContextOpener(cst.BatchableCSTVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()
         self.ctx = ctx
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.ctx.module = node
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:

@@ -106,7 +106,9 @@ def lint_everything(data: bytes) -> None:
 def test_seed_is_linted_and_fixed_cleanly(data):
     result = lint_source("seed.py", data, SETTINGS, ENTRIES, "seed")
     assert result.parsed and result.errors == []
-    assert {"CL203", "CL206"} <= {f.code for f in result.findings}
+    assert "CL203" in {f.code for f in result.findings}
+    # CL206 judges the file's delays in the project phase: its facts are here
+    assert any(f["kind"] == "delay" and f["seconds"] > 3600 for f in result.facts)
     lint_everything(data)
 
 

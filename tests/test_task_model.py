@@ -187,3 +187,125 @@ def test_fresh_origin():
     cst.visit_batched(module, [opener])
     fresh = {name: fresh_origin(cst.Name(name), ctx) is not None for name in "abcdegh"}
     assert fresh == {"a": True, "b": True, "c": True, "d": True, "e": False, "g": False, "h": True}
+
+
+def test_task_classes_through_bases_of_the_file_and_registration():
+    text = textwrap.dedent("""
+        from celery import Task
+        from proj.celery import app
+        from proj.base import Imported
+        class Base(Task):
+            autoretry_for = (Exception,)
+        class Middle(Base):
+            time_limit = 120
+        class Leaf(Middle):
+            def run(self): ...
+        class Registered(Imported):
+            def run(self): ...
+        class NotRegistered(Imported):
+            def run(self): ...
+        class Plain:
+            def run(self): ...
+        app.register_task(Registered())
+        admin.site.register(Plain)
+        @app.task(base=Middle, bind=True)
+        def f(self): ...
+    """)
+    ctx = FileContext("tasks.py", text, Settings(), "proj.tasks")
+    found = []
+
+    class Collect(cst.BatchableCSTVisitor):
+        def __init__(self, candidates):
+            super().__init__()
+            self.tasks = TaskTracker(ctx, candidates=candidates)
+
+        def visit_Module(self, node):
+            self.tasks.visit_Module(node)
+
+        def visit_ClassDef(self, node):
+            self.tasks.visit_ClassDef(node)
+
+        def leave_ClassDef(self, node):
+            self.tasks.leave_ClassDef(node)
+
+        def visit_FunctionDef(self, node):
+            self.tasks.visit_FunctionDef(node)
+            task = self.tasks.current
+            if task is not None:
+                found.append((task.name, sorted(task.inherited or {}), task.candidate))
+
+        def leave_FunctionDef(self, node):
+            self.tasks.leave_FunctionDef(node)
+
+    module = cst.parse_module(text)
+    cst.visit_batched(module, [ContextOpener(ctx), Collect(False), ContextCloser(ctx)])
+    assert found == [
+        ("Leaf", ["autoretry_for", "time_limit"], False),
+        ("Registered", [], False),
+        ("f", ["autoretry_for", "base", "bind", "time_limit"], False),
+    ]
+    found.clear()
+    ctx = FileContext("tasks.py", text, Settings(), "proj.tasks")
+    cst.visit_batched(module, [ContextOpener(ctx), Collect(True), ContextCloser(ctx)])
+    assert ("NotRegistered", [], True) in found and all(name != "Plain" for name, _, _ in found)
+
+
+def test_inherited_options():
+    text = textwrap.dedent("""
+        from celery import Task, shared_task
+        class Base(Task):
+            autoretry_for = (Exception,)
+            time_limit = 60
+        class Middle(Base):
+            time_limit = 120
+        @shared_task(base=Middle, max_retries=2)
+        def f(): ...
+    """)
+    from celerylint.domain.tasks import effective_options, function_task_options
+
+    ctx = FileContext("tasks.py", text, Settings(), "proj.tasks")
+    module = cst.parse_module(text)
+    seen = {}
+
+    class Grab(cst.BatchableCSTVisitor):
+        def visit_FunctionDef(self, node):
+            options = effective_options(function_task_options(node, ctx), ctx)
+            seen.update({k: cst.Module([]).code_for_node(v) for k, v in options.items()})
+
+    cst.visit_batched(module, [ContextOpener(ctx), Grab(), ContextCloser(ctx)])
+    assert seen == {"autoretry_for": "(Exception,)", "time_limit": "120", "base": "Middle", "max_retries": "2"}
+
+
+def test_sdk_side_effects():
+    p = probe("""
+        import boto3
+        from twilio.rest import Client
+        from slack_sdk import WebClient as Slack
+        from sendgrid import SendGridAPIClient
+        from firebase_admin import messaging
+        def f(key):
+            s3 = boto3.client("s3")
+            s3.put_object(Bucket="b", Key=key)
+            s3.get_object(Bucket="b", Key=key)
+            s3.list_objects_v2(Bucket="b")
+            bucket = boto3.resource("s3").Bucket("b")
+            bucket.upload_file("f", key)
+            boto3.Session().client("sqs").send_message(QueueUrl="q", MessageBody=key)
+            client = Client("sid", "token")
+            client.messages.create(to="+1", body=key)
+            client.messages.list()
+            Slack(token="t").chat_postMessage(channel="c", text=key)
+            SendGridAPIClient("k").send(key)
+            messaging.send(messaging.Message(topic=key))
+            cw = boto3.client("cloudwatch")
+            cw.put_metric_data(Namespace="n", MetricData=[])
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket="b"):
+                pass
+            not_an_sdk = make_client()
+            not_an_sdk.put_object(Bucket="b")
+    """)
+    assert p.effects == [
+        "SDK call `s3.put_object()`", "SDK call `bucket.upload_file()`", "SDK call `.send_message()`",
+        "SDK call `client.messages.create()`", "SDK call `.chat_postMessage()`", "SDK call `.send()`",
+        "SDK call `messaging.send()`",
+    ]

@@ -5,10 +5,18 @@ HTTP clients (``requests``, ``httpx``, ``urllib``; reads with GET/HEAD are
 not counted), mail (``send_mail``, ``EmailMessage(...).send()``,
 ``smtplib``), payment SDKs (``stripe.*``), calls named ``charge``,
 ``send*``, ``publish``, ``push``, ``notify``, task
-dispatch (``.delay``, ``.apply_async``, ``send_task``) and the configured
-``side-effect-calls``.  Library objects are recognised through imports and
-aliases.  Reads, logging, arithmetic, Django signals and Redis/cache
-operations (markers and locks) are not side effects.
+dispatch (``.delay``, ``.apply_async``, ``send_task``), the configured
+``side-effect-calls``, and a method called on an object made by a known
+third-party SDK client constructor (``SDK_CLIENTS``: boto3, Twilio, Slack,
+SendGrid, Firebase, Google Cloud Pub/Sub and Storage, Telegram, Vonage,
+Pusher, HubSpot) or obtained from one (``boto3.resource("s3").Bucket(b)``),
+unless the method name is a read (``get*``, ``list*``, ``describe*``,
+``head*``, ``fetch*``, ``search*``, ``query``, ``scan``, ``download*``,
+``generate_presigned*``, ``paginate``, ``load``, ...), sends metrics or logs
+(``put_metric_data``, ``put_log_events``) or makes another object (``client``,
+``resource``, a capitalised name such as ``Table``).  Library objects are recognised through
+imports and aliases.  Reads, logging, arithmetic, Django signals, ORM writes
+and Redis/cache operations (markers and locks) are not side effects.
 """
 
 from __future__ import annotations
@@ -40,6 +48,64 @@ PAYMENT_READS = frozenset({"retrieve", "list", "search", "construct_event", "con
 # *.charge, *.send*, *.publish, *.push, *.notify
 EFFECT_NAME = re.compile(r"^(send|(charge|publish|push|notify)$)")
 NOT_EFFECTS = re.compile(r"^(sender|send_robust|sendall_?$)")
+# Constructors of third-party SDK clients whose methods call a remote service
+# (qualified names as imported).  A method called on such an object, or on
+# an object one of its methods returned, is a side effect unless its name is
+# a read (SDK_READS).
+SDK_CLIENTS = frozenset({
+    "boto3.client", "boto3.resource", "boto3.Session", "boto3.session.Session", "aioboto3.Session",
+    "twilio.rest.Client", "twilio.rest.client.Client",
+    "slack_sdk.WebClient", "slack_sdk.web.WebClient", "slack_sdk.web.client.WebClient",
+    "slack_sdk.AsyncWebClient", "slack_sdk.web.async_client.AsyncWebClient", "slack.WebClient",
+    "slack_sdk.webhook.WebhookClient", "slack_sdk.WebhookClient",
+    "sendgrid.SendGridAPIClient", "sendgrid.sendgrid.SendGridAPIClient",
+    "google.cloud.pubsub_v1.PublisherClient", "google.cloud.pubsub.PublisherClient", "google.cloud.storage.Client",
+    "telegram.Bot", "vonage.Client", "vonage.Vonage", "pusher.Pusher", "hubspot.HubSpot", "hubspot.Client.create",
+    "firebase_admin.messaging",
+})
+SDK_READS = re.compile(
+    r"^(get|list|describe|head|fetch|search|query$|scan$|download|generate_presigned|can_paginate$|read|retrieve|"
+    r"exists$|lookup|batch_get|select|wait|close$|__|paginate$|load$|reload$|stream$|iter|page$|"
+    r"put_metric|put_log_events|"  # metrics and logs, like logging
+    r"client$|resource$|topic_path$|bucket$|blob$|[A-Z])"  # factories: ``Session().client("s3")``, ``s3.Bucket(b)``
+)
+
+
+def _sdk_made(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
+    """``node`` is an SDK client (``boto3.client("sns")``, ``Client(sid, tok)``),
+    an attribute of one (``client.messages``), what one of its methods
+    returned (``s3.Bucket(name)``), or a name or ``self`` attribute bound to
+    such a value."""
+    if depth > 6:
+        return False
+    if isinstance(node, cst.Name):
+        if node.value in ctx.imports:
+            return ctx.imported_name(node) in SDK_CLIENTS  # ``from firebase_admin import messaging``
+        bound = ctx.lookup(node.value)
+        return bound is not None and _sdk_made(bound, ctx, depth + 1)
+    if isinstance(node, cst.Attribute):
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            bound = ctx.lookup_self_attr(node.attr.value)
+            return bound is not None and _sdk_made(bound, ctx, depth + 1)
+        if ctx.imported_name(node) in SDK_CLIENTS:
+            return True
+        return _sdk_made(node.value, ctx, depth + 1)
+    if isinstance(node, cst.Await):
+        return _sdk_made(node.expression, ctx, depth + 1)
+    if isinstance(node, cst.Call):
+        if ctx.imported_name(node.func) in SDK_CLIENTS:
+            return True
+        return isinstance(node.func, cst.Attribute) and _sdk_made(node.func.value, ctx, depth + 1)
+    return False
+
+
+def _sdk_call(func: cst.Attribute, ctx: FileContext) -> str | None:
+    method = func.attr.value
+    if SDK_READS.match(method) or LOGGERS.match(method) or not _sdk_made(func.value, ctx):
+        return None
+    return f"SDK call `{_short(func)}()`"
+
+
 LOGGERS = re.compile(r"^(log|logger|logging|_log|_logger|LOG|LOGGER|log_\w*|\w*_log(ger)?)$")
 
 
@@ -81,6 +147,9 @@ def side_effect(call: cst.Call, ctx: FileContext) -> str | None:
             return f"SMTP `.{last}()`"
         if last in DISPATCH:
             return f"task dispatch `.{last}()`"
+        sdk = _sdk_call(func, ctx)
+        if sdk is not None:
+            return sdk
         if client_kind(target, ctx) is not None:
             return None  # Redis/cache operations: markers, locks, reads
         receiver = dotted_name(target) or ""

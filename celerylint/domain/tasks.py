@@ -8,6 +8,11 @@ import libcst as cst
 
 from ..context import FileContext
 from ..rule import All, Regex, Rule
+from .task_classes import (  # noqa: F401 - re-exported: the task model's public names
+    APP_FACTORIES, APP_OBJECTS, APP_TASK_METHODS, LIBRARIES, TASK_BASES, class_name, class_options,
+    effective_options, is_celery_app, is_task_class, maybe_project_class, module_classes, reaches_project_class,
+    registered_classes,
+)
 from .values import evaluate, seconds
 
 TASK_DECORATORS = frozenset({
@@ -21,8 +26,10 @@ TASK_DECORATORS = frozenset({
 # shared_task(...); a bare task( without a space, unlike prose), an import
 # alias (shared_task as job, Task as BaseTask; the alias ends the line or is
 # followed by a comma, parenthesis or comment, unlike "a task as well"), or
-# a class with a ...Task base.
+# a class with a ...Task base, or a class registered with
+# ``app.register_task(...)``/``app.tasks.register(...)``.
 TASK_DEFINITION = All(((b"task", b"Task"), (
+    Regex(rb"\.(?:register_task|tasks\s*\.\s*register)\s*\("),
     Regex(rb"@\s*[\w.]*task\b"),
     Regex(rb"(?:\.|shared_|periodic_)task\s*\("),
     Regex(rb"\btask\("),
@@ -35,26 +42,6 @@ def task_and(*groups: tuple[bytes, ...]) -> All:
     """A needle for a file that defines a task and mentions one word of each
     of ``groups``."""
     return All((*groups, TASK_DEFINITION))
-
-
-APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses
-APP_FACTORIES = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.Celery"})
-APP_OBJECTS = frozenset({"celery.current_app", "celery.app.current_app"})
-TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task"})
-
-
-def is_celery_app(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """``app`` made with ``Celery(...)`` here, ``current_app``, or an object
-    imported from another module of the project (``from proj.celery import app``)."""
-    if isinstance(node, cst.Name):
-        if node.value in ctx.imports:
-            target = ctx.imports[node.value]
-            return target in APP_OBJECTS or not target.startswith(("celery.", "redis", "django."))
-        bound = ctx.lookup(node.value)
-        if isinstance(bound, cst.Call):
-            return ctx.imported_name(bound.func) in APP_FACTORIES
-        return False
-    return ctx.imported_name(node) in APP_OBJECTS
 
 
 def task_options(decorator: cst.Decorator, ctx: FileContext) -> dict[str, cst.BaseExpression] | None:
@@ -85,28 +72,6 @@ def function_task_options(func: cst.FunctionDef, ctx: FileContext) -> dict[str, 
     return None
 
 
-def is_task_class(cls: cst.ClassDef, ctx: FileContext) -> bool:
-    for base in cls.bases:
-        value = base.value
-        if ctx.imported_name(value) in TASK_BASES:
-            return True
-        if isinstance(value, cst.Attribute) and value.attr.value == "Task" and is_celery_app(value.value, ctx):
-            return True
-    return False
-
-
-def class_options(cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
-    options: dict[str, cst.BaseExpression] = {}
-    for stmt in cls.body.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                    options[small.targets[0].target.value] = small.value
-                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-                    options[small.target.value] = small.value
-    return options
-
-
 # -- the task model used by the task-code rules ------------------------------
 
 @dataclass(frozen=True)
@@ -119,6 +84,16 @@ class TaskInfo:
     node: cst.FunctionDef
     options: dict[str, cst.BaseExpression] = field(default_factory=dict)
     cls: cst.ClassDef | None = None
+    # the options with those inherited from base classes of this file
+    # (``base=``, the class's own bases); None: the same as ``options``
+    inherited: dict[str, cst.BaseExpression] | None = None
+    # a class that is a task only if a base imported from the project is
+    # one (``TaskTracker(candidates=True)``; the project phase decides)
+    candidate: bool = False
+
+    def option(self, name: str) -> cst.BaseExpression | None:
+        """An option as the task has it: its own, else inherited."""
+        return (self.inherited if self.inherited is not None else self.options).get(name)
 
     @property
     def bound(self) -> bool:
@@ -166,11 +141,15 @@ class TaskTracker:
     its own hooks; ``current`` is the task whose body is the innermost
     function (a nested helper function is not the task body)."""
 
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, candidates: bool = False) -> None:
         self.ctx = ctx
         self.registrations: dict[str, list[cst.Call]] = {}
         self.classes: list[cst.ClassDef | None] = []  # task classes (None: other class)
         self.stack: list[TaskInfo | None] = []
+        # with ``candidates``, module-level classes deriving from a class
+        # imported from the project count too, marked ``candidate``
+        self.candidates = candidates
+        self.candidate_ids: set[int] = set()
 
     @property
     def current(self) -> TaskInfo | None:
@@ -180,7 +159,14 @@ class TaskTracker:
         self.registrations = registration_calls(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes.append(node if is_task_class(node, self.ctx) else None)
+        if is_task_class(node, self.ctx):
+            self.classes.append(node)
+        elif (self.candidates and not self.stack and len(self.ctx.classes) == 1
+              and any(reaches_project_class(b.value, self.ctx) for b in node.bases if b.keyword is None)):
+            self.classes.append(node)
+            self.candidate_ids.add(id(node))
+        else:
+            self.classes.append(None)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.pop()
@@ -197,12 +183,13 @@ class TaskTracker:
         if len(scopes) >= 2 and isinstance(scopes[-2].node, cst.ClassDef) and self.classes:
             cls = self.classes[-1]
             if cls is not None and name == "run":
-                return TaskInfo(cls.name.value, node, class_options(cls), cls)
+                return TaskInfo(cls.name.value, node, class_options(cls), cls, class_options(cls, self.ctx),
+                                id(cls) in self.candidate_ids)
             return None
         options = function_task_options(node, self.ctx)
         if options is None and not self.stack and not self.classes and name in self.registrations:
             options = registered_options(self.registrations[name], self.ctx)
-        return TaskInfo(name, node, options) if options is not None else None
+        return TaskInfo(name, node, options, None, effective_options(options, self.ctx)) if options is not None else None
 
 
 class TaskRule(Rule):
@@ -246,9 +233,11 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
     """The longer of the time limits the task whose body is ``node`` sets
     (decorator options, or the attributes of a Task subclass for its ``run``)."""
     options = function_task_options(node, ctx)
-    if options is None and node.name.value == "run" and ctx.classes and len(ctx.functions) == 1:
+    if options is not None:
+        options = effective_options(options, ctx)
+    elif node.name.value == "run" and ctx.classes and len(ctx.functions) == 1:
         cls = ctx.classes[-1]
-        options = class_options(cls) if is_task_class(cls, ctx) else None
+        options = class_options(cls, ctx) if is_task_class(cls, ctx) else None
     if not options:
         return None
     limits = []

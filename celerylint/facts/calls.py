@@ -9,7 +9,10 @@ import libcst as cst
 
 from ..context import FileContext, dotted_name
 
-from ..domain.tasks import TASK_BASES, TASK_DEFINITION, function_task_options, is_task_class, task_options
+from ..domain.tasks import (
+    TASK_BASES, TASK_DEFINITION, class_name, function_task_options, is_task_class, reaches_project_class, task_options,
+)
+from .tasks import CLASS_WITH_RUN
 from ..rule import All, Checker, Regex
 
 # Execution options of ``Task.apply_async`` (celery 5.7, task.py:587-761).
@@ -122,14 +125,33 @@ def _local_name(ctx: FileContext, name: str) -> str:
     return f"{ctx.module_name}.{name}" if ctx.module_name else f"{ctx.path}::{name}"
 
 
+SIGNATURE_METHODS = frozenset({"s", "si", "signature"})
+
+
+def _signature_of(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The task of ``task.s(...)``/``task.si(...)``/``task.signature(...)``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in SIGNATURE_METHODS:
+        return node.func.value
+    return None
+
+
 def task_target(ctx: FileContext, receiver: cst.BaseExpression) -> tuple[str | None, str | None]:
     """The qualified name of the task a call is made on (``receiver`` is
     what comes before ``.delay``), if it can be named, and the name as
     defined in this module when it is local."""
+    if isinstance(receiver, cst.Name) and receiver.value not in ctx.imports:
+        bound = ctx.lookup(receiver.value)
+        if _signature_of(bound) is not None:
+            receiver = bound  # sig = task.s(1); sig.delay(...)
+    if _signature_of(receiver) is not None:
+        receiver = _signature_of(receiver)  # task.s(1).delay(...): the task's keywords, whatever is bound already
     if isinstance(receiver, cst.Call) and not receiver.args:
         receiver = receiver.func  # MyTask().delay(...)
     if isinstance(receiver, cst.Name) and receiver.value not in ctx.imports:
         bound = ctx.lookup(receiver.value)
+        if (isinstance(bound, cst.Call) and isinstance(bound.func, cst.Attribute) and bound.func.attr.value == "register_task"
+                and len(bound.args) == 1 and isinstance(bound.args[0].value, cst.Call)):
+            bound = bound.args[0].value  # task = app.register_task(MyTask()): the instance it returns
         if isinstance(bound, cst.Call) and not bound.args and isinstance(bound.func, (cst.Name, cst.Attribute)):
             receiver = bound.func  # task = MyTask()
     name = dotted_name(receiver)
@@ -152,6 +174,7 @@ class TaskSignatures(Checker):
             Regex(rb"\b(?:" + b"|".join(sorted(o.encode() for o in EXECUTION_OPTIONS)) + rb")\s*="),
         )),
         TASK_DEFINITION,
+        CLASS_WITH_RUN,  # a task class through a base imported from the project
     )
 
     def __init__(self, ctx: FileContext) -> None:
@@ -178,22 +201,30 @@ class TaskSignatures(Checker):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if len(self.ctx.classes) > 1 or self.ctx.functions:
             return
+        via = None
         if not is_task_class(node, self.ctx):
-            if all(isinstance(b.value, cst.Name) and b.value.value == "object" for b in node.bases):
-                self.not_tasks.add(node.name.value)
-            return
+            bases = [b.value for b in node.bases if b.keyword is None]
+            if not any(reaches_project_class(b, self.ctx) for b in bases):
+                if all(isinstance(b.value, cst.Name) and b.value.value == "object" for b in node.bases):
+                    self.not_tasks.add(node.name.value)
+                return
+            via = [class_name(b, self.ctx) for b in bases]  # a task if one of these is (the project phase checks)
         methods = {stmt.name.value: stmt for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)}
         run = methods.get("run")
         if run is not None:
             names, var_kw = _signature(run.params, True)
             # a class that redefines how it is called or sent binds its own way
             checkable = not run.decorators and not {"__call__", "delay", "apply_async", "s", "si", "signature"} & set(methods)
-            self._record(node.name.value, names, var_kw, binding(run.params, True) if checkable else None)
+            self._record(node.name.value, names, var_kw, binding(run.params, True) if checkable else None, via)
 
-    def _record(self, name: str, params: list[str], var_kw: bool, sig: dict | None) -> None:
+    def _record(self, name: str, params: list[str], var_kw: bool, sig: dict | None, via: list[str] | None = None) -> None:
         """``sig``: the whole signature for CL213 (see ``binding``), or None
-        when the task may not be called with its function's signature."""
-        self.ctx.fact(TASK_FACT, name=_local_name(self.ctx, name), short=name, params=params, var_kw=var_kw, sig=sig)
+        when the task may not be called with its function's signature;
+        ``via``: the bases of a class that is a task only if one of them is
+        (``domain.task_classes.confirmed``)."""
+        extra = {"via": via} if via else {}
+        self.ctx.fact(TASK_FACT, name=_local_name(self.ctx, name), short=name, params=params, var_kw=var_kw, sig=sig,
+                      **extra)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -222,6 +222,9 @@ class TaskCalls(SyntaxCollector):
             receiver = receiver.func  # MyTask().delay(...)
         if isinstance(receiver, ast.Name) and receiver.id not in self.file.imports:
             bound = self._lookup(receiver.id)
+            if (isinstance(bound, ast.Call) and isinstance(bound.func, ast.Attribute) and bound.func.attr == "register_task"
+                    and len(bound.args) == 1 and not bound.keywords and isinstance(bound.args[0], ast.Call)):
+                bound = bound.args[0]  # task = app.register_task(MyTask()): the instance it returns
             if (isinstance(bound, ast.Call) and not bound.args and not bound.keywords
                     and isinstance(bound.func, (ast.Name, ast.Attribute))):
                 receiver = bound.func  # task = MyTask()

@@ -4,9 +4,10 @@ from ..domain.celeryconf.fixes import read, replace_at
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.redis_conf import transport
 from ..domain.celeryconf.rulebase import ConfigRule
-from ..domain.delays import human
+from ..domain.delays import django_sources, human, resolve_setting_delay
+from ..facts.tasks import SETTING_DELAY_FACT
 from ..domain.celeryconf.values import number, plain
-from ..rule import Invalid, LineIndex, TextEdit, TextFix, Valid
+from ..rule import Invalid, LineIndex, TextEdit, TextFix, Valid, django_project
 
 
 DEFAULT_VISIBILITY = {"redis": 3600, "sqs": 1800}
@@ -18,6 +19,13 @@ def longest_duration(m: Model, app: App) -> tuple[float, str] | None:
     seen: list[tuple[float, str]] = []
     for f in m.by_kind["delay"]:
         seen.append((f["seconds"], f"{'an' if f['delay_kind'] == 'eta' else 'a'} `{f['delay_kind']}` of {human(f['seconds'])} at {f['path']}:{f['line']}"))
+    for f in m.by_kind[SETTING_DELAY_FACT]:  # countdown=settings.X, read in this app's Django settings
+        for source in django_sources(m, app):
+            value = resolve_setting_delay(f, source)
+            if value is not None:
+                article = "an" if f["delay_kind"] == "eta" else "a"
+                seen.append((value, f"{article} `{f['delay_kind']}` of {human(value)} (`settings.{f['setting']}` in {source.path}) "
+                                    f"at {f['path']}:{f['line']}"))
     global_late = app.get("task_acks_late").truthy
     if global_late:
         for option in ("task_time_limit", "task_soft_time_limit"):
@@ -48,7 +56,10 @@ class VisibilityTimeoutTooShort(ConfigRule):
     For a Redis or SQS broker, compares the effective `visibility_timeout`
     (from `broker_transport_options`, or the transport's default: one hour
     on Redis, 30 minutes on SQS) with the longest time a message can stay
-    unacknowledged: literal `countdown`/`eta` values found in the code, and,
+    unacknowledged: literal `countdown`/`eta` values found in the code (and
+    countdowns and etas read from a Django setting, `countdown=settings.X`,
+    `eta=now() + timedelta(seconds=settings.X)`, with the value the app's
+    Django settings give), and,
     when late acknowledgement is on, the tasks' `time_limit` and
     `soft_time_limit` (global or per task).
 
@@ -131,6 +142,16 @@ class VisibilityTimeoutTooShort(ConfigRule):
         """),
     )
     INVALID = (
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            EXPORTS_TTL = 60 * 60 * 24
+        """, extra="""
+            # file: proj/api.py
+            from django.conf import settings
+            from proj.tasks import delete_dump
+            def export(project):
+                delete_dump.apply_async((project.pk,), countdown=settings.EXPORTS_TTL)
+        """), message="(`settings.EXPORTS_TTL` in proj/settings.py) at proj/api.py:4"),
         Invalid(
             """
             # file: proj.py

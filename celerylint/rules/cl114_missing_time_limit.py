@@ -20,6 +20,10 @@ class MissingTimeLimit(ConfigRule):
     This rule is off by default: enable it with
     `extend-select = ["CL114"]`.
 
+    A task's limit may come from its `base=` class and the classes that
+    class derives from, in any linted file (the first that sets it wins); a
+    base class that is not among the linted files may set one (no finding).
+
     ## Why is this bad?
     Celery's default is no limit. A task that hangs (a socket without a
     timeout, a lock that never comes, an endless loop) holds its worker
@@ -132,8 +136,45 @@ class MissingTimeLimit(ConfigRule):
             from celery import Celery
             app = Celery("proj", broker="redis://localhost")
         """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class LimitedTask(Task):
+                time_limit = 600
+            # file: proj/mid.py
+            from proj.base import LimitedTask
+            class RetryingTask(LimitedTask):
+                max_retries = 3
+            # file: proj/celery.py
+            from celery import Celery
+            from proj.mid import RetryingTask
+            from proj.unlinted import Unknown
+            app = Celery("proj", broker="redis://localhost")
+            @app.task(base=RetryingTask)
+            def a(): ...
+            @app.task(base=Unknown)
+            def b(): ...
+        """),
     )
     INVALID = (
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class BaseTaskWithRetry(Task):
+                autoretry_for = (ConnectionError,)
+            # file: proj/mid.py
+            from proj.base import BaseTaskWithRetry
+            class Logged(BaseTaskWithRetry):
+                track_started = True
+            # file: proj/celery.py
+            from celery import Celery
+            from proj.mid import Logged
+            app = Celery("proj", broker="redis://localhost")
+            @app.task(base=Logged)
+            def a(): ...
+        """, message="task `a`"),
         Invalid("""
             # file: proj.py
             from celery import Celery as C

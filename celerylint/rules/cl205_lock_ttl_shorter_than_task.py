@@ -35,7 +35,11 @@ class LockTtlShorterThanTask(Rule):
     Finds a lock taken inside a Celery task whose TTL is shorter than the
     task's own time limit: the larger of `time_limit` and `soft_time_limit`
     given to `@shared_task(...)`/`@app.task(...)` or set on a `Task`
-    subclass (for the lock taken in its `run` method).
+    subclass (for the lock taken in its `run` method), also when inherited
+    from a `base=` class or the task classes the class derives from in the
+    same file. A limit set by a base class in another module, or read from
+    a setting (`soft_time_limit=settings.X`), is not known to this rule: no
+    finding.
 
     The TTL is the `ex=`/`px=` of `set(..., nx=True)`, the `timeout` of
     redis-py and django-redis `lock(...)` and of `Lock(client, name,

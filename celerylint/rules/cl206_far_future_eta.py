@@ -1,14 +1,15 @@
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Iterable
 
-from ..domain.delays import human, scheduled_delays
-from ..domain.tasks import class_options, function_task_options, is_task_class
-from ..domain.values import evaluate, seconds
-from ..rule import FileContext, Invalid, Option, Regex, Rule, Valid
+from ..domain.celeryconf.model import model
+from ..domain.delays import django_sources, human, resolve_setting_delay
+from ..domain.task_classes import class_facts, confirmed
+from ..facts.tasks import RETRY_DELAY_FACT, SETTING_DELAY_FACT
+from ..rule import Finding, Invalid, Option, ProjectRule, Valid, django_project
 
 
-class FarFutureEta(Rule):
+class FarFutureEta(ProjectRule):
     """
     ## What it does
     Finds tasks scheduled further ahead than `countdown-threshold` (one hour
@@ -20,8 +21,16 @@ class FarFutureEta(Rule):
     (`2 * 60 * 60`), module-level and local constants, `timedelta(...)`,
     `timedelta(...).total_seconds()`, and `now() + timedelta(...)`
     (`datetime.now`, `datetime.utcnow`, `django.utils.timezone.now`), also
-    through a local variable. Anything that cannot be evaluated (a date from
-    the database, a setting) is not reported.
+    through a local variable. A countdown or `default_retry_delay` read from a
+    Django setting (`settings.X`, `getattr(settings, "X", default)`, times or
+    plus a constant, inside `timedelta(seconds=...)`), or an eta `now() +
+    timedelta(hours=settings.X)`, takes the setting's
+    value in the project's Django settings as the configuration model finds
+    them (`--show-apps`; the longest value when apps use different settings
+    modules, the `getattr` default when the setting is not assigned). Anything
+    that cannot be evaluated (a date from the database, a setting assigned
+    under a condition or read from the environment) is not reported. A task
+    class is one through its bases in any linted file.
 
     ## Why is this bad?
     An eta or countdown is not stored by the broker until it is due: a
@@ -85,7 +94,6 @@ class FarFutureEta(Rule):
     HINT = ("store the due time in a database table and let a periodic celery beat task dispatch what is due")
     TAGS = ("scheduling",)
     OPTIONS = (Option("countdown-threshold", "seconds", 3600, "seconds beyond which a countdown or eta is reported"),)
-    REQUIRES = (b"countdown", b"default_retry_delay", Regex(rb"\beta\s*="))
 
     VALID = (
         Valid("""
@@ -120,8 +128,72 @@ class FarFutureEta(Rule):
             r = redis.Redis()
             r.set("eta", 99999)
         """, path="cache.py"),
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            EXPORTS_TTL = 600
+            if DEBUG:
+                RETRY_DELAY = 86400
+            SLOW = int(os.environ.get("SLOW", "86400"))
+        """, extra="""
+            # file: proj/tasks.py
+            from datetime import timedelta
+            from django.conf import settings
+            from django.utils.timezone import now
+            from proj import config
+            from celery import shared_task
+            @shared_task(default_retry_delay=settings.RETRY_DELAY)
+            def export(project_id): ...
+            def later(project_id):
+                export.apply_async((project_id,), countdown=settings.EXPORTS_TTL)
+                export.apply_async((project_id,), countdown=settings.UNDEFINED_TTL)
+                export.apply_async((project_id,), countdown=config.EXPORTS_TTL * 1000)
+                export.apply_async((project_id,), countdown=settings.SLOW)
+                export.apply_async((project_id,), countdown=getattr(settings, "LOCKOUT", 120) + 60)
+                export.apply_async((project_id,), eta=now() + timedelta(seconds=settings.EXPORTS_TTL))
+                export.apply_async((project_id,), eta=settings.START + timedelta(days=2))
+        """)),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/jobs.py
+            class Job:
+                pass
+            # file: proj/tasks.py
+            from proj.jobs import Job
+            class Poll(Job):
+                default_retry_delay = 86400
+                def run(self): ...
+        """),
     )
     INVALID = (
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            EXPORTS_TTL = 60 * 60 * 24
+            RETRY_HOURS = 3
+        """, extra="""
+            # file: proj/tasks.py
+            from datetime import timedelta
+            from django.conf import settings as conf
+            from django.utils.timezone import now
+            from celery import shared_task
+            @shared_task(default_retry_delay=conf.RETRY_HOURS * 3600)
+            def export(project_id): ...
+            def later(project_id):
+                export.apply_async((project_id,), countdown=conf.EXPORTS_TTL)
+                export.apply_async((project_id,), countdown=getattr(conf, "LOCKOUT_TIME", 7200) + 60)
+                export.apply_async((project_id,), eta=now() + timedelta(hours=conf.RETRY_HOURS))
+        """), count=4, message="(`settings."),
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class ProjectTask(Task):
+                acks_late = True
+            # file: proj/tasks.py
+            from proj.base import ProjectTask
+            class Poll(ProjectTask):
+                default_retry_delay = 86400
+                def run(self): ...
+        """, count=1, message="`default_retry_delay` of 1 d"),
         Invalid(
             """
             from proj.tasks import report
@@ -184,30 +256,44 @@ class FarFutureEta(Rule):
         ),
     )
 
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.threshold = self.option("countdown-threshold")
+    def check(self, project) -> Iterable[Finding]:
+        threshold = project.settings.option("countdown-threshold")
+        sources = None
+        for fact in project.of_kind("delay"):
+            if fact["seconds"] > threshold:
+                yield self._at(fact, self._message(fact["delay_kind"], fact["seconds"], threshold, ""))
+        for kind in (SETTING_DELAY_FACT, RETRY_DELAY_FACT):
+            classes = class_facts(project) if kind == RETRY_DELAY_FACT else {}
+            for fact in project.of_kind(kind):
+                if not confirmed(fact, classes):
+                    continue
+                delay, where = fact.get("seconds"), ""
+                if delay is None:
+                    if sources is None:
+                        sources = django_sources(model(project))
+                    delay, where = self._from_settings(fact, sources)
+                if delay is not None and delay > threshold:
+                    which = "default_retry_delay" if kind == RETRY_DELAY_FACT else fact["delay_kind"]
+                    yield self._at(fact, self._message(which, delay, threshold, where))
 
-    def visit_Call(self, node: cst.Call) -> None:
-        for a, kind, delay in scheduled_delays(node, self.ctx):
-            if delay > self.threshold:
-                self.report(a, f"`{kind}` of {human(delay)} is beyond the {human(self.threshold)} threshold: "
-                               "the worker holds the message in memory until it is due, a restart can lose it, "
-                               "and a Redis/SQS broker redelivers it after the visibility timeout")
+    @staticmethod
+    def _from_settings(fact: dict, sources: list) -> tuple[float | None, str]:
+        """The longest value the setting has in the project's Django settings
+        modules, with where it was read; None when no module gives a value."""
+        found = [(v, s.path) for s in sources if (v := resolve_setting_delay(fact, s)) is not None]
+        if not found:
+            return None, ""
+        delay, path = max(found)
+        return delay, f" (`settings.{fact['setting']}` in {path})"
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        options = function_task_options(node, self.ctx)
-        if options and "default_retry_delay" in options:
-            self._retry_delay(options["default_retry_delay"])
+    def _at(self, fact: dict, message: str) -> Finding:
+        return self.finding(message, fact["path"], fact["line"], fact["col"], fact["end_line"], fact["end_col"])
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if is_task_class(node, self.ctx):
-            value = class_options(node).get("default_retry_delay")
-            if value is not None:
-                self._retry_delay(value)
-
-    def _retry_delay(self, value: cst.BaseExpression) -> None:
-        delay = seconds(evaluate(value, self.ctx))
-        if delay is not None and delay > self.threshold:
-            self.report(value, f"`default_retry_delay` of {human(delay)} is beyond the {human(self.threshold)} threshold: "
-                               "every retry becomes a far-future eta held in worker memory and redelivered by Redis/SQS")
+    @staticmethod
+    def _message(which: str, delay: float, threshold: float, where: str) -> str:
+        if which == "default_retry_delay":
+            return (f"`default_retry_delay` of {human(delay)}{where} is beyond the {human(threshold)} threshold: "
+                    "every retry becomes a far-future eta held in worker memory and redelivered by Redis/SQS")
+        return (f"`{which}` of {human(delay)}{where} is beyond the {human(threshold)} threshold: "
+                "the worker holds the message in memory until it is due, a restart can lose it, "
+                "and a Redis/SQS broker redelivers it after the visibility timeout")

@@ -1,20 +1,35 @@
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Iterable
 
-from ..domain.dataflow import flow
-from ..domain.tasks import TaskRule, broad_exception, task_and
-from ..rule import Invalid, Valid
+from ..domain.task_classes import TASK_BASES, class_facts, is_project_task_class
+from ..facts.task_effects import EFFECTS_FACT
+from ..rule import Finding, Invalid, ProjectRule, Valid
 
-class BroadAutoretry(TaskRule):
+
+class BroadAutoretry(ProjectRule):
     """
     ## What it does
     Finds tasks declared with `autoretry_for` containing `Exception` or
     `BaseException` (decorator option or `Task` class attribute) whose body
     performs more than one external side effect: HTTP calls, e-mail,
     payments, `send*`/`publish`/`push`/`notify`/`charge` calls, task
-    dispatch, or a `side-effect-calls` entry. A side effect inside a loop
-    counts as more than one.
+    dispatch, a method that is not a read called on a client of a known
+    SDK (`boto3.client("s3").put_object`, Twilio `messages.create`, Slack
+    `chat_postMessage`, SendGrid, Firebase `messaging.send`, ...), or a
+    `side-effect-calls` entry. A side effect inside a loop counts as more
+    than one. A side effect inside a `try` whose handler catches every
+    exception and raises nothing cannot fail the task: it counts only when
+    a side effect whose failure does propagate comes after it.
+
+    `autoretry_for` is the task's own option or one it inherits from its
+    `base=` class or the classes a task class derives from, in the same
+    file or in other linted files (through imports, along the whole chain
+    of bases; the first base that sets it wins). A base class that is not
+    among the linted files, or cannot be named, leaves the option unknown:
+    no finding. A class is a task when it derives from `celery.Task` or
+    `app.Task`, directly or through classes of the project, or is
+    registered with `app.register_task(Cls())`/`app.tasks.register(...)`.
 
     ## Why is this bad?
     `autoretry_for` re-runs the whole task body. With a catch-all exception
@@ -60,7 +75,6 @@ class BroadAutoretry(TaskRule):
     HINT = "retry only on the exceptions that are safe to retry, or split the side effects into separate tasks"
     TAGS = ("retries", "idempotency")
     OPTIONS = ("side-effect-calls",)
-    REQUIRES = (task_and((b"autoretry_for",)),)
 
     VALID = (
         Valid("""
@@ -103,8 +117,194 @@ class BroadAutoretry(TaskRule):
                     send_receipt(order_id)
                 return later
         """),
+        Valid("""
+            import boto3
+            from twilio.rest import Client
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def audit(key):
+                s3 = boto3.client("s3")
+                s3.get_object(Bucket="b", Key=key)
+                s3.head_object(Bucket="b", Key=key)
+                boto3.resource("dynamodb").Table("t").query(KeyConditionExpression=key)
+                Client("sid", "token").messages.list(limit=20)
+        """),
+        Valid("""
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def fake_sdk(key):
+                client = {"messages": []}
+                client.messages.create(to="+1")
+                make_client().chat_postMessage(channel="c")
+        """),
+        Valid("""
+            from celery import shared_task
+            from proj.base import RetryingTask
+            @shared_task(base=RetryingTask)
+            def sync(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+            autoretry_for = None
+        """),
+        Valid("""
+            from celery import Task, shared_task
+            class Base(Task):
+                autoretry_for = (ConnectionError,)
+            class Narrow(Base):
+                autoretry_for = (TimeoutError,)
+            @shared_task(base=Base)
+            def sync(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+            class Child(Narrow):
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class RetryingTask(Task):
+                autoretry_for = (Exception,)
+            class Narrow(RetryingTask):
+                autoretry_for = (ConnectionError,)
+            # file: proj/jobs.py
+            class Job:
+                autoretry_for = (Exception,)
+            # file: proj/tasks.py
+            from celery import shared_task
+            from proj.base import Narrow
+            from proj.jobs import Job
+            from proj.unlinted import Unknown
+            @shared_task(base=Narrow)
+            def one(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+            @shared_task(base=Unknown)
+            def two(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+            class Three(Job):
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+        """),
+        Valid("""
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def fan_out(urls):
+                for url in urls:
+                    try:
+                        refresh.delay(url)
+                    except Exception as exc:
+                        print(exc)
+        """),
     )
     INVALID = (
+        Invalid("""
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def fan_out(url):
+                try:
+                    refresh.delay(url)
+                except Exception:
+                    pass
+                send_report(url)
+        """, count=1),
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class BaseTaskWithRetry(Task):
+                autoretry_for = (Exception,)
+                retry_kwargs = {"max_retries": 5}
+            # file: proj/tasks.py
+            from celery import shared_task
+            from proj.base import BaseTaskWithRetry
+            @shared_task(base=BaseTaskWithRetry)
+            def checkout(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+        """, count=1, at="4:5", message="(inherited from `proj.base.BaseTaskWithRetry`)"),
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class RetryingTask(Task):
+                autoretry_for = (Exception,)
+            # file: proj/mid.py
+            from proj.base import RetryingTask
+            class Limited(RetryingTask):
+                time_limit = 300
+            # file: proj/tasks.py
+            from proj.mid import Limited
+            class Local(Limited):
+                max_retries = 3
+            class Charge(Local):
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+        """, count=1, at="4:7", message="task `Charge`"),
+        Invalid("""
+            import boto3 as aws
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def export(key):
+                s3 = aws.client("s3")
+                s3.put_object(Bucket="b", Key=key, Body=b"")
+                aws.client("sqs").send_message(QueueUrl="q", MessageBody=key)
+        """, count=1, message="SDK call `s3.put_object()`"),
+        Invalid("""
+            from twilio.rest import Client
+            from slack_sdk import WebClient
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def alert(text):
+                client = Client("sid", "token")
+                client.messages.create(to="+1", from_="+2", body=text)
+                WebClient(token="t").chat_postMessage(channel="ops", text=text)
+        """, count=1, message="`client.messages.create()`"),
+        Invalid("""
+            import boto3
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def store(item):
+                table = boto3.resource("dynamodb").Table("t")
+                for part in item:
+                    table.put_item(Item=part)
+        """, count=1, message="`table.put_item()` (in a loop)"),
+        Invalid("""
+            from celery import Task, shared_task
+            class RetryingTask(Task):
+                autoretry_for = (Exception,)
+            class Slow(RetryingTask):
+                time_limit = 600
+            @shared_task(base=Slow)
+            def checkout(order_id):
+                payments.charge(order_id)
+                send_receipt(order_id)
+        """, count=1, at="7:5", message="(inherited from a base class)"),
+        Invalid("""
+            from celery import Task
+            from proj.celery import app
+            from proj.base import Registered
+            class Charge(Registered):
+                autoretry_for = (Exception,)
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+            app.register_task(Charge())
+        """, count=1, at="5:22"),
+        Invalid("""
+            from celery import Task
+            class RetryingTask(Task):
+                autoretry_for = (Exception,)
+            class Charge(RetryingTask):
+                def run(self, order_id):
+                    payments.charge(order_id)
+                    send_receipt(order_id)
+        """, count=1, at="4:7", message="task `Charge`"),
         Invalid("""
             from celery import shared_task
             @shared_task(autoretry_for=(Exception,), max_retries=5)
@@ -147,15 +347,41 @@ class BroadAutoretry(TaskRule):
         """, count=1, config={"side-effect-calls": ["billing.gateway.bill_account"]}),
     )
 
-    def leave_task(self, node: cst.FunctionDef, task) -> None:
-        option = task.options.get("autoretry_for")
-        if option is not None and self._broad(option):
-            effects = [e for e in flow(node, self.ctx).events if e.kind == "effect"]
-            if sum(2 if e.in_loop else 1 for e in effects) >= 2:
-                shown = effects[0].detail + (" (in a loop)" if len(effects) == 1 else f" and {effects[1].detail}")
-                self.report(option, f"`autoretry_for` catches every exception, and task `{task.name}` has several "
-                                    f"external side effects ({shown}): a failure after the first one retries the "
-                                    "whole task and repeats it")
+    def check(self, project) -> Iterable[Finding]:
+        classes = class_facts(project)
+        for fact in project.of_kind(EFFECTS_FACT):
+            if fact["candidate"] and not (is_project_task_class(classes, fact.get("cls") or "")
+                                          or any(is_project_task_class(classes, b) for b in fact["bases"])):
+                continue  # a class whose bases are not known to make it a task
+            if fact["own"]:
+                inherited = "" if fact["local"] else " (inherited from a base class)"
+            else:
+                origin = next((o for o in (_broad_origin(classes, b, 0) for b in fact["bases"]) if o != "unset"), None)
+                if origin in (None, "narrow"):
+                    continue  # not broad, or a class on the way is not among the linted files
+                inherited = f" (inherited from `{origin}`)"
+            effects = fact["effects"]
+            shown = effects[0] + (f" and {effects[1]}" if len(effects) > 1 else "")
+            yield self.finding(
+                f"`autoretry_for`{inherited} catches every exception, and task `{fact['task']}` has several "
+                f"external side effects ({shown}): a failure after the first one retries the whole task and "
+                "repeats it", fact["path"], fact["line"], fact["col"], fact["end_line"], fact["end_col"])
 
-    def _broad(self, option: cst.BaseExpression) -> bool:
-        return broad_exception(option, self.ctx) is not None
+
+def _broad_origin(classes: dict, name: str, depth: int) -> str | None:
+    """Where the class ``name`` gets its ``autoretry_for``: the class that
+    sets a broad one, ``"narrow"`` when the first one found is not broad,
+    ``"unset"`` when no class sets it, None when a class on the way is not
+    among the linted files."""
+    if name in TASK_BASES or name == "object" or name.startswith("builtins."):
+        return "unset"
+    fact = classes.get(name)
+    if fact is None or depth > 20:
+        return None
+    if "autoretry_broad" in fact:
+        return name if fact["autoretry_broad"] else "narrow"
+    for base in fact.get("bases", ()):
+        found = _broad_origin(classes, base, depth + 1)
+        if found != "unset":
+            return found
+    return "unset"

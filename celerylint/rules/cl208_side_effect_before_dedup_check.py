@@ -157,8 +157,45 @@ class SideEffectBeforeDedupCheck(TaskRule):
                 except IntegrityError:
                     pass
         """),
+        # a class whose base is imported and that is not registered: not known to be a task here
+        Valid("""
+            from django.db import IntegrityError
+            from proj.base import Job
+            class Mail(Job):
+                def run(self, key):
+                    send_mail_to(key)
+                    try:
+                        Sent.objects.create(key=key)
+                    except IntegrityError:
+                        pass
+        """),
     )
     INVALID = (
+        # class-based tasks: a subclass of a project base task, a registered class
+        Invalid("""
+            import boto3
+            from celery import Task
+            from django.db import IntegrityError
+            from proj.celery import app
+            from proj.base import Job
+            class BaseTask(Task):
+                acks_late = True
+            class Notify(BaseTask):
+                def run(self, key, topic):
+                    boto3.client("sns").publish(TopicArn=topic, Message=key)
+                    try:
+                        Sent.objects.create(key=key)
+                    except IntegrityError:
+                        pass
+            class Mail(Job):
+                def run(self, key):
+                    send_mail_to(key)
+                    try:
+                        Sent.objects.create(key=key)
+                    except IntegrityError:
+                        pass
+            app.register_task(Mail())
+        """, count=2),
         # the same without the lock
         Invalid("""
             from sqlalchemy.exc import IntegrityError

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..facts.calls import CALL_FACT, TASK_FACT, UNAMBIGUOUS
+from ..domain.task_classes import class_facts, confirmed
 from ..rule import Finding, Invalid, ProjectRule, TextEdit, TextFix, Valid
 
 
@@ -130,8 +131,48 @@ class ExecutionOptionAsTaskArgument(ProjectRule):
             retry_once.delay(expires=60)
             retry_once.s(countdown=None)
         """),
+        Valid("""
+            from proj.celery import app
+            @app.task
+            def export(user_id, queue=None): ...
+            sig = export.s(1)
+            sig.delay(queue="reports")
+            export.signature((1,), countdown=10, queue="reports").delay()
+            export.s(1).set(countdown=10).delay()
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/jobs.py
+            class Job:
+                def run(self, order_id): ...
+            # file: proj/tasks.py
+            from proj.jobs import Job
+            class Charge(Job):
+                def run(self, order_id): ...
+            Charge().s(1, queue="payments")
+        """),
     )
     INVALID = (
+        Invalid("""
+            from proj.celery import app
+            @app.task
+            def export(user_id): ...
+            export.s(1).delay(queue="reports")
+            sig = export.signature((1,))
+            sig.delay(priority=5)
+        """, count=2, message="given to `.delay()`"),
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class ProjectTask(Task):
+                acks_late = True
+            # file: proj/tasks.py
+            from proj.base import ProjectTask
+            class Charge(ProjectTask):
+                def run(self, order_id): ...
+            Charge().s(1, queue="payments")
+        """, count=1, message="`queue` given to `.s()`"),
         Invalid(
             """
             from celery import shared_task
@@ -249,8 +290,10 @@ class ExecutionOptionAsTaskArgument(ProjectRule):
     def check(self, project) -> Iterable[Finding]:
         exact: dict[str, dict] = {}
         by_short: dict[str, list[dict]] = {}
+        classes = class_facts(project)
         for fact in project.of_kind(TASK_FACT):
-            exact[fact["name"]] = fact
+            if confirmed(fact, classes):  # else a class whose bases do not make it a task: only doubt
+                exact[fact["name"]] = fact
             by_short.setdefault(fact["short"], []).append(fact)
         for call in project.of_kind(CALL_FACT):
             known = exact.get(call["target"]) if call["target"] else None

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Iterable
 
-from ..domain.tasks import TaskRule, broad_exception, class_options, is_task_class, task_and
-from ..rule import Invalid, Valid
+from ..domain.task_classes import class_facts, confirmed
+from ..facts.tasks import BROAD_AUTORETRY_FACT
+from ..rule import Finding, Invalid, ProjectRule, Valid
 
 
-class AutoretryOnAnyException(TaskRule):
+class AutoretryOnAnyException(ProjectRule):
     """
     ## What it does
     Finds tasks whose `autoretry_for` includes `Exception` or
@@ -14,7 +15,11 @@ class AutoretryOnAnyException(TaskRule):
     `@app.task`, `app.task(fn, ...)`), or the class attribute of a `Task`
     subclass (a task class, or a base class given with `base=`), whatever
     the task body does. A name imported as `Exception` from another module
-    is not the builtin and is not reported.
+    is not the builtin and is not reported. A class is a task class when a
+    base is `celery.Task`/`app.Task` or a task class of the same file, or
+    when the file registers it (`app.register_task(Cls())`), or when a base
+    imported from another linted module is one (any depth); the option is
+    reported where it is written.
 
     Off by default (select `CL211`): CL207 reports the dangerous cases
     only, catch-all retries on tasks with several side effects.
@@ -62,7 +67,6 @@ class AutoretryOnAnyException(TaskRule):
     HINT = "list only the exceptions that are transient and safe to retry"
     TAGS = ("retries",)
     DEFAULT_ENABLED = False
-    REQUIRES = (task_and((b"autoretry_for",)),)
 
     VALID = (
         Valid("""
@@ -102,8 +106,38 @@ class AutoretryOnAnyException(TaskRule):
             def sync(order_id):
                 ...
         """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/mixins.py
+            class Mixin:
+                pass
+            # file: proj/tasks.py
+            from proj.mixins import Mixin
+            from proj.unlinted import Unknown
+            class NotATask(Mixin):
+                autoretry_for = (Exception,)
+            class MaybeATask(Unknown):
+                autoretry_for = (Exception,)
+        """),
     )
     INVALID = (
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery, Task
+            app = Celery("proj")
+            class CustomTask(Task):
+                acks_late = True
+            # file: proj/tasks.py
+            from celery import shared_task
+            from proj.celery import CustomTask
+            class BaseTaskWithRetry(CustomTask):
+                autoretry_for = (Exception,)
+                retry_backoff = True
+            @shared_task(base=BaseTaskWithRetry)
+            def send_email_task(email):
+                send_email(email)
+        """, count=1, at="4:22", message="task class `BaseTaskWithRetry`"),
         Invalid("""
             from celery import shared_task as task
             @task(bind=True, autoretry_for=[BaseException])
@@ -149,31 +183,11 @@ class AutoretryOnAnyException(TaskRule):
         """, count=1),
     )
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.seen: set[int] = set()  # options reported: a decorator made once serves many tasks
-
-    def leave_task(self, node: cst.FunctionDef, task) -> None:
-        if task.cls is None:  # task classes are judged in visit_ClassDef
-            option = task.options.get("autoretry_for")
-            if option is not None and id(option) not in self.seen:
-                self.seen.add(id(option))
-                alias = any(  # task_with_retry = shared_task(autoretry_for=...); @task_with_retry
-                    isinstance(d.decorator, cst.Name) and d.decorator.value not in self.ctx.imports
-                    and isinstance(self.ctx.lookup(d.decorator.value), cst.Call) for d in node.decorators
-                )
-                self._check(option, f"task `{task.name}`" if not alias else
-                            f"the task decorator used by `{task.name}` (and any other task made with it)")
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        super().visit_ClassDef(node)
-        if is_task_class(node, self.ctx):
-            option = class_options(node).get("autoretry_for")
-            if option is not None:
-                self._check(option, f"task class `{node.name.value}`")
-
-    def _check(self, option: cst.BaseExpression, what: str) -> None:
-        broad = broad_exception(option, self.ctx)
-        if broad is not None:
-            self.report(option, f"`autoretry_for` of {what} includes `{broad.value}`: every failure, programming "
-                                "errors included, retries the whole task; list only transient exceptions")
+    def check(self, project) -> Iterable[Finding]:
+        classes = class_facts(project)
+        for fact in project.of_kind(BROAD_AUTORETRY_FACT):
+            if confirmed(fact, classes):
+                yield self.finding(
+                    f"`autoretry_for` of {fact['what']} includes `{fact['exception']}`: every failure, programming "
+                    "errors included, retries the whole task; list only transient exceptions",
+                    fact["path"], fact["line"], fact["col"], fact["end_line"], fact["end_col"])

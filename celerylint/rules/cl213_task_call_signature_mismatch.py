@@ -4,6 +4,7 @@ from collections.abc import Iterable
 
 from ..facts.calls import EXECUTION_OPTIONS, TASK_FACT
 from ..facts.task_calls import ARGS_FACT
+from ..domain.task_classes import class_facts, confirmed
 from ..rule import Finding, Invalid, ProjectRule, Valid
 
 # CL209 reports these when given to .delay/.s/.si and not taken by the task.
@@ -235,8 +236,72 @@ class TaskCallSignatureMismatch(ProjectRule):
                 def delay(self, seconds): ...
             Timer().delay(1, 2, 3)
         """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/jobs.py
+            class Job:
+                def run(self, a, b): ...
+            # file: proj/tasks.py
+            from django.contrib import admin
+            from proj.jobs import Job
+            from proj.unlinted import Unknown
+            class Charge(Job):
+                def run(self, order_id): ...
+            class Refund(Unknown):
+                def run(self, order_id): ...
+            admin.site.register(Charge)
+            registry.register(Refund())
+            Charge().delay(1, 2)
+            Refund().delay(1, 2)
+        """),
     )
     INVALID = (
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/jobs.py
+            from proj.framework import Job
+            class Charge(Job):
+                def run(self, order_id): ...
+            # file: proj/celery.py
+            from celery import Celery
+            from proj.jobs import Charge
+            app = Celery("proj")
+            app.register_task(Charge())
+            # file: proj/views.py
+            from proj.jobs import Charge
+            Charge().delay(1, 2)
+        """, count=1, message="task `Charge(order_id)`"),
+        Invalid("""
+            from proj.celery import app
+            from proj.jobs import Job
+            class Charge(Job):
+                def run(self, order_id): ...
+            app.tasks.register(Charge())
+            Charge().delay(1, 2)
+        """, count=1, message="2 positional arguments given, it takes 1"),
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class ProjectTask(Task):
+                acks_late = True
+            # file: proj/tasks.py
+            from proj.base import ProjectTask
+            from proj.celery import app
+            class Charge(ProjectTask):
+                def run(self, order_id): ...
+            charge = app.register_task(Charge())
+            charge.delay(1, 2)
+            Charge().delay()
+        """, count=2, message="task `Charge(order_id)`"),
+        Invalid("""
+            from celery import Task
+            class Base(Task):
+                abstract = True
+            class Charge(Base):
+                def run(self, order_id): ...
+            Charge().delay(1, 2)
+        """, count=1),
         Invalid("""
             # file: proj/__init__.py
             # file: proj/tasks.py
@@ -309,8 +374,10 @@ class TaskCallSignatureMismatch(ProjectRule):
 
     def check(self, project) -> Iterable[Finding]:
         tasks: dict[str, list[dict]] = {}
+        classes = class_facts(project)
         for fact in project.of_kind(TASK_FACT):
-            tasks.setdefault(fact["name"], []).append(fact)
+            if confirmed(fact, classes):
+                tasks.setdefault(fact["name"], []).append(fact)
         for call in project.of_kind(ARGS_FACT):
             found = tasks.get(call["target"], ())
             if len(found) != 1:

@@ -261,13 +261,22 @@ class Model:
             return None, "unset"
         return self._class_option(app.task_cls.replace(":", "."), option)
 
-    def _class_option(self, name: str, option: str) -> tuple[Any, str]:
-        """An option of the project's task class ``name``: unknown when the
-        class is not among the linted files."""
+    def _class_option(self, name: str, option: str, depth: int = 0) -> tuple[Any, str]:
+        """An option of the project's task class ``name``, its own or the
+        first of its bases' (in order, across files): unknown when a class
+        on the way is not among the linted files."""
         cls = self.task_classes.get(name)
         if cls is None:
             return None, "unknown"
-        return _option(cls["options"], option) if option in cls["options"] else (None, "unset")
+        if option in cls["options"]:
+            return _option(cls["options"], option)
+        for base in cls.get("bases", ()) if depth < 20 else ("?",):
+            if base.startswith(("celery.", "builtins.")) or base == "object":
+                continue
+            found = self._class_option(base, option, depth + 1)
+            if found[1] != "unset":
+                return found
+        return None, "unset"
 
     def fix_adding(self, app: App, name: str, value: str):
         """The fix that adds setting ``name = value`` where ``app``'s

@@ -1,0 +1,129 @@
+"""Facts for CL207: the tasks that have several external side effects, with
+what their ``autoretry_for`` is, or which base classes the project phase must
+follow to learn it (a base imported from another module of the project)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..domain.dataflow import flow
+from ..domain.tasks import (
+    TaskInfo, TaskTracker, broad_exception, class_name, reaches_project_class, task_and,
+)
+from ..rule import Checker, Regex
+from .tasks import CLASS_WITH_RUN
+
+EFFECTS_FACT = "task-effects"
+
+
+CATCH_ALL = frozenset({"Exception", "BaseException"})
+
+
+def _swallowed(event) -> bool:
+    """The event is in the body of a ``try`` with a handler that catches
+    every exception (bare, ``Exception``, ``BaseException``) and raises
+    nothing: its failure cannot make the task fail, so cannot retry it."""
+    for try_ in event.trys:
+        for handler in try_.handlers:
+            kind = handler.type
+            names = [e.value for e in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+            if kind is None or any(isinstance(n, cst.Name) and n.value in CATCH_ALL for n in names):
+                if not any(isinstance(n, cst.Raise) for n in _walk(handler.body)):
+                    return True
+    return False
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def _repeat_score(effects: list) -> int:
+    """How strongly a retry repeats side effects: each effect whose failure
+    propagates counts one (two in a loop); effects whose failure is
+    swallowed count only when a propagating one follows them (its failure
+    repeats them)."""
+    score = 0
+    swallowed_before = False
+    for event in effects:
+        if _swallowed(event):
+            swallowed_before = True
+            continue
+        score += (2 if event.in_loop else 1) + (1 if swallowed_before else 0)
+        swallowed_before = False
+    return score
+
+
+class TaskEffects(Checker):
+    """One fact per task whose body has at least two external side effects
+    (one in a loop counts twice) and whose ``autoretry_for`` is broad, or is
+    not set in this file while a base class of the task is followed
+    elsewhere: ``own`` (True: the option is the task's own or inherited in
+    this file), ``bases`` (qualified names the project phase follows),
+    ``candidate`` (a class that is a task only if a base is), ``effects``
+    (the first two, as shown), at the option or the task's name."""
+
+    # a task with its own option, a ``base=`` or a class with a base; or a
+    # class with a base and a ``run`` method (a task through an imported base)
+    REQUIRES = (task_and((b"autoretry_for", Regex(rb"\bbase\s*="), Regex(rb"class\s+\w+\s*\(\s*\w"))), CLASS_WITH_RUN)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.tasks = TaskTracker(ctx, candidates=True)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.tasks.visit_Module(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.tasks.visit_ClassDef(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.tasks.leave_ClassDef(original_node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.tasks.visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        task = self.tasks.current
+        if task is not None:
+            self._task(original_node, task)
+        self.tasks.leave_FunctionDef(original_node)
+
+    def _task(self, node: cst.FunctionDef, task: TaskInfo) -> None:
+        option = task.option("autoretry_for")
+        bases: list[str] = []
+        if option is not None:
+            if broad_exception(option, self.ctx) is None:
+                return
+        else:
+            bases = self._followed_bases(task)
+            if not bases:
+                return
+        if task.candidate and not bases:
+            bases = self._followed_bases(task)
+        effects = [e for e in flow(node, self.ctx).events if e.kind == "effect"]
+        if _repeat_score(effects) < 2:
+            return
+        shown = [effects[0].detail + (" (in a loop)" if len(effects) == 1 else "")]
+        if len(effects) > 1:
+            shown.append(effects[1].detail)
+        own = option is not None and "autoretry_for" in task.options
+        place = option if own else (task.cls.name if task.cls is not None else node.name)
+        cls = f"{self.ctx.module_name or self.ctx.path}.{task.cls.name.value}" if task.cls is not None else None
+        self.ctx.fact(EFFECTS_FACT, place, task=task.name, own=option is not None, local=own, bases=bases,
+                      candidate=task.candidate, effects=shown, cls=cls)
+
+    def _followed_bases(self, task: TaskInfo) -> list[str]:
+        """The base classes of the task the project phase follows: the
+        ``base=`` class of a function task, the bases of a task class; only
+        when one of them, or a class of this file they derive from, is
+        imported from the project."""
+        if task.cls is not None:
+            exprs = [b.value for b in task.cls.bases if b.keyword is None]
+        else:
+            base = task.options.get("base")
+            exprs = [base] if base is not None else []
+        if not any(reaches_project_class(e, self.ctx) for e in exprs):
+            return []
+        return [class_name(e, self.ctx) for e in exprs]
