@@ -52,7 +52,9 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
 
             text = explain_doctor(explain)
         if text is None:
-            _fail(f"unknown rule {explain!r}; see --list-rules")
+            from .config_extend import suggest_rule
+
+            _fail(f"unknown rule {explain!r}{suggest_rule(explain)}; see --list-rules")
         _write_stdout((text + "\n").encode("utf-8"))
         return
     if list_rules:

@@ -61,6 +61,8 @@ def _posix(path: str) -> str:
 def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str, bool]]:
     wanted_other = settings.redis_config_files
     visited: set[tuple[int, int]] = set()
+    git = _gitignore(top, settings)
+    states: dict[str, tuple] = {}  # directory to walk -> its gitignore state
     for dirpath, dirnames, filenames in walk(top, onerror=lambda e: found.skipped.append((str(e.filename), e.strerror or str(e)))):
         try:
             st = os.stat(dirpath)
@@ -71,17 +73,27 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
         except OSError:
             pass
         base = Path(dirpath) if settings.exclude or wanted_other else None
+        state, check = None, False
+        if git is not None:
+            state = git.enter(dirpath, filenames, states.pop(dirpath, None))
+            check = bool(state[0])  # else no pattern applies here: nothing to check
         keep = []
         for name in sorted(dirnames):
             if name in DEFAULT_EXCLUDE or name.endswith(".egg-info"):
                 continue
             if settings.exclude and _excluded(_pattern_rel(base / name, settings), settings):
                 continue
+            if check and git.ignored(state, name, True):
+                continue
             keep.append(name)
+            if git is not None:
+                states[os.path.join(dirpath, name)] = git.child(state, name)
         dirnames[:] = keep
         for name in filenames:
             is_python = name.endswith((".py", ".pyi"))
             if not is_python and not (wanted_other and _maybe_config(name)):
+                continue
+            if check and git.ignored(state, name, False):
                 continue
             path = os.path.join(dirpath, name)
             if not settings.exclude and is_python:
@@ -94,6 +106,17 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
                 yield path, True
             elif any(glob_match(rel, pattern) for pattern in wanted_other):
                 yield path, False
+
+
+def _gitignore(top: str, settings: Settings):
+    """What git ignores under ``top`` (gitignore.py), or None: turned off, or
+    not in a git repository."""
+    if not settings.respect_gitignore:
+        return None
+    from .gitignore import GitIgnore
+
+    git = GitIgnore(top)
+    return git if git.repo is not None else None
 
 
 def walk(top: str, onerror: Callable[[OSError], object] | None = None) -> Iterator[tuple[str, list[str], list[str]]]:
