@@ -13,7 +13,6 @@ an error.
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,8 @@ MAX_DEPTH = 32
 
 def suggestion(word: str, candidates) -> str:
     """`` (did you mean 'lock-ttl'?)`` for the closest candidate, or ''."""
+    import difflib
+
     wanted = word.strip().lower().replace("_", "-")
     pool = {c.lower(): c for c in candidates}
     if wanted in pool and wanted != word:
@@ -44,6 +45,8 @@ def suggestion(word: str, candidates) -> str:
 def suggest_rule(word: str) -> str:
     """`` (did you mean 'CL203' (lock-without-ttl)?)`` for the rule whose code
     or name is closest to ``word``, or ''."""
+    import difflib
+
     from .registry import rules
 
     by = {e.code.lower(): e for e in rules()} | {e.name: e for e in rules()}
