@@ -100,7 +100,8 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
         # File names that are not UTF-8 reach here as lone surrogates: print
         # them as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
         report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
-    cli_adopt.report(report, output, result, fmt, adopt, unsafe=unsafe_fixes, to_stderr=stdin and fix and not diff)
+    cli_adopt.report(report, output, result, fmt, adopt, unsafe=unsafe_fixes, to_stderr=stdin and fix and not diff,
+                     diff=diff)
     if result.errors:
         _err("celerylint: internal errors occurred; findings above may be incomplete")
         sys.exit(2)

@@ -56,6 +56,8 @@ def stdin_run(settings, adopt: dict, *, fix: bool, unsafe: bool, diff: bool):
     written to stdout here and the report goes to stderr."""
     from .stdin_run import run_stdin
 
+    if adopt["add_noqa"]:
+        fail("--add-noqa edits files: it cannot be used with `-` (standard input)")
     stream = sys.stdin.buffer if sys.stdin is not None else None
     if stream is None:
         fail("cannot read the source: standard input is closed")
@@ -76,11 +78,15 @@ def add_noqa_and_exit(result, settings, adopt: dict) -> None:
     sys.exit(2 if result.errors else 0)
 
 
-def report(report: bytes, output, result, fmt: str, adopt: dict, *, unsafe: bool, to_stderr: bool) -> None:
-    """Write the report as ``-q``, ``-s``, ``--statistics`` want it."""
+def report(report: bytes, output, result, fmt: str, adopt: dict, *, unsafe: bool, to_stderr: bool,
+           diff: bool = False) -> None:
+    """Write the report as ``-q``, ``-s``, ``--statistics`` want it (a
+    ``--diff`` patch is left whole)."""
     if adopt["silent"]:
         return
-    if adopt["statistics"]:
+    if diff:
+        pass
+    elif adopt["statistics"]:
         from .statistics import render
 
         report = render(result.findings, fmt, unsafe).encode("utf-8", "replace")

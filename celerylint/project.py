@@ -105,7 +105,8 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
     project = make_project(results, other, linter, texts)
     facts = project.facts
     findings: list[Finding] = []
-    if facts and any(e.kind == "project" for e in linter.entries):  # every project rule reasons over facts
+    # every project rule reasons over facts (CL002's ``noqa-used`` are not for them)
+    if any(f["kind"] != "noqa-used" for f in facts) and any(e.kind == "project" for e in linter.entries):
         findings = _run_or_cached(project, linter, errors)
     by_rel = {r.path: p for p, r in results.items()}
     kept: list[Finding] = []
@@ -125,7 +126,8 @@ def _run_or_cached(project: Project, linter: Linter, errors: list[str]) -> list[
         import hashlib
         import json
 
-        key = hashlib.sha256(json.dumps([project.facts, project.other_files, project.python_files],
+        facts = [f for f in project.facts if f["kind"] != "noqa-used"]  # not read by project rules
+        key = hashlib.sha256(json.dumps([facts, project.other_files, project.python_files],
                                         default=str).encode()).hexdigest()
         findings = linter.index.project_findings(key)
     if findings is None:

@@ -92,5 +92,5 @@ class UnusedNoqa(ProjectRule):
         Invalid('import redis\nx = 1  # the lock is taken in C  # noqa: CL203\n',
                 fixed='import redis\nx = 1  # the lock is taken in C\n'),
         Invalid('import redis\nx = 1  # noqa: CL999\n', fixed='import redis\nx = 1\n', message="no celerylint code"),
-        Invalid('x = 1  # noqa: CL203, CL206\n', fixed='x = 1\n', count=1),
+        Invalid('import redis\nx = 1  # noqa: CL203, CL206\n', fixed='import redis\nx = 1\n', count=1),
     )
