@@ -78,22 +78,24 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
             state = git.enter(dirpath, filenames, states.pop(dirpath, None))
             check = bool(state[0])  # else no pattern applies here: nothing to check
         keep = []
+        ignored = git.ignored_names(state, dirnames, True) if check and dirnames else ()
         for name in sorted(dirnames):
-            if name in DEFAULT_EXCLUDE or name.endswith(".egg-info"):
+            if name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or name in ignored:
                 continue
             if settings.exclude and _excluded(_pattern_rel(base / name, settings), settings):
-                continue
-            if check and git.ignored(state, name, True):
                 continue
             keep.append(name)
             if git is not None:
                 states[os.path.join(dirpath, name)] = git.child(state, name)
         dirnames[:] = keep
+        if check:
+            wanted = [n for n in filenames if n.endswith((".py", ".pyi", ".conf", ".yml", ".yaml"))]
+            ignored = git.ignored_names(state, wanted, False) if wanted else ()
         for name in filenames:
             is_python = name.endswith((".py", ".pyi"))
             if not is_python and not (wanted_other and _maybe_config(name)):
                 continue
-            if check and git.ignored(state, name, False):
+            if check and name in ignored:
                 continue
             path = os.path.join(dirpath, name)
             if not settings.exclude and is_python:

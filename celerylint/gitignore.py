@@ -12,6 +12,8 @@ lints.  Patterns are matched by ``pathspec``'s implementation of git's rules.
 from __future__ import annotations
 
 import os
+import re
+from bisect import bisect_right
 from functools import lru_cache
 
 GITIGNORE = ".gitignore"
@@ -48,21 +50,30 @@ def _spec(path: str):
     from pathspec import GitIgnoreSpec
 
     spec = GitIgnoreSpec.from_lines(lines)
-    return spec, _any(spec)
+    by_name, by_path = _any(spec)
+    return spec, by_name, by_path
 
 
 _ANY_DIRECTORY = "^(?:.+/)?"  # how pathspec starts the expression of a pattern without a slash
+_ANY_NAME = "^[^/]*"  # and a pattern starting with ``*``, once the above is taken off
+# pathspec's expression of a pattern anchored at a literal first component
+# (``/media/``, ``/.claude/skills/``), its ``(?P<ps_d>`` group made plain
+_LITERAL = re.compile(r"\^((?:[A-Za-z0-9_-]|\\[^A-Za-z0-9])+)(?:\(\?:/\)|\(\?:\(\?:/\)\|\$\))")
+_ANCHORED = re.compile(r"\^((?:[A-Za-z0-9_-]|\\[^A-Za-z0-9])+)(?:/|\(\?:/\)|\(\?:\(\?:/\)\|\$\))")
+
+
+def _literal(escaped: str) -> str:
+    return re.sub(r"\\(.)", r"\1", escaped)
 
 
 def _any(spec):
-    """A cheap test that is true wherever one of ``spec``'s patterns may
-    match (their own expressions, joined), so the common path, which no
-    pattern names, costs two searches; ``check_file`` decides the others.
+    """Two cheap tests, on the last component and on the whole path, at
+    least one true wherever one of ``spec``'s patterns may match (their own
+    expressions, joined), so that the common path, which no pattern names,
+    costs a dictionary look-up and a search; ``check_file`` decides the others.
     A pattern without a slash is matched, as git does, against the last
     component only (its expression minus pathspec's "any directory" prefix).
-    None when the expressions cannot be joined: then ``check_file`` always."""
-    import re
-
+    (None, None) when the expressions cannot be joined: then ``check_file`` always."""
     try:
         names, paths = [], []
         for p in spec.patterns:
@@ -70,28 +81,34 @@ def _any(spec):
                 continue
             text = p.regex.pattern.replace("(?P<ps_d>", "(?:")
             if not isinstance(text, str):
-                return None
+                return None, None
             if text.startswith(_ANY_DIRECTORY) and "/" not in text[len(_ANY_DIRECTORY):].replace("(?:/)", "").replace("[^/]", ""):
                 names.append("^" + text[len(_ANY_DIRECTORY):])
             else:
                 paths.append(text)
-        by_name = re.compile("|".join(f"(?:{t})" for t in names)).match if names else None
+        # a literal name (build/, local_settings.py), the usual kind: a set look-up, not a search
+        literals = {_literal(m.group(1)) for t in names if (m := _LITERAL.fullmatch(t))}
+        globs = [t for t in names if not _LITERAL.fullmatch(t)]
+        # ``*.pyc``: on one component ``^[^/]*X`` is a search for X, which the
+        # engine runs much faster than the backtracking of a leading ``[^/]*``
+        parts = [t[len(_ANY_NAME):] if t.startswith(_ANY_NAME) else t for t in globs]
+        # searched in a directory's names joined by newlines, one line each: a
+        # match must not cross a line (``[^/]`` would)
+        joined = "|".join(f"(?:{t})" for t in parts).replace("[^/]", "[^/\n]")
+        search_name = re.compile(joined, re.MULTILINE).finditer if parts else None
         by_path = re.compile("|".join(f"(?:{t})" for t in paths)).match if paths else None
     except (AttributeError, re.error):
-        return None
+        return None, None
 
-    seen: dict[str, bool] = {}  # names repeat (__init__.py, tests/): one search each
-
-    def may_match(rel: str, name: str) -> bool:
-        hit = seen.get(name)
-        if hit is None:
-            hit = seen[name] = by_name is not None and by_name(name) is not None
-        return hit or (by_path is not None and by_path(rel) is not None)
-
-    return may_match
+    by_name = (frozenset(literals), search_name) if names else None
+    # Patterns anchored at a literal first component (/media/, /.claude/skills/,
+    # the usual kind) can only match under it: ``tops`` (None: any path may match).
+    firsts = [_ANCHORED.match(t) for t in paths]
+    tops = frozenset(_literal(m.group(1)) for m in firsts) if all(firsts) else None
+    return by_name, (by_path, tops) if by_path is not None else None
 
 
-# A chain: ((length of prefix, spec, may_match), ...), deepest first; the
+# A chain: ((length of prefix, spec, by_name, by_path), ...), deepest first; the
 # prefix is the directory of the ignore file relative to the repository, with
 # a trailing slash ("" at the top).  A chain is only used below its files.
 Chain = tuple
@@ -139,15 +156,60 @@ class GitIgnore:
     @staticmethod
     def ignored(state: tuple[Chain, str], name: str, is_dir: bool) -> bool:
         """Whether git ignores the entry ``name`` of the directory of ``state``."""
+        return bool(GitIgnore.ignored_names(state, [name], is_dir))
+
+    @staticmethod
+    def ignored_names(state: tuple[Chain, str], names: list[str], is_dir: bool) -> set[str]:
+        """The entries among ``names`` of the directory of ``state`` that git
+        ignores.  This runs for every directory walked, so the cheap tests
+        are made for the whole directory first, spec by spec (deepest
+        first): the first spec with a verdict on an entry decides it."""
         chain, prefix = state
-        if is_dir:
-            name += "/"
-        probe = prefix + name
-        for length, spec, may_match in chain:
-            sub = probe[length:]
-            if may_match is not None and not may_match(sub, name):
+        out: set[str] = set()
+        slash = "/" if is_dir else ""
+        undecided = names
+        for length, spec, by_name, by_path in chain:
+            if not undecided:
+                break
+            base = prefix[length:]
+            candidates = []
+            if by_name is not None:
+                literals, search_name = by_name
+                candidates = list(literals.intersection(undecided))
+                if search_name is not None:
+                    # one search over the directory's names, one per line
+                    text = (slash + "\n").join(undecided) + slash
+                    if text.count("\n") != len(undecided) - 1:  # a name holding a newline: one by one
+                        candidates += [n for n in undecided if n not in candidates
+                                       and next(search_name(n.replace("\n", "\0") + slash), None) is not None]
+                        text = ""
+                    starts = None
+                    for found in search_name(text):
+                        if starts is None:
+                            starts = [0]
+                            for i, name in enumerate(undecided[:-1]):
+                                starts.append(starts[-1] + len(name) + len(slash) + 1)
+                        name = undecided[bisect_right(starts, found.start()) - 1]
+                        if name not in candidates:
+                            candidates.append(name)
+            if by_path is not None:
+                search, tops = by_path
+                if base and tops is not None:  # every entry here is under base's first component
+                    near = undecided if base.partition("/")[0] in tops else ()
+                else:
+                    near = [n for n in undecided if tops is None or n in tops]
+                candidates += [n for n in near if search(base + n + slash) is not None and n not in candidates]
+            if by_name is None and by_path is None:
+                candidates = list(undecided)
+            if not candidates:
                 continue
-            include = spec.check_file(sub).include
-            if include is not None:
-                return include
-        return False
+            decided = set()
+            for name in candidates:
+                include = spec.check_file(base + name + slash).include
+                if include is not None:
+                    decided.add(name)
+                    if include:
+                        out.add(name)
+            if decided:
+                undecided = [n for n in undecided if n not in decided]
+        return out
