@@ -96,3 +96,16 @@ def test_negated_directory_and_deeper_file_wins(tmp_path):
     assert git.ignored(top, "src", True) is False
     src = git.enter(str(tmp_path / "src"), [".gitignore", "a.py"], git.child(top, "src"))
     assert git.ignored(src, "a.py", False) is False  # src/.gitignore re-includes it
+
+
+def test_globs_of_every_kind_agree_with_git(cli, tmp_path):
+    """The cheap per-directory tests (gitignore.py) must never hide a match
+    pathspec would make: compared with git on patterns of every shape."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    ignore = "*.py[co]\na?c.py\n[ab]x.py\ndocs/*.py\n**/fixtures/\n.*\n!.keep.py\nsub/deep/\n*_gen*.py\n/lib/only.py\n"
+    files = ["abc.py", "axc.py", "ax.py", "bx.py", "cx.py", "docs/conf.py", "docs/more/x.py", "app/docs/y.py",
+             "a/fixtures/f.py", "fixtures.py", ".hidden.py", ".keep.py", "sub/deep/z.py", "sub/deeper/z.py",
+             "m_gen1.py", "mgen.py", "lib/only.py", "app/lib/only.py", "ok.pyc.py", "x.pyw"]
+    tree(tmp_path, {".gitignore": ignore, **{name: "import celery\n" for name in files}})
+    assert cli("--show-files", ".").stdout.split() == git_files(tmp_path)
+    assert "ax.py" not in git_files(tmp_path) and "cx.py" in git_files(tmp_path)  # the patterns took effect
