@@ -77,8 +77,11 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
         if git is not None:
             state = git.enter(dirpath, filenames, states.pop(dirpath, None))
             check = bool(state[0])  # else no pattern applies here: nothing to check
+        wanted = [n for n in filenames if n.endswith(_SUFFIXES if wanted_other else _PYTHON)]
+        ignored = ()
+        if check and (dirnames or wanted):
+            ignored = git.ignored_entries(state, [d + "/" for d in dirnames] + wanted, dirnames + wanted)
         keep = []
-        ignored = git.ignored_names(state, dirnames, True) if check and dirnames else ()
         for name in sorted(dirnames):
             if name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or name in ignored:
                 continue
@@ -86,17 +89,12 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
                 continue
             keep.append(name)
             if git is not None:
-                states[os.path.join(dirpath, name)] = git.child(state, name)
+                states[os.path.join(dirpath, name)] = (state[0], state[1] + name + "/")
         dirnames[:] = keep
-        if check:
-            wanted = [n for n in filenames if n.endswith((".py", ".pyi", ".conf", ".yml", ".yaml"))]
-            ignored = git.ignored_names(state, wanted, False) if wanted else ()
-        for name in filenames:
-            is_python = name.endswith((".py", ".pyi"))
-            if not is_python and not (wanted_other and _maybe_config(name)):
+        for name in wanted:
+            if ignored and name in ignored:
                 continue
-            if check and name in ignored:
-                continue
+            is_python = name.endswith(_PYTHON)
             path = os.path.join(dirpath, name)
             if not settings.exclude and is_python:
                 yield path, True
@@ -157,5 +155,5 @@ def walk(top: str, onerror: Callable[[OSError], object] | None = None) -> Iterat
                 stack.append(path)
 
 
-def _maybe_config(name: str) -> bool:
-    return name.endswith((".conf", ".yml", ".yaml"))
+_PYTHON = (".py", ".pyi")
+_SUFFIXES = (*_PYTHON, ".conf", ".yml", ".yaml")  # what redis-config-files may name (the globs decide)

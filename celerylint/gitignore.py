@@ -156,60 +156,62 @@ class GitIgnore:
     @staticmethod
     def ignored(state: tuple[Chain, str], name: str, is_dir: bool) -> bool:
         """Whether git ignores the entry ``name`` of the directory of ``state``."""
-        return bool(GitIgnore.ignored_names(state, [name], is_dir))
+        entry = name + "/" if is_dir else name
+        return bool(GitIgnore.ignored_entries(state, [entry], [name]))
 
     @staticmethod
-    def ignored_names(state: tuple[Chain, str], names: list[str], is_dir: bool) -> set[str]:
-        """The entries among ``names`` of the directory of ``state`` that git
-        ignores.  This runs for every directory walked, so the cheap tests
-        are made for the whole directory first, spec by spec (deepest
-        first): the first spec with a verdict on an entry decides it."""
+    def ignored_entries(state: tuple[Chain, str], entries: list[str], names: list[str]) -> set[str]:
+        """The names of the entries git ignores among those of the directory
+        of ``state``: ``entries`` spelled as git matches them (a directory
+        with a trailing slash), ``names`` the same without it.  This runs for
+        every directory walked, so the cheap tests are made for the whole
+        directory at once, spec by spec (deepest first): the first spec with
+        a verdict on an entry decides it."""
         chain, prefix = state
         out: set[str] = set()
-        slash = "/" if is_dir else ""
-        undecided = names
+        undecided = list(range(len(entries)))
         for length, spec, by_name, by_path in chain:
             if not undecided:
                 break
             base = prefix[length:]
-            candidates = []
+            candidates: set[int] = set()
             if by_name is not None:
                 literals, search_name = by_name
-                candidates = list(literals.intersection(undecided))
+                if literals:
+                    candidates.update(i for i in undecided if names[i] in literals)
                 if search_name is not None:
-                    # one search over the directory's names, one per line
-                    text = (slash + "\n").join(undecided) + slash
-                    if text.count("\n") != len(undecided) - 1:  # a name holding a newline: one by one
-                        candidates += [n for n in undecided if n not in candidates
-                                       and next(search_name(n.replace("\n", "\0") + slash), None) is not None]
-                        text = ""
-                    starts = None
-                    for found in search_name(text):
-                        if starts is None:
-                            starts = [0]
-                            for i, name in enumerate(undecided[:-1]):
-                                starts.append(starts[-1] + len(name) + len(slash) + 1)
-                        name = undecided[bisect_right(starts, found.start()) - 1]
-                        if name not in candidates:
-                            candidates.append(name)
+                    # one search over the directory's entries, one per line
+                    text = "\n".join(entries[i] for i in undecided)
+                    if text.count("\n") != len(undecided) - 1:  # an entry holding a newline: one by one
+                        candidates.update(i for i in undecided
+                                          if next(search_name(entries[i].replace("\n", "\0")), None) is not None)
+                    else:
+                        starts = None
+                        for found in search_name(text):
+                            if starts is None:
+                                starts, offset = [], 0
+                                for i in undecided:
+                                    starts.append(offset)
+                                    offset += len(entries[i]) + 1
+                            candidates.add(undecided[bisect_right(starts, found.start()) - 1])
             if by_path is not None:
                 search, tops = by_path
                 if base and tops is not None:  # every entry here is under base's first component
                     near = undecided if base.partition("/")[0] in tops else ()
                 else:
-                    near = [n for n in undecided if tops is None or n in tops]
-                candidates += [n for n in near if search(base + n + slash) is not None and n not in candidates]
+                    near = [i for i in undecided if tops is None or names[i] in tops]
+                candidates.update(i for i in near if search(base + entries[i]) is not None)
             if by_name is None and by_path is None:
-                candidates = list(undecided)
+                candidates.update(undecided)
             if not candidates:
                 continue
             decided = set()
-            for name in candidates:
-                include = spec.check_file(base + name + slash).include
+            for i in sorted(candidates):
+                include = spec.check_file(base + entries[i]).include
                 if include is not None:
-                    decided.add(name)
+                    decided.add(i)
                     if include:
-                        out.add(name)
+                        out.add(names[i])
             if decided:
-                undecided = [n for n in undecided if n not in decided]
+                undecided = [i for i in undecided if i not in decided]
         return out
