@@ -109,3 +109,10 @@ def test_globs_of_every_kind_agree_with_git(cli, tmp_path):
     tree(tmp_path, {".gitignore": ignore, **{name: "import celery\n" for name in files}})
     assert cli("--show-files", ".").stdout.split() == git_files(tmp_path)
     assert "ax.py" not in git_files(tmp_path) and "cx.py" in git_files(tmp_path)  # the patterns took effect
+
+
+def test_a_directory_named_explicitly_is_walked_with_the_patterns_inside(cli, tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    tree(tmp_path, {".gitignore": "gen/\n*_pb2.py\n", "gen/a.py": "", "gen/b_pb2.py": "", "gen/sub/c.py": ""})
+    assert cli("--show-files", ".").stdout == ""
+    assert cli("--show-files", "gen").stdout.split() == ["gen/a.py", "gen/sub/c.py"]
