@@ -42,13 +42,13 @@ FORMAT = 1
 ENTRY_MAX_BYTES = 64 << 20  # one file's findings and facts; a larger entry is neither written nor read
 
 
-def usable_cache_dir(root: Path) -> tuple[Path | None, str | None]:
+def usable_cache_dir(root: Path, configured: Path | None = None) -> tuple[Path | None, str | None]:
     """The cache directory, or None and why it is not used.  ``$CELERYLINT_CACHE_DIR``
     is used as given.  The default ``.celerylint_cache`` comes with the
     checkout: when it is a symbolic link, or resolves outside the root, a
     committed link could make celerylint write (and drop a ``.gitignore``
     with ``*``) wherever it points, so the run goes without a cache."""
-    explicit = os.environ.get(ENV)
+    explicit = configured or os.environ.get(ENV)  # configured: --cache-dir or cache-dir (cli_settings.py)
     if explicit:
         return Path(explicit), None
     directory = root / DIRNAME

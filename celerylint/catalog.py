@@ -8,6 +8,7 @@ from .needles import All, Regex
 
 CHECKERS = [
     ('CL001', 'unparsable-file', 'file', 'error', 'none', 'A file that cannot be decoded or parsed, so nothing in it was checked', 'celerylint.rules.cl001_unparsable_file', 'UnparsableFile', (b'celery', b'Celery', b'redis'), None, (), True, None),
+    ('CL002', 'unused-noqa', 'project', 'warning', 'safe', 'A `# noqa` code of celerylint that silences nothing on its line', 'celerylint.rules.cl002_unused_noqa', 'UnusedNoqa', (), None, (), False, None),
     ('CL101', 'acks-late-disabled', 'project', 'warning', 'unsafe', '`task_acks_late` is not enabled: a worker killed mid-task loses the message', 'celerylint.rules.cl101_acks_late_disabled', 'AcksLateDisabled', (), None, (), True, None),
     ('CL102', 'reject-on-worker-lost-missing', 'project', 'warning', 'unsafe', '`acks_late` without `task_reject_on_worker_lost`: a task whose worker process dies is acknowledged anyway', 'celerylint.rules.cl102_reject_on_worker_lost_missing', 'RejectOnWorkerLostMissing', (), None, (), True, None),
     ('CL103', 'prefetch-multiplier-unsafe', 'project', 'warning', 'unsafe', '`worker_prefetch_multiplier` unset (4) or above 1 with acks_late or long tasks: workers hoard long tasks', 'celerylint.rules.cl103_prefetch_multiplier_unsafe', 'PrefetchMultiplierUnsafe', (), None, (), True, None),

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .cli_adopt import adoption_options
 from .cli_settings import settings_from_options as _settings
 from .terminal import emit as _emit, err as _err, fail as _fail, write_stdout as _write_stdout
 
@@ -33,12 +34,16 @@ FORMATS = ("text", "json", "sarif", "github")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: number of CPUs).")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
 @click.option("--show-apps", is_flag=True, help="Show every Celery app, its configuration sources and settings, and exit.")
+@adoption_options
 @click.version_option(__version__, "--version", prog_name="celerylint")
 def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ignore, config, exit_zero, explain,
-         list_rules, no_cache, jobs, force_exclude, show_apps) -> None:
+         list_rules, no_cache, jobs, force_exclude, show_apps, **adopt) -> None:
     """Find the Celery patterns that make tasks run twice or vanish.
 
+    `celerylint check [PATH ...]` is the same command; `-` reads the source from stdin.
     `celerylint doctor --help`: the read-only check of a live Redis broker."""
+    from . import cli_adopt
+
     if sys.stdout is None and (output is None or explain or list_rules):
         # ``celerylint . >&-``: say so before any work, rather than fix files
         # and lose the report
@@ -52,7 +57,9 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
 
             text = explain_doctor(explain)
         if text is None:
-            _fail(f"unknown rule {explain!r}; see --list-rules")
+            from .config_extend import suggest_rule
+
+            _fail(f"unknown rule {explain!r}{suggest_rule(explain)}; see --list-rules")
         _write_stdout((text + "\n").encode("utf-8"))
         return
     if list_rules:
@@ -60,17 +67,24 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
 
         _write_stdout((rule_table_text() + "\n").encode("utf-8"))
         return
-    settings = _settings(config, select, ignore, force_exclude, extend_select)
-    for path in paths:
+    settings = _settings(config, select, ignore, force_exclude, extend_select, adopt["cache_dir"])
+    stdin = [str(p) for p in paths] == ["-"]
+    for path in paths if not stdin else ():
         if not path.exists() and not path.is_symlink():
             _fail(f"{path}: no such file or directory")
+    cli_adopt.early_exit(list(paths), settings, adopt)
     if show_apps:
         _show_apps(list(paths) or [Path(".")], settings, fmt, output, jobs, not no_cache)
     from .runner import run
 
-    result = run(list(paths) or [Path(".")], settings, fix=fix, unsafe=unsafe_fixes, diff=diff,
-                 jobs=jobs, cache=not no_cache)
-    for notice in result.notices:
+    if stdin:
+        result = cli_adopt.stdin_run(settings, adopt, fix=fix, unsafe=unsafe_fixes, diff=diff)
+    else:
+        result = run(list(paths) or [Path(".")], settings, fix=fix and not adopt["add_noqa"], unsafe=unsafe_fixes,
+                     diff=diff and not adopt["add_noqa"], jobs=jobs, cache=not no_cache)
+    if adopt["add_noqa"]:
+        cli_adopt.add_noqa_and_exit(result, settings, adopt)
+    for notice in result.notices if not (adopt["quiet"] or adopt["silent"]) else ():
         _err(f"celerylint: {notice}")
     for error in result.errors:
         _err(f"celerylint: {error}")
@@ -86,11 +100,12 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
         # File names that are not UTF-8 reach here as lone surrogates: print
         # them as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
         report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
-    _emit(report, output)
+    cli_adopt.report(report, output, result, fmt, adopt, unsafe=unsafe_fixes, to_stderr=stdin and fix and not diff,
+                     diff=diff)
     if result.errors:
         _err("celerylint: internal errors occurred; findings above may be incomplete")
         sys.exit(2)
-    sys.exit(0 if exit_zero else status)
+    sys.exit(cli_adopt.status(result, adopt, exit_zero, status))
 
 
 def _show_apps(paths: list[Path], settings, fmt: str, output: Path | None, jobs: int | None, cache: bool) -> None:
@@ -163,6 +178,8 @@ def entry() -> None:
     try:
         if sys.argv[1:2] == ["doctor"]:  # the one subcommand; ``celerylint ./doctor`` lints a directory of that name
             doctor(args=sys.argv[2:], prog_name="celerylint doctor")
+        elif sys.argv[1:2] == ["check"]:  # ruff's spelling of the bare command; ``celerylint ./check`` lints ./check
+            main(args=sys.argv[2:], prog_name="celerylint check")
         else:
             main(prog_name="celerylint")
     except Stopped as exc:

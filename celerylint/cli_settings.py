@@ -12,7 +12,7 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-def settings_from_options(config, select, ignore, force_exclude, extend_select=None):
+def settings_from_options(config, select, ignore, force_exclude, extend_select=None, cache_dir=None):
     from dataclasses import replace
 
     from .config import ConfigError, check_codes, load_settings
@@ -35,4 +35,12 @@ def settings_from_options(config, select, ignore, force_exclude, extend_select=N
         fail(str(exc))
     if force_exclude:
         settings = replace(settings, force_exclude=True)
+    import os
+
+    from .cache import ENV
+
+    # as in ruff: --cache-dir, then the environment variable, then cache-dir of the configuration
+    explicit = cache_dir or os.environ.get(ENV)
+    if explicit:
+        settings = replace(settings, cache_dir=Path(explicit))
     return settings

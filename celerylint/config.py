@@ -57,6 +57,9 @@ class Settings:
     force_exclude: bool = False
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     options: tuple[tuple[str, Any], ...] = ()  # (name, value) of the options set, sorted
+    respect_gitignore: bool = True  # discovery skips what git ignores (gitignore.py)
+    cache_dir: Path | None = None  # ``cache-dir`` / ``--cache-dir``; None: the default place
+    config_chain: tuple[Path, ...] = ()  # the files ``extend`` read, the base last
 
     def option(self, name: str) -> Any:
         """The value of a declared option: as configured, else its default."""
@@ -108,7 +111,7 @@ class Settings:
         import json
 
         data = asdict(self)
-        for key in ("root", "config_file", "config_dir"):
+        for key in ("root", "config_file", "config_dir", "respect_gitignore", "cache_dir", "config_chain"):
             data.pop(key)
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -186,7 +189,9 @@ def check_codes(values: list[str], where: str, known: frozenset[str]) -> list[st
         if code == "ALL":
             code = "CL"
         if not any(k.startswith(code) for k in known):
-            raise ConfigError(f"{where}: unknown rule code or prefix {raw!r}")
+            from .config_extend import suggest_rule
+
+            raise ConfigError(f"{where}: unknown rule code or prefix {raw!r}{suggest_rule(raw)}")
         out.append(code)
     return out
 
@@ -198,48 +203,59 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
 
 
 def settings_from_table(table: dict[str, Any], source: str, root: Path, known: frozenset[str]) -> Settings:
+    """One file's table as Settings (no ``extend``: see ``load_settings``)."""
+    from .config_extend import settings_from_values
+
+    return settings_from_values(table_values(table, source, known), root)
+
+
+def table_values(table: dict[str, Any], source: str, known: frozenset[str], lines: list[str] | None = None,
+                 base: Path | None = None) -> dict[str, Any]:
+    """The keys of one file's table, checked and converted (Settings field
+    names; ``extend_*`` keys kept apart for ``config_extend.merge``).
+    ``lines`` (the file's text) lets an error name the key's line."""
+    from .config_extend import KEYS, where_of
+
     if not isinstance(table, dict):
         raise ConfigError(f"{source}: [tool.celerylint] must be a table")
     values: dict[str, Any] = {}
     options: dict[str, Any] = {}
     declared = declared_options()
     for key, value in table.items():
-        where = f"{source}: {key}"
-        if key == "select":
-            values["select"] = _codes(value, where, known)
-        elif key == "extend-select":
-            values["extend_select"] = _codes(value, where, known)
-        elif key == "ignore":
-            values["ignore"] = _codes(value, where, known)
+        where = where_of(source, lines, key)
+        if key in ("select", "extend-select", "ignore", "extend-ignore"):
+            values[key.replace("-", "_")] = _codes(value, where, known)
         elif key in ("exclude", "extend-exclude"):
-            values["exclude"] = values.get("exclude", ()) + _strings(value, where)
-        elif key == "force-exclude":
+            values[key.replace("-", "_")] = _strings(value, where)
+        elif key in ("force-exclude", "respect-gitignore"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected true or false")
-            values["force_exclude"] = value
-        elif key == "per-file-ignores":
+            values[key.replace("-", "_")] = value
+        elif key in ("per-file-ignores", "extend-per-file-ignores"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes]")
-            values["per_file_ignores"] = tuple(
+            values[key.replace("-", "_")] = tuple(
                 (pattern, _codes(codes, f"{where}.{pattern!r}", known)) for pattern, codes in value.items()
             )
+        elif key in ("cache-dir", "extend"):
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: expected a path (a string)")
+            values[key.replace("-", "_")] = Path(os.path.normpath(base / value)) if base is not None else Path(value)
         elif key in declared:
             try:
                 options[key] = declared[key].parse(value)
             except ValueError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
         else:
-            raise ConfigError(f"{source}: unknown key {key!r}")
-    return Settings(root=root, options=tuple(sorted(options.items())), **values)
+            from .config_extend import suggestion
+
+            raise ConfigError(f"{where_of(source, lines, key, False)}: unknown key {key!r}{suggestion(key, (*KEYS, *declared))}")
+    values["options"] = options
+    return values
 
 
-def load_settings(config: Path | None, cwd: Path, known: frozenset[str]) -> Settings:
-    """Read the explicit ``config`` file, or discover one upwards from ``cwd``."""
-    cwd = cwd.resolve()
-    root = project_root(cwd)
-    path = config if config is not None else find_config(cwd)
-    if path is None:
-        return Settings(root=root, config_dir=root)
+def read_table(path: Path, known: frozenset[str]) -> dict[str, Any]:
+    """The checked values of the configuration file ``path`` alone."""
     data = _load_toml(path)
     if not isinstance(data, dict):  # pragma: no cover - tomllib always gives a dict
         raise ConfigError(f"{path}: not a TOML table")
@@ -249,8 +265,38 @@ def load_settings(config: Path | None, cwd: Path, known: frozenset[str]) -> Sett
             table = {}
     else:
         table = data
-    settings = settings_from_table(table, str(path), root, known)
-    return replace(settings, config_file=path, config_dir=path.resolve().parent)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = None
+    if lines is not None and path.name == "pyproject.toml":
+        lines = _section(lines)
+    return table_values(table, str(path), known, lines, path.resolve().parent)
+
+
+def _section(lines: list[str]) -> list[str]:
+    """The lines of ``[tool.celerylint]`` (the others blanked, so numbers stay)."""
+    out, inside = [], False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.replace(" ", "").startswith(("[tool.celerylint]", "[tool.celerylint."))
+        out.append(line if inside else "")
+    return out
+
+
+def load_settings(config: Path | None, cwd: Path, known: frozenset[str]) -> Settings:
+    """Read the explicit ``config`` file, or discover one upwards from ``cwd``,
+    with the files it ``extend``s (config_extend.py)."""
+    from .config_extend import load_chain
+
+    cwd = cwd.resolve()
+    root = project_root(cwd)
+    path = config if config is not None else find_config(cwd)
+    if path is None:
+        return Settings(root=root, config_dir=root)
+    settings, chain = load_chain(path, root, known)
+    return replace(settings, config_file=path, config_dir=path.resolve().parent, config_chain=chain)
 
 
 def project_root(start: Path) -> Path:

@@ -66,6 +66,8 @@ def _posix(path: str) -> str:
 def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str, bool]]:
     wanted_other = settings.redis_config_files
     visited: set[tuple[int, int]] = set()
+    git = _gitignore(top, settings)
+    states: dict[str, tuple] = {}  # directory to walk -> its gitignore state
     for dirpath, dirnames, filenames in walk(top, onerror=lambda e: found.skipped.append((str(e.filename), e.strerror or str(e)))):
         try:
             st = os.stat(dirpath)
@@ -76,18 +78,28 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
         except OSError:
             pass
         base = Path(dirpath) if settings.exclude or wanted_other else None
+        state, check = None, False
+        if git is not None:
+            state = git.enter(dirpath, filenames, states.pop(dirpath, None))
+            check = bool(state[0])  # else no pattern applies here: nothing to check
+        wanted = [n for n in filenames if n.endswith(_SUFFIXES if wanted_other else _PYTHON)]
+        ignored = ()
+        if check and (dirnames or wanted):
+            ignored = git.ignored_entries(state, [d + "/" for d in dirnames] + wanted, dirnames + wanted)
         keep = []
         for name in sorted(dirnames):
-            if name in DEFAULT_EXCLUDE or name.endswith(".egg-info"):
+            if name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or name in ignored:
                 continue
             if settings.exclude and _excluded(_pattern_rel(base / name, settings), settings):
                 continue
             keep.append(name)
+            if git is not None:
+                states[os.path.join(dirpath, name)] = (state[0], state[1] + name + "/")
         dirnames[:] = keep
-        for name in filenames:
-            is_python = name.endswith((".py", ".pyi"))
-            if not is_python and not (wanted_other and _maybe_config(name)):
+        for name in wanted:
+            if ignored and name in ignored:
                 continue
+            is_python = name.endswith(_PYTHON)
             path = os.path.join(dirpath, name)
             if not settings.exclude and is_python:
                 yield path, True
@@ -99,6 +111,17 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
                 yield path, True
             elif any(glob_match(rel, pattern) for pattern in wanted_other):
                 yield path, False
+
+
+def _gitignore(top: str, settings: Settings):
+    """What git ignores under ``top`` (gitignore.py), or None: turned off, or
+    not in a git repository."""
+    if not settings.respect_gitignore:
+        return None
+    from .gitignore import GitIgnore
+
+    git = GitIgnore(top)
+    return git if git.repo is not None else None
 
 
 def walk(top: str, onerror: Callable[[OSError], object] | None = None) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -137,5 +160,5 @@ def walk(top: str, onerror: Callable[[OSError], object] | None = None) -> Iterat
                 stack.append(path)
 
 
-def _maybe_config(name: str) -> bool:
-    return name.endswith((".conf", ".yml", ".yaml"))
+_PYTHON = (".py", ".pyi")
+_SUFFIXES = (*_PYTHON, ".conf", ".yml", ".yaml")  # what redis-config-files may name (the globs decide)

@@ -300,6 +300,9 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     for rule, node, message, pending in ctx.reports:
         r = positions[node]
         if check_noqa and is_suppressed(index, rule.CODE, r.start.line, r.end.line):
+            # what CL002 (unused_noqa.py) needs to know which comments silenced something
+            result.facts.append({"kind": "noqa-used", "path": path, "code": rule.CODE,
+                                 "line": r.start.line, "end_line": r.end.line})
             continue
         fix = None
         if pending is not None:

@@ -104,22 +104,38 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
     computed, and noqa comments read, from it instead of the disk."""
     project = make_project(results, other, linter, texts)
     facts = project.facts
-    if not facts or not any(e.kind == "project" for e in linter.entries):
-        return []  # every project rule reasons over facts; none were recorded
+    findings: list[Finding] = []
+    # every project rule reasons over facts (CL002's ``noqa-used`` are not for them)
+    if any(f["kind"] != "noqa-used" for f in facts) and any(e.kind == "project" for e in linter.entries):
+        findings = _run_or_cached(project, linter, errors)
+    by_rel = {r.path: p for p, r in results.items()}
+    kept: list[Finding] = []
+    silenced: list[Finding] = []
+    for finding in findings:
+        (silenced if _suppressed_on_disk(finding, by_rel, project.texts) else kept).append(finding)
+    if any(e.code == "CL002" for e in linter.entries):
+        from .unused_noqa import unused_noqa
+
+        kept += unused_noqa(results, silenced, linter, project.texts)
+    return kept
+
+
+def _run_or_cached(project: Project, linter: Linter, errors: list[str]) -> list[Finding]:
     key = findings = None
     if linter.index is not None:
         import hashlib
         import json
 
-        key = hashlib.sha256(json.dumps([facts, other, project.python_files], default=str).encode()).hexdigest()
+        facts = [f for f in project.facts if f["kind"] != "noqa-used"]  # not read by project rules
+        key = hashlib.sha256(json.dumps([facts, project.other_files, project.python_files],
+                                        default=str).encode()).hexdigest()
         findings = linter.index.project_findings(key)
     if findings is None:
         findings, problems = run_project(project, linter.entries)
         errors.extend(problems)
         if key is not None and not problems:
             linter.index.put_project(key, findings)
-    by_rel = {r.path: p for p, r in results.items()}
-    return [f for f in findings if not _suppressed_on_disk(f, by_rel, project.texts)]
+    return findings
 
 
 def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path], texts: dict[str, str]) -> bool:

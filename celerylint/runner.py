@@ -33,7 +33,7 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     out = RunResult()
     directory = None
     if cache:
-        directory, why = usable_cache_dir(settings.root)
+        directory, why = usable_cache_dir(settings.root, settings.cache_dir)
         if why:
             out.notices.append(why)
     linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
@@ -90,7 +90,7 @@ def read_project(paths: list[Path], settings: Settings, *, jobs: int | None = No
 
     settings = replace(settings, select=("CL1",), ignore=())
     out = RunResult()
-    directory = usable_cache_dir(settings.root)[0] if cache else None
+    directory = usable_cache_dir(settings.root, settings.cache_dir)[0] if cache else None
     linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
     found = discover(paths, settings)
     results = lint_files(found.python, linter, jobs, out.notices)

@@ -94,7 +94,7 @@ def _toml(value) -> str:
 def lint_case(root: Path, code: str, *, fix: bool = False) -> RunResult:
     config = root / "celerylint.toml"
     settings = load_settings(config if config.exists() else None, root, known_codes())
-    settings = replace(settings, root=root, config_dir=root, select=(code,) if code != "CL001" else ("CL",))
+    settings = replace(settings, root=root, config_dir=root, select=(code,) if code not in ("CL001", "CL002") else ("CL",))  # the run itself: with every rule
     return run([root], settings, fix=fix, unsafe=fix)
 
 

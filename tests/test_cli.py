@@ -204,9 +204,9 @@ def test_celerylint_toml_and_explicit_config(cli, tmp_path):
 def test_bad_configuration_exits_two(cli, tmp_path):
     write(tmp_path, "jobs.py", LOCK)
     cases = {
-        "[tool.celerylint]\nlock-tll = 5\n": "pyproject.toml: unknown key 'lock-tll'",
-        "[tool.celerylint]\nlock-ttl = 'soon'\n": "pyproject.toml: lock-ttl: expected a positive integer",
-        "[tool.celerylint]\nselect = ['XX1']\n": "pyproject.toml: select: unknown rule code or prefix 'XX1'",
+        "[tool.celerylint]\nlock-tll = 5\n": "pyproject.toml:2: unknown key 'lock-tll' (did you mean 'lock-ttl'?)",
+        "[tool.celerylint]\nlock-ttl = 'soon'\n": "pyproject.toml:2: lock-ttl: expected a positive integer",
+        "[tool.celerylint]\nselect = ['XX1']\n": "pyproject.toml:2: select: unknown rule code or prefix 'XX1'",
         "[tool.celerylint\n": "pyproject.toml: invalid TOML",
     }
     for text, message in cases.items():

@@ -55,7 +55,7 @@ def test_bad_config_through_the_cli(cli, tmp_path, explicit):
     proc = cli(*args, "a.py")
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"celerylint: error: {'' if explicit else str(tmp_path) + '/'}pyproject.toml: unknown key 'lock-tll'"
+    assert proc.stderr.strip() == f"celerylint: error: {'' if explicit else str(tmp_path) + '/'}pyproject.toml:3: unknown key 'lock-tll' (did you mean 'lock-ttl'?)"
 
 
 def test_missing_or_unreadable_config(cli, tmp_path, monkeypatch):
