@@ -32,7 +32,7 @@ from ..domain.celeryconf.redis_conf import parse_redis_url
 from ..domain.celeryconf.values import encode, setting_value
 from ..context import FileContext
 from ..rule import Checker, Regex
-from .settings_chain import module_info, record_star_import
+from .settings_chain import if_else_branches, module_info, record_star_import
 
 # Upper-case module-level names worth recording in any file; lower-case and
 # other names only in files that look like settings modules.
@@ -78,6 +78,7 @@ class ConfigCollector(Checker):
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
         Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings
+        b"    CELERY_", b"\tCELERY_",  # in an if/else of a settings file (conditional values)
     )
 
     def __init__(self, ctx: FileContext) -> None:
@@ -89,6 +90,7 @@ class ConfigCollector(Checker):
         self.guarded = 0  # try blocks around the current statement
         self.recorded_module = False
         self.factory_apps: set[str] = set()  # keys of apps made by project factories (see _made_by_project_factory)
+        self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
 
     # -- structure ----------------------------------------------------------
     def _enter(self, node) -> None:
@@ -97,8 +99,13 @@ class ConfigCollector(Checker):
     def _leave(self, node) -> None:
         self.depth -= 1
 
-    visit_If = visit_For = visit_While = _enter
+    visit_For = visit_While = _enter
     leave_If = leave_For = leave_While = _leave
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.depth == 0 and self.ctx.at_module_level:
+            self.alternatives.update(if_else_branches(node, self._id()))
+        self.depth += 1
 
     def _enter_guard(self, node) -> None:
         """``try:`` and ``with suppress(ImportError):`` make imports optional."""
@@ -125,7 +132,9 @@ class ConfigCollector(Checker):
                  via: str, cond: bool = False) -> None:
         sid = self._id()
         value = encode(setting_value(value_node, self.ctx)) if value_node is not None else None
-        self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond)
+        alt = self.alternatives.get(id(name_node)) if cond else None
+        self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond,
+                      **({"alt": alt} if alt else {}))
         if value_node is not None:
             self.ctx.fact("setting_value", value_node, id=sid)
             # the keys of a dict setting rules look into one by one: transport
@@ -224,6 +233,13 @@ class ConfigCollector(Checker):
                                   value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
             elif isinstance(t, cst.Name) and self.ctx.at_module_level:
                 self._module_setting(t, value)
+            elif isinstance(t, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and self.ctx.at_module_level:
+                # ``A, B = "x", "y"``: each name its value
+                names, values = t.elements, value.elements
+                if len(names) == len(values) and not any(isinstance(e, cst.StarredElement) for e in (*names, *values)):
+                    for name, item in zip(names, values):
+                        if isinstance(name.value, cst.Name):
+                            self._module_setting(name.value, item.value)
 
     def _module_setting(self, target: cst.Name, value: cst.BaseExpression) -> None:
         name = target.value
