@@ -16,7 +16,6 @@ the one ``os.environ.setdefault`` chooses, as without profiles."""
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -64,19 +63,15 @@ def wanted(profile: Profile, configured: tuple[str, ...]) -> bool:
     return deployed_name(profile.name)
 
 
-def named_outside_python(root: Path, python_files: list[str]) -> dict[str, list[str]]:
+def named_outside_python(root: Path) -> dict[str, list[str]]:
     """DJANGO_SETTINGS_MODULE values in compose files, Dockerfiles, Procfiles,
     ``.env`` files, shell scripts, tox/ini files of the linted tree."""
-    try:
-        common = os.path.commonpath([os.path.dirname(p) or "." for p in python_files]) if python_files else ""
-    except ValueError:
-        common = ""
     from ...config import DEFAULT_EXCLUDE
     from ...discovery import walk
     from ...source import read_capped
 
     out: dict[str, list[str]] = {}
-    top = root / common
+    top = root  # the directory linted: compose files and .env sit beside the package
     for directory, dirnames, filenames in walk(str(top)):
         dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
         for name in filenames:
@@ -214,7 +209,7 @@ def find_profiles(m, app) -> list[Profile]:
         named.setdefault(f["value"], []).append(f["path"])
     outside = getattr(m, "_dsm_outside", None)
     if outside is None:
-        outside = m._dsm_outside = named_outside_python(m.root, m.project.python_files)
+        outside = m._dsm_outside = named_outside_python(m.root)
     for value, where in outside.items():
         named.setdefault(value, []).extend(where)
     links = {path: _links(m, path) & set(family) for path in family}
