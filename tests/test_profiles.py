@@ -299,3 +299,27 @@ def test_an_include_that_cannot_be_read_makes_settings_unknown(cli, tmp_path):
     (app,) = show(cli, tmp_path)
     assert app["settings"]["task_acks_late"]["state"] == "unknown"
     assert not {"CL101", "CL103"} & {f["code"] for f in codes(tmp_path)}
+
+
+def test_task_cls_options_follow_its_task_classes(tmp_path):
+    # DefectDojo: Celery("dojo", task_cls=PgHistoryTask), PgHistoryTask extends
+    # two task classes of the same file; none sets acks_late
+    app = '''
+        # file: dojo/__init__.py
+        # file: dojo/celeryconfig.py
+        broker_url = "redis://redis:6379/0"
+        # file: dojo/celery.py
+        from celery import Celery, Task
+        class DojoAsyncTask(Task):
+            {option}
+        class PluggableContextTask(DojoAsyncTask):
+            pass
+        class PgHistoryTask(PluggableContextTask):
+            pass
+        app = Celery("dojo", task_cls=PgHistoryTask)
+        app.config_from_object("dojo.celeryconfig")
+    '''
+    write(tmp_path, app.replace("{option}", "pass"))
+    assert "CL101" in {f["code"] for f in codes(tmp_path)}
+    write(tmp_path, app.replace("{option}", "acks_late = True"))
+    assert "CL101" not in {f["code"] for f in codes(tmp_path)}

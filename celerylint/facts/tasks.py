@@ -30,10 +30,15 @@ class TaskCollector(Checker):
                       base=(self.ctx.qualify(base) or "?") if base is not None else None)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if is_task_class(node, self.ctx):
+        local = getattr(self, "local_task_classes", set())
+        bases = [b.value.value for b in node.bases if isinstance(b.value, cst.Name)]
+        if is_task_class(node, self.ctx) or (len(self.ctx.scopes) == 2 and any(b in local for b in bases)):
             module = self.ctx.module_name or self.ctx.path
+            self.local_task_classes = local | {node.name.value}
+            # ``bases``: the task classes of this file it extends (their options are inherited)
             self.ctx.definition_fact("task_class", node, cls=f"{module}.{node.name.value}",
-                          options=self._options(class_options(node)))
+                          options=self._options(class_options(node)),
+                          bases=[f"{module}.{b}" for b in bases if b in local])
 
 
 class DelayCollector(Checker):

@@ -273,15 +273,25 @@ class Model:
         """The app's custom task class (``task_cls=``), if any."""
         if not app.task_cls:
             return None, "unset"
-        return self._class_option(app.task_cls.replace(":", "."), option)
+        name = app.task_cls.replace(":", ".")
+        if name not in self.task_classes and "." not in name:  # a class of the app's own module
+            name = f"{app.key.rsplit(':', 1)[0]}.{name}"
+        return self._class_option(name, option)
 
-    def _class_option(self, name: str, option: str) -> tuple[Any, str]:
-        """An option of the project's task class ``name``: unknown when the
-        class is not among the linted files."""
+    def _class_option(self, name: str, option: str, depth: int = 0) -> tuple[Any, str]:
+        """An option of the project's task class ``name``, or of the task
+        classes of its file it extends: unknown when the class is not among
+        the linted files."""
         cls = self.task_classes.get(name)
-        if cls is None:
+        if cls is None or depth > 20:
             return None, "unknown"
-        return _option(cls["options"], option) if option in cls["options"] else (None, "unset")
+        if option in cls["options"]:
+            return _option(cls["options"], option)
+        for base in cls.get("bases", ()):
+            value, state = self._class_option(base, option, depth + 1)
+            if state != "unset":
+                return value, state
+        return None, "unset"
 
     def fix_adding(self, app: App, name: str, value: str):
         """The fix that adds setting ``name = value`` where ``app``'s

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _NOT_DEPLOYED = re.compile(
-    r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|local|locals|debug"
+    r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|devstack|local|locals|debug"
     r"|sample|example|examples|e2e|selenium|travis|github|jenkins)(?:[_-].*)?$",
     re.IGNORECASE,
 )

@@ -201,7 +201,8 @@ def _resolved(a: Assignment) -> Resolved:
         if all(v is not None for v, _ in found) and all(f == found[0] for f in found):
             value, env = found[0]
             return Resolved("set", value, env, a)  # every branch sets the same value
-        return Resolved("unknown", at=a, values=[v for v, _ in found])
+        known = all(v is not None for v, _ in found)
+        return Resolved("unknown", at=a, values=[v for v, _ in found] if known else None)
     if a.cond:
         return Resolved("unknown", at=a)
     value, env = plain(a.value)
