@@ -323,3 +323,24 @@ def test_task_cls_options_follow_its_task_classes(tmp_path):
     assert "CL101" in {f["code"] for f in codes(tmp_path)}
     write(tmp_path, app.replace("{option}", "acks_late = True"))
     assert "CL101" not in {f["code"] for f in codes(tmp_path)}
+
+
+def test_helper_function_returning_a_literal(cli, tmp_path):
+    write(tmp_path, '''
+        # file: celeryconfig.py
+        HOST = "redis"
+        def redis_url():
+            """The broker."""
+            return f"redis://{HOST}:6379/0"
+        def from_env(name):
+            return name
+        broker_url = redis_url()
+        result_backend = from_env("x")
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert app["settings"]["broker_url"]["value"] == "redis://redis:6379/0"
+    assert app["settings"]["result_backend"]["state"] == "unknown"

@@ -30,6 +30,7 @@ from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
 from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..domain.celeryconf.redis_conf import parse_redis_url
 from ..domain.celeryconf.values import encode, setting_value
+from ..domain.celeryconf.values_env import remember_function
 from ..context import FileContext
 from ..rule import Checker, Regex
 from .settings_chain import if_else_branches, module_info, record_star_import
@@ -248,6 +249,10 @@ class ConfigCollector(Checker):
             return
         self.recorded_module = True
         self._setting(f"module:{self.module}", name, target, value, "assign", cond=self.depth > 0)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if len(self.ctx.scopes) == 2:  # at module level: ``def redis_url(): return "redis://..."``
+            remember_function(node, self.ctx)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, cst.Name) and self.ctx.at_module_level:

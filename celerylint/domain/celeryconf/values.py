@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..values import NONE, Env, FromNow, evaluate
 from ...context import FileContext
-from .values_env import env_value
+from .values_env import env_value, helper_value
 
 
 def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> Any:
@@ -45,6 +45,9 @@ def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int 
         from_env = env_value(node, ctx, depth)
         if from_env is not None:
             return from_env
+        from_helper = helper_value(node, ctx, depth)
+        if from_helper is not None:
+            return from_helper
     if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
         bound = ctx.lookup(node.value)
         if bound is not None and isinstance(bound, (cst.BinaryOperation, cst.FormattedString, cst.Dict, cst.List,

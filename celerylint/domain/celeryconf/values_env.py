@@ -71,3 +71,39 @@ def env_value(node: cst.Call, ctx: FileContext, depth: int = 0) -> Env | None:
     if default is _NOTHING:
         return Env(key, None)  # required: no default, the value is the environment's
     return Env(key, default)
+
+
+def remember_function(node: cst.FunctionDef, ctx: FileContext) -> None:
+    """Note a module-level ``def f(): return <literal>`` for ``helper_value``
+    (called by a collector when it enters the function)."""
+    params = node.params
+    if (node.decorators or params.params or params.kwonly_params or params.posonly_params
+            or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None):
+        return
+    if not isinstance(node.body, cst.IndentedBlock):
+        return
+    body = [s for s in node.body.body if not _docstring(s)]
+    if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        ret = body[0].body[0]
+        if isinstance(ret, cst.Return) and ret.value is not None:
+            ctx.__dict__.setdefault("literal_functions", {})[node.name.value] = ret.value
+
+
+def helper_value(node: cst.Call, ctx: FileContext, depth: int) -> Any:
+    """``f()`` where ``f`` is a module-level function of this file that only
+    returns a literal or an f-string over literals (``remember_function``)."""
+    if node.args or not isinstance(node.func, cst.Name) or ctx.lookup(node.func.value) is not None:
+        return None
+    value = ctx.__dict__.get("literal_functions", {}).get(node.func.value)
+    if value is None:
+        return None
+    from .values import setting_value
+
+    result = setting_value(value, ctx, depth + 1)
+    return result if isinstance(result, (str, int, float, bool)) else None
+
+
+def _docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
