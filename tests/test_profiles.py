@@ -344,3 +344,29 @@ def test_helper_function_returning_a_literal(cli, tmp_path):
     (app,) = show(cli, tmp_path)
     assert app["settings"]["broker_url"]["value"] == "redis://redis:6379/0"
     assert app["settings"]["result_backend"]["state"] == "unknown"
+
+
+def test_modules_that_are_not_settings_are_no_profiles(cli, tmp_path):
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/models.py
+        X = 1
+        # file: proj/views.py
+        from .models import *
+        # file: proj/settings.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        # file: proj/settings_prod.py
+        from .settings import *
+        CELERY_TASK_ACKS_LATE = True
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    profiles = by_profile(show(cli, tmp_path))
+    assert sorted(profiles) == ["proj.settings", "proj.settings_prod"]
+    assert all(p["profile"]["checked"] for p in profiles.values())
+    (cl101,) = [f for f in codes(tmp_path) if f["code"] == "CL101"]
+    assert cl101["message"].endswith("(settings profile `proj.settings`)")

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .paths import SETTINGS_PATH
+
 _NOT_DEPLOYED = re.compile(
     r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|devstack|local|locals|debug"
     r"|sample|example|examples|e2e|selenium|travis|github|jenkins)(?:[_-].*)?$",
@@ -194,9 +196,14 @@ def find_profiles(m, app) -> list[Profile]:
     default, dpath = app.source.module, app.source.path
     here = posixpath.dirname(dpath)
     package = default if dpath.endswith("/__init__.py") or dpath == "__init__.py" else default.rpartition(".")[0]
-    family = sorted(p for p in m.project.python_files if posixpath.dirname(p) == here and not is_test_path(p))
-    if len(family) <= 1:
-        return [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]
+    # settings-like files only: ``views.py`` doing ``from .models import *`` is no profile
+    family = sorted(p for p in m.project.python_files if posixpath.dirname(p) == here and not is_test_path(p)
+                    and (p == dpath or SETTINGS_PATH.search(p)))
+    links = {path: _links(m, path) & set(family) for path in family}
+    if not any(links[p] for p in family if p != dpath):  # nothing builds on another: one module
+        classes = _configuration_classes(m, default)
+        return [Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class") for cls in classes] \
+            or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]
     modules: dict[str, str] = {}
     for path in family:
         stem = posixpath.basename(path)[:-3]
@@ -212,7 +219,6 @@ def find_profiles(m, app) -> list[Profile]:
         outside = m._dsm_outside = named_outside_python(m.root)
     for value, where in outside.items():
         named.setdefault(value, []).extend(where)
-    links = {path: _links(m, path) & set(family) for path in family}
     built_on = set().union(*links.values())
     exports = {p for p in family if any(i["kind"] == "settings_export" for i in m.by_path_stars.get(p, ()))}
     profiles: list[Profile] = []
