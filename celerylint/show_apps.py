@@ -132,7 +132,8 @@ def as_text(described: dict[str, Any]) -> str:
         lines.append(f"{app['path']}:{app['line']}:{app['column']}: `{app['variable']}`{main}, {app['kind']} app")
         profile = app.get("profile")
         if profile:
-            checked = "checked" if profile["checked"] else "not checked (a test, CI, development or local profile)"
+            checked = "checked" if profile["checked"] else (
+                "not checked (a test, CI, development or local profile, or not in `settings-profiles`)")
             named = f"; DJANGO_SETTINGS_MODULE in {', '.join(profile['named_by'])}" if profile.get("named_by") else ""
             lines.append(f"  settings profile: {profile['name']} ({profile['path']}), {checked}{named}")
         for source in app["sources"]:

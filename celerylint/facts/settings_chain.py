@@ -123,7 +123,10 @@ class SettingsClassCollector(Checker):
       optional("b.py"))``, the files run in the module's namespace."""
 
     PATHS = SETTINGS_PATH.pattern
-    REQUIRES = (Regex(rb"class[ \t]+\w+[ \t]*\("), b"include(")
+    # A settings class holds indented Celery settings, or is exported by a
+    # loader, or is a django-configurations class; an intermediate class of a
+    # file with none of these is not read, and the chain through it is unknown.
+    REQUIRES = (b"    CELERY_", b"\tCELERY_", b"    BROKER_", b"load_settings(", b"split_settings", b"configurations")
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)

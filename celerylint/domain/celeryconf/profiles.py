@@ -9,7 +9,7 @@ Dockerfiles, Procfiles, ``.env`` files) that build on another module of that
 directory (a star import, a django-split-settings ``include``, a settings
 class exported by a loader) and that no other one builds on, plus every
 module ``DJANGO_SETTINGS_MODULE`` names there.  The configuration rules check
-the profiles that are *reported*: the ``settings-profiles`` option when it is
+the profiles that are *checked*: the ``settings-profiles`` option when it is
 set, else every profile whose name is not a test, CI, development or local
 one (``test``, ``ci``, ``dev``, ``local``, ``sample``...); when none is left,
 the one ``os.environ.setdefault`` chooses, as without profiles."""
@@ -39,7 +39,6 @@ class Profile:
     module: str
     path: str
     cls: str | None = None
-    reported: bool = False
     why: str = ""  # why it is a profile
     named_by: list[str] = field(default_factory=list)  # files that set DJANGO_SETTINGS_MODULE to it
 

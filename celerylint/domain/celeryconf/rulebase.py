@@ -75,19 +75,23 @@ def per_profile(m: Model, check: Callable[[Model], Iterable[Finding]]) -> list[F
     reported once, naming them all."""
     import copy
 
-    def view(apps: dict[str, App]) -> Model:
+    def run(apps: dict[str, App]) -> list[Finding]:
         v = copy.copy(m)
         v.apps = apps
-        return v
+        found = list(check(v))
+        for key, value in v.__dict__.items():  # what a rule cached (a scan of launch files) serves every view
+            if key.startswith("_") and key not in m.__dict__:
+                m.__dict__[key] = value
+        return found
 
     plain_apps = {k: a for k, a in m.apps.items() if not a.profile}
-    base = list(check(view(plain_apps)))
+    base = run(plain_apps)
     seen = set(base)
     names = sorted({a.profile for a in m.apps.values() if a.profile})
     merged: dict[tuple, tuple[Finding, list[str]]] = {}
     for name in names:
         apps = {**plain_apps, **{k: a for k, a in m.apps.items() if a.profile == name}}
-        for f in check(view(apps)):
+        for f in run(apps):
             if f in seen:
                 continue
             key = (f.code, f.path, f.line, f.col, f.message)
