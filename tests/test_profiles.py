@@ -72,6 +72,10 @@ def test_every_leaf_is_a_profile_and_the_deployed_one_is_checked(cli, tmp_path):
     assert production["sources"][1]["files"] == ["proj/settings/production.py", "proj/settings/base.py"]
     assert production["settings"]["broker_url"] == {"state": "set", "value": "redis://redis:6379/0",
                                                     "path": "proj/settings/base.py", "line": 1}
+    text = cli("--show-apps", ".", cwd=tmp_path).stdout
+    assert "  settings profile: proj.settings.production (proj/settings/production.py), checked; " \
+           "DJANGO_SETTINGS_MODULE in .env\n" in text
+    assert "  settings profile: proj.settings.local (proj/settings/local.py), not checked" in text
     findings = codes(tmp_path)
     # CL113 would fire on local's CELERY_TASK_ALWAYS_EAGER if local were checked
     assert sorted(f["code"] for f in findings) == ["CL101", "CL103"]

@@ -72,14 +72,17 @@ _SETTING_AT_LINE_START = (
 class ConfigCollector(Checker):
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
-    # inside ``if``/``try`` blocks of a file that also has one at column 0).
+    # inside ``if``/``try`` blocks of a file that also has one at column 0, or
+    # upper-case ones written ``CELERY_X = v``).
     REQUIRES = (
         # an app is made by a call of ``Celery`` (or of an alias of it)
         Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"), Regex(rb"\.conf\s*[.\[]"),
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
         Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings
-        b"    CELERY_", b"\tCELERY_",  # in an if/else of a settings file (conditional values)
+        # indented, in an if/else of a settings file (``CELERY_X = v``; a keyword
+        # argument ``CELERY_X=v`` of override_settings does not count)
+        Regex(rb"\n[ \t]+CELERY_\w+[ \t]+=[ \t]"),
     )
 
     def __init__(self, ctx: FileContext) -> None:

@@ -126,7 +126,9 @@ class SettingsClassCollector(Checker):
     # A settings class holds indented Celery settings, or is exported by a
     # loader, or is a django-configurations class; an intermediate class of a
     # file with none of these is not read, and the chain through it is unknown.
-    REQUIRES = (b"    CELERY_", b"\tCELERY_", b"    BROKER_", b"load_settings(", b"split_settings", b"configurations")
+    REQUIRES = (Regex(rb"\n[ \t]+CELERY_\w+[ \t]+=[ \t]"), Regex(rb"\n[ \t]+BROKER_\w+[ \t]+=[ \t]"),
+                b"load_settings(", b"split_settings",
+                b"from configurations", b"import configurations")
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)

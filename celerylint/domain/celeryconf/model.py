@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import SETTINGS_PATH
-from .profiles import _join_alternatives, class_settings, included, with_profiles
+from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
 from .values import plain
 
@@ -76,7 +76,7 @@ class Model:
             for f in self.by_kind[kind]:
                 self.by_path_stars[f["path"]].append(f)
         self.classes = {f"{f['module']}.{f['name']}": f for f in self.by_kind["settings_class"]}
-        _join_alternatives(self.assignments)
+        join_alternatives(self.assignments)
         self.apps = self._apps()
 
     # -- modules ----------------------------------------------------------

@@ -98,7 +98,7 @@ def named_outside_python(root: Path) -> dict[str, list[str]]:
 _CONFIGURATIONS = ("configurations.Configuration", "configurations.base.Configuration", "object")
 
 
-def _join_alternatives(assignments: dict) -> None:
+def join_alternatives(assignments: dict) -> None:
     """Give each assignment made in a branch of a complete ``if``/``else``
     the last assignment of its name in every branch (``Assignment.alternatives``)."""
     groups: dict[tuple, dict[int, object]] = {}
