@@ -33,7 +33,7 @@ from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
 from ..context import FileContext
 from ..rule import Checker, Regex
-from .settings_chain import if_else_branches, module_info, record_star_import
+from .settings_chain import if_else_branches, module_info, record_star_import, unpacked
 
 # Upper-case module-level names worth recording in any file; lower-case and
 # other names only in files that look like settings modules.
@@ -237,13 +237,9 @@ class ConfigCollector(Checker):
                                   value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
             elif isinstance(t, cst.Name) and self.ctx.at_module_level:
                 self._module_setting(t, value)
-            elif isinstance(t, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and self.ctx.at_module_level:
-                # ``A, B = "x", "y"``: each name its value
-                names, values = t.elements, value.elements
-                if len(names) == len(values) and not any(isinstance(e, cst.StarredElement) for e in (*names, *values)):
-                    for name, item in zip(names, values):
-                        if isinstance(name.value, cst.Name):
-                            self._module_setting(name.value, item.value)
+            elif isinstance(t, (cst.Tuple, cst.List)) and self.ctx.at_module_level:
+                for name, item in unpacked(t, value):  # ``A, B = "x", "y"``
+                    self._module_setting(name, item)
 
     def _module_setting(self, target: cst.Name, value: cst.BaseExpression) -> None:
         name = target.value

@@ -42,6 +42,16 @@ def module_info(ctx: FileContext, module: str, settings_like: bool) -> None:
              newline_at_end=text.endswith(("\n", "\r")) or not text, settings_like=settings_like)
 
 
+def unpacked(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    """``A, B = "x", "y"``: each name with its value (none when the lengths
+    differ or an element is starred)."""
+    if not isinstance(value, (cst.Tuple, cst.List)) or len(target.elements) != len(value.elements):
+        return []
+    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return []
+    return [(n.value, v.value) for n, v in zip(target.elements, value.elements) if isinstance(n.value, cst.Name)]
+
+
 def if_else_branches(node: cst.If, if_id: int) -> dict[int, list[int]]:
     """``if ...: X = a`` / ``elif ...: X = b`` / ``else: X = c`` at module
     level: the id of each assigned name node -> ``[if_id, branch, branches]``,
