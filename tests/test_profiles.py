@@ -374,3 +374,25 @@ def test_modules_that_are_not_settings_are_no_profiles(cli, tmp_path):
     assert all(p["profile"]["checked"] for p in profiles.values())
     (cl101,) = [f for f in codes(tmp_path) if f["code"] == "CL101"]
     assert cl101["message"].endswith("(settings profile `proj.settings`)")
+
+
+def test_a_profile_that_does_not_parse_is_listed_with_unknown_settings(cli, tmp_path):
+    # cookiecutter-django: the settings are Jinja templates
+    write(tmp_path, CELERY_APP, '''
+        # file: proj/settings/base.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        # file: proj/settings/local.py
+        from .base import *
+        # file: proj/settings/production.py
+        from .base import *  # noqa: F403
+        {%- if cookiecutter.use_sentry == "y" %}
+        SENTRY = 1
+        {%- endif %}
+    ''')
+    (tmp_path / ".envs" / ".production").mkdir(parents=True)
+    (tmp_path / ".envs" / ".production" / ".django").write_text("DJANGO_SETTINGS_MODULE=proj.settings.production\n")
+    profiles = by_profile(show(cli, tmp_path))
+    production = profiles["proj.settings.production"]
+    assert production["profile"]["checked"] and production["profile"]["named_by"] == [".envs/.production/.django"]
+    assert production["settings"]["task_acks_late"]["state"] == "unknown"
+    assert not {"CL101", "CL103"} & {f["code"] for f in codes(tmp_path)}

@@ -75,8 +75,9 @@ def named_outside_python(root: Path) -> dict[str, list[str]]:
     top = root  # the directory linted: compose files and .env sit beside the package
     for directory, dirnames, filenames in walk(str(top)):
         dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
+        in_env_dir = "/.env" in "/" + posixpath.relpath(Path(directory).as_posix(), top.as_posix())  # .envs/.production/.django
         for name in filenames:
-            if not _LAUNCH.match(name):
+            if not (_LAUNCH.match(name) or in_env_dir):
                 continue
             path = Path(directory) / name
             try:
@@ -170,8 +171,34 @@ def included(m, path: str, fact: dict, problems: list[str]) -> list[str]:
     return out
 
 
+_STAR_TEXT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+
+
+def _text_links(m, path: str) -> set[str]:
+    """Star imports of a settings file that does not parse (a template such
+    as cookiecutter-django's), read from its text: the profile is still one,
+    with unknown settings."""
+    from .fixes import read
+
+    text = read(m, path) or ""
+    out = set()
+    for dots, module in _STAR_TEXT.findall(text):
+        if dots:
+            base = posixpath.dirname(path)
+            for _ in range(len(dots) - 1):
+                base = posixpath.dirname(base)
+            target = posixpath.join(base, *module.split(".")) + ".py" if module else None
+        else:
+            target = m.path_of(module)
+        if target:
+            out.add(target)
+    return out
+
+
 def _links(m, path: str) -> set[str]:
     """The files the settings module ``path`` builds on."""
+    if path in m.unparsable:
+        return _text_links(m, path)
     out: set[str] = set()
     for item in m.by_path_stars.get(path, ()):
         if item["kind"] == "star_import":
