@@ -28,6 +28,9 @@ GLOBAL_OPTIONS = (
            "extra dotted call names (`billing.gateway.charge`) that count as external side effects"),
     Option("settings-modules", "strings", (),
            "dotted names of modules that hold Celery or Django settings, read even when no app loads them"),
+    Option("settings-profiles", "strings", (),
+           "settings profiles (`proj.settings.staging`, or its last part `staging`) the configuration rules "
+           "check; default: every profile whose name is not a test, CI, development or local one"),
     Option("redis-config-files", "strings", ("**/redis*.conf", "**/docker-compose*.y*ml", "**/compose*.y*ml"),
            "globs of the non-Python files read for Redis settings (redis.conf, compose files)"),
 )

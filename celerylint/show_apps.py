@@ -55,6 +55,8 @@ def _setting(resolved: Resolved) -> dict[str, Any]:
         out["env"] = resolved.env
     if resolved.at is not None:
         out["path"], out["line"] = resolved.at.path, resolved.at.line
+    if resolved.values is not None:
+        out["values"] = [_value(v) for v in resolved.values]  # one of these (if/else branches)
     return out
 
 
@@ -83,16 +85,37 @@ def _sources(app: App) -> list[dict[str, Any]]:
     return out
 
 
+def _every_profile(m: Model, app: App) -> list[tuple[App, dict[str, Any] | None]]:
+    """The app once per settings profile found (checked by the rules or
+    not), or once when it has none."""
+    import copy
+
+    if len(app.profiles) <= 1 and not app.profile:
+        return [(app, app.profiles[0] if app.profiles else None)]
+    out = []
+    for p in app.profiles:
+        clone = copy.copy(app)
+        clone.source = m.source(p["module"], True, app.source.namespace if app.source else app.namespace, p.get("class"))
+        clone.profile = p["name"]
+        out.append((clone, p))
+    return out
+
+
 def describe(m: Model) -> dict[str, Any]:
     configured = m.configured_apps()
     apps = []
-    for app in m.relevant_apps():
-        line, col = app.pos[0], app.pos[1]
-        apps.append({
-            "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
-            "kind": _kind(app, configured), "sources": _sources(app), "unknown": list(app.open),
-            "settings": {name: _setting(app.get(name)) for name in SHOWN},
-        })
+    done: set[tuple[str, Any]] = set()
+    for listed in m.relevant_apps():
+        if (listed.path, listed.pos) in done:
+            continue  # the other profiles of an app already shown
+        done.add((listed.path, listed.pos))
+        for app, profile in _every_profile(m, listed):
+            line, col = app.pos[0], app.pos[1]
+            apps.append({
+                "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
+                "kind": _kind(listed, configured), "profile": profile, "sources": _sources(app),
+                "unknown": list(app.open), "settings": {name: _setting(app.get(name)) for name in SHOWN},
+            })
     return {"apps": apps}
 
 
@@ -107,6 +130,12 @@ def as_text(described: dict[str, Any]) -> str:
     for app in described["apps"]:
         main = f' ("{app["main"]}")' if app["main"] else ""
         lines.append(f"{app['path']}:{app['line']}:{app['column']}: `{app['variable']}`{main}, {app['kind']} app")
+        profile = app.get("profile")
+        if profile:
+            checked = "checked" if profile["checked"] else (
+                "not checked (a test, CI, development or local profile, or not in `settings-profiles`)")
+            named = f"; DJANGO_SETTINGS_MODULE in {', '.join(profile['named_by'])}" if profile.get("named_by") else ""
+            lines.append(f"  settings profile: {profile['name']} ({profile['path']}), {checked}{named}")
         for source in app["sources"]:
             lines.append(f"  source: {_source_text(source)}")
         for why in app["unknown"]:
@@ -114,6 +143,8 @@ def as_text(described: dict[str, Any]) -> str:
         width = max(len(n) for n in app["settings"])
         for name, s in app["settings"].items():
             shown = "unknown" if s["state"] == "unknown" else repr(s["value"])
+            if "values" in s:
+                shown += " (one of " + ", ".join(repr(v) for v in s["values"]) + ")"
             if s["state"] == "default":
                 shown = f"default ({shown})"
             where = f"  {s['path']}:{s['line']}" if "path" in s else ""

@@ -30,9 +30,10 @@ from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
 from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..domain.celeryconf.redis_conf import parse_redis_url
 from ..domain.celeryconf.values import encode, setting_value
+from ..domain.celeryconf.values_env import remember_function
 from ..context import FileContext
 from ..rule import Checker, Regex
-from .settings_chain import module_info, record_star_import
+from .settings_chain import if_else_branches, module_info, record_star_import, unpacked
 
 # Upper-case module-level names worth recording in any file; lower-case and
 # other names only in files that look like settings modules.
@@ -71,13 +72,17 @@ _SETTING_AT_LINE_START = (
 class ConfigCollector(Checker):
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
-    # inside ``if``/``try`` blocks of a file that also has one at column 0).
+    # inside ``if``/``try`` blocks of a file that also has one at column 0, or
+    # upper-case ones written ``CELERY_X = v``).
     REQUIRES = (
         # an app is made by a call of ``Celery`` (or of an alias of it)
         Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"), Regex(rb"\.conf\s*[.\[]"),
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
         Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings
+        # indented, in an if/else of a settings file (``CELERY_X = v``; a keyword
+        # argument ``CELERY_X=v`` of override_settings does not count)
+        Regex(rb"\n[ \t]+CELERY_\w+[ \t]+=[ \t]"),
     )
 
     def __init__(self, ctx: FileContext) -> None:
@@ -89,6 +94,7 @@ class ConfigCollector(Checker):
         self.guarded = 0  # try blocks around the current statement
         self.recorded_module = False
         self.factory_apps: set[str] = set()  # keys of apps made by project factories (see _made_by_project_factory)
+        self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
 
     # -- structure ----------------------------------------------------------
     def _enter(self, node) -> None:
@@ -97,8 +103,13 @@ class ConfigCollector(Checker):
     def _leave(self, node) -> None:
         self.depth -= 1
 
-    visit_If = visit_For = visit_While = _enter
+    visit_For = visit_While = _enter
     leave_If = leave_For = leave_While = _leave
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.depth == 0 and self.ctx.at_module_level:
+            self.alternatives.update(if_else_branches(node, self._id()))
+        self.depth += 1
 
     def _enter_guard(self, node) -> None:
         """``try:`` and ``with suppress(ImportError):`` make imports optional."""
@@ -125,7 +136,9 @@ class ConfigCollector(Checker):
                  via: str, cond: bool = False) -> None:
         sid = self._id()
         value = encode(setting_value(value_node, self.ctx)) if value_node is not None else None
-        self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond)
+        alt = self.alternatives.get(id(name_node)) if cond else None
+        self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond,
+                      **({"alt": alt} if alt else {}))
         if value_node is not None:
             self.ctx.fact("setting_value", value_node, id=sid)
             # the keys of a dict setting rules look into one by one: transport
@@ -224,6 +237,9 @@ class ConfigCollector(Checker):
                                   value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
             elif isinstance(t, cst.Name) and self.ctx.at_module_level:
                 self._module_setting(t, value)
+            elif isinstance(t, (cst.Tuple, cst.List)) and self.ctx.at_module_level:
+                for name, item in unpacked(t, value):  # ``A, B = "x", "y"``
+                    self._module_setting(name, item)
 
     def _module_setting(self, target: cst.Name, value: cst.BaseExpression) -> None:
         name = target.value
@@ -232,6 +248,10 @@ class ConfigCollector(Checker):
             return
         self.recorded_module = True
         self._setting(f"module:{self.module}", name, target, value, "assign", cond=self.depth > 0)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if len(self.ctx.scopes) == 2:  # at module level: ``def redis_url(): return "redis://..."``
+            remember_function(node, self.ctx)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, cst.Name) and self.ctx.at_module_level:

@@ -14,6 +14,11 @@ class AcksLateDisabled(ConfigRule):
     `app.conf.update(...)`, `app.conf.X = ...`, and the module or Django
     settings given to `config_from_object`.
 
+    In a Django project with settings profiles (`settings/production.py`,
+    `settings/local.py`, ...), each profile the rules check is read (the
+    deployed ones by default; see the README's "Settings profiles"), and the
+    message names the profile.
+
     ## Why is this bad?
     With `task_acks_late` off (Celery's default), the message is acknowledged
     when the task *starts*. A worker that is killed mid-task (deploy, OOM,

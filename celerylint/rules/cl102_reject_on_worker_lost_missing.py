@@ -11,6 +11,11 @@ class RejectOnWorkerLostMissing(ConfigRule):
     Checks that an app with `task_acks_late` enabled also enables
     `task_reject_on_worker_lost`.
 
+    In a Django project with settings profiles (`settings/production.py`,
+    `settings/local.py`, ...), each profile the rules check is read (the
+    deployed ones by default; see the README's "Settings profiles"), and the
+    message names the profile.
+
     ## Why is this bad?
     With late acknowledgement alone, a task whose worker *process* dies (OOM
     killer, segfault, `SIGKILL`) fails with `WorkerLostError` and the

@@ -34,6 +34,11 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     `--prefetch-multiplier` (in a compose file, Procfile, shell script,
     Dockerfile or service unit of the project) is not reported.
 
+    In a Django project with settings profiles (`settings/production.py`,
+    `settings/local.py`, ...), each profile the rules check is read (the
+    deployed ones by default; see the README's "Settings profiles"), and the
+    message names the profile.
+
     ## Why is this bad?
     Each worker process reserves `concurrency x multiplier` messages ahead.
     With tasks of mixed duration, long tasks wait in the buffer of one busy

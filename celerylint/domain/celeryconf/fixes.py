@@ -151,10 +151,13 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
         text = read(model, path)
         if text is None:
             return None
-        mine = [a for a in source.assignments if a.path == path and not a.cond and t.canonical(a.name, source.namespace)]
+        mine = [a for a in source.assignments if a.path == path and not a.cond and t.canonical(a.name, source.namespace)
+                and (a.via != "class_attr" or a.value_pos is not None)]  # not after a property's ``def`` line
         latest = max(mine, key=_last_line, default=None)
         anchor = statement_end(text, latest) if latest is not None else None
         line = f"{written} = {value}\n"
+        if latest is not None and latest.via == "class_attr":  # a settings class: in its body
+            line = _indent(LineIndex(text).line_text(latest.pos[0])) + line
         if anchor is None:
             anchor = len(LineIndex(text).starts)
             if text.endswith(("\n", "\r")):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import SETTINGS_PATH
+from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
 from .values import plain
 
@@ -38,7 +39,7 @@ class Model:
         by_id: dict[tuple[str, int], Assignment] = {}
         for f in self.by_kind["setting"]:
             a = Assignment(f["name"], f["value"], f["path"], fact_position(f), fact_position(values.get((f["path"], f["id"]))),
-                           f["cond"], f["via"])
+                           f["cond"], f["via"], alt=f.get("alt"))
             by_id[(f["path"], f["id"])] = a
             self.assignments[f["source"]].append(a)
         for f in self.by_kind["setting_item"]:
@@ -71,6 +72,11 @@ class Model:
         self.by_path_stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in self.by_kind["star_import"]:
             self.by_path_stars[f["path"]].append(f)
+        for kind in ("settings_include", "settings_export"):  # run in the module's namespace, like star imports
+            for f in self.by_kind[kind]:
+                self.by_path_stars[f["path"]].append(f)
+        self.classes = {f"{f['module']}.{f['name']}": f for f in self.by_kind["settings_class"]}
+        join_alternatives(self.assignments)
         self.apps = self._apps()
 
     # -- modules ----------------------------------------------------------
@@ -90,7 +96,7 @@ class Model:
                 return rel
         return None
 
-    def source(self, module: str, django: bool, namespace: str | None) -> Source | None:
+    def source(self, module: str, django: bool, namespace: str | None, cls: str | None = None) -> Source | None:
         path = self.path_of(module)
         if path is None:
             return None
@@ -98,17 +104,21 @@ class Model:
         files: list[str] = []
         problems: list[str] = []
         self._flatten(module, assignments, files, problems, set())
+        if cls is not None:  # a django-configurations class: its settings after the module's
+            assignments.extend(class_settings(self, f"{module}.{cls}", files, problems))
         if django and not any(a.name.startswith(("CELERY", "BROKER")) for a in assignments):
             problems.append("no Celery setting is visible at module level of the Django settings")
         return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files)
 
     def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
-        if module in seen:
-            return
-        seen.add(module)
         path = self.path_of(module)
-        if path is None:
+        if path is not None:
+            self._flatten_path(path, out, files, problems, seen)
+
+    def _flatten_path(self, path: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
+        if path in seen:
             return
+        seen.add(path)
         if path in self.unparsable:
             problems.append(f"{path} does not parse, so its settings are unknown")
             return
@@ -121,12 +131,16 @@ class Model:
         for _, kind, item in sorted(own + stars, key=lambda x: (x[0], x[1])):
             if kind == 1:
                 out.append(item)
-                continue
-            target = item["target"]
-            if self.path_of(target) is not None:
-                self._flatten(target, out, files, problems, seen)
+            elif item["kind"] == "settings_include":
+                for target in included(self, path, item, problems):
+                    self._flatten_path(target, out, files, problems, seen)
+            elif item["kind"] == "settings_export":
+                name = item["qualified"] or f"{item['module']}.{item['cls']}"
+                out.extend(class_settings(self, name, files, problems))
+            elif self.path_of(item["target"]) is not None:
+                self._flatten(item["target"], out, files, problems, seen)
             elif not item["guarded"]:
-                problems.append(f"`from {target} import *` is not in the linted files")
+                problems.append(f"`from {item['target']} import *` is not in the linted files")
 
     def django_settings(self, app_module: str) -> str | None:
         chosen = [f["value"] for f in self.by_kind["django_settings_module"] if f["module"] == app_module]
@@ -211,7 +225,7 @@ class Model:
             self._attach_source(app)
             if "task_cls" in app.preconf:
                 app.task_cls = "?"
-        return apps
+        return with_profiles(self, apps)
 
     def _attach_source(self, app: App) -> None:
         config = app.config
@@ -259,14 +273,17 @@ class Model:
         """The app's custom task class (``task_cls=``), if any."""
         if not app.task_cls:
             return None, "unset"
-        return self._class_option(app.task_cls.replace(":", "."), option)
+        name = app.task_cls.replace(":", ".")
+        if name not in self.task_classes and "." not in name:  # a class of the app's own module
+            name = f"{app.key.rsplit(':', 1)[0]}.{name}"
+        return self._class_option(name, option)
 
     def _class_option(self, name: str, option: str, depth: int = 0) -> tuple[Any, str]:
         """An option of the project's task class ``name``, its own or the
         first of its bases' (in order, across files): unknown when a class
         on the way is not among the linted files."""
         cls = self.task_classes.get(name)
-        if cls is None:
+        if cls is None or depth > 20:
             return None, "unknown"
         if option in cls["options"]:
             return _option(cls["options"], option)

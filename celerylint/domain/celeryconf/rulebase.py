@@ -4,7 +4,7 @@ an app goes, and the sources whose setting names are checked."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...model import Finding, Fix
@@ -20,7 +20,9 @@ class ConfigRule(ProjectRule):
         m = model(project)
         if not m.apps and not m.by_kind["setting"]:
             return []
-        return list(self.check_model(m))
+        if not any(app.profile for app in m.apps.values()):
+            return list(self.check_model(m))
+        return per_profile(m, self.check_model)
 
     def check_model(self, m: Model) -> Iterable[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -32,6 +34,12 @@ class ConfigRule(ProjectRule):
     def at_app(self, app: App, message: str, fix: Fix | None = None) -> Finding:
         """A missing setting: reported where the app loads its configuration
         (``config_from_object``), else where it is created."""
+        if app.profile and fix is not None and fix.path and fix.edits:
+            # a settings profile: where its settings should say it (the line
+            # the fix writes after), so that profiles sharing it meet there
+            edit = min(fix.edits)
+            line = max(1, edit.line - 1) if edit.col == 0 else edit.line
+            return self.at(message, fix.path, (line, 0, line, 0), fix)
         if app.config is not None:
             c = app.config
             return self.at(message, c["path"], (c["line"], c["col"], c["end_line"], c["end_col"]), fix)
@@ -46,16 +54,53 @@ class ConfigRule(ProjectRule):
         where the app loads its configuration (fixed by adding it)."""
         value = app.get(setting)
         if value.is_set:
-            fix = None if value.env else value.at.fix_replacing("True", f"set `{setting}` to True")
+            fix = None if value.env or value.at.alternatives else value.at.fix_replacing("True", f"set `{setting}` to True")
             return self.at_assignment(value.at, f"`{setting}` is {value.shown()}: {why}", fix)
         return self.at_app(app, f"{missing}: {why}", m.fix_adding(app, setting, "True"))
 
 
 def where(app: App) -> str:
     """Words for where the app's configuration lives."""
+    if app.source is not None and app.profile:
+        return "the Django settings"  # the profile is named at the end of the message (per_profile)
     if app.source is not None:
         return f"{'Django settings' if app.source.django else 'configuration module'} `{app.source.module}`"
     return f"the configuration of `{app.var}`"
+
+
+def per_profile(m: Model, check: Callable[[Model], Iterable[Finding]]) -> list[Finding]:
+    """Findings of a project with settings profiles: the apps without
+    profiles once, then each checked profile with them; a finding a profile
+    adds names it, and one that several profiles add at one place is
+    reported once, naming them all."""
+    import copy
+
+    def run(apps: dict[str, App]) -> list[Finding]:
+        v = copy.copy(m)
+        v.apps = apps
+        found = list(check(v))
+        for key, value in v.__dict__.items():  # what a rule cached (a scan of launch files) serves every view
+            if key.startswith("_") and key not in m.__dict__:
+                m.__dict__[key] = value
+        return found
+
+    plain_apps = {k: a for k, a in m.apps.items() if not a.profile}
+    base = run(plain_apps)
+    seen = set(base)
+    names = sorted({a.profile for a in m.apps.values() if a.profile})
+    merged: dict[tuple, tuple[Finding, list[str]]] = {}
+    for name in names:
+        apps = {**plain_apps, **{k: a for k, a in m.apps.items() if a.profile == name}}
+        for f in run(apps):
+            if f in seen:
+                continue
+            key = (f.code, f.path, f.line, f.col, f.message)
+            merged.setdefault(key, (f, []))[1].append(name)
+    out = list(base)
+    for f, profiles in merged.values():
+        label = "settings profile" + ("s " if len(profiles) > 1 else " ") + ", ".join(f"`{p}`" for p in profiles)
+        out.append(replace(f, message=f"{f.message} ({label})"))
+    return out
 
 
 def sources(m: Model) -> list[Source]:

@@ -42,6 +42,10 @@ class Assignment:
     via: str
     # key -> (value, pos, literal, path): ``X["key"] = v`` may be in another file than X
     items: dict[str, tuple[Any, Pos | None, bool, str]] = field(default_factory=dict)
+    # the last assignment of this name in each branch of an ``if``/``elif``/``else``
+    # that has one in every branch (this one among them): the value is one of theirs
+    alternatives: list[Assignment] | None = None
+    alt: list[int] | None = None  # [if id, branch, branches] of an if/elif/else at module level
 
     def fix_replacing(self, value: str, description: str, safe: bool = False):
         """The fix that sets this assignment's value to ``value`` (source
@@ -63,6 +67,7 @@ class Resolved:
     value: Any = None  # plain Python value (NULL for a literal None)
     env: str | None = None
     at: Assignment | None = None
+    values: list[Any] | None = None  # unknown because it is one of these (if/else branches)
 
     @property
     def is_set(self) -> bool:
@@ -148,6 +153,8 @@ class App:
     task_cls: str | None = None
     send_only: bool = False  # made in a function only to send_task (see facts/config.py)
     main: str | None = None  # Celery's first argument, when it is a literal
+    profile: str | None = None  # the settings profile this copy of a Django app is read with (profiles.py)
+    profiles: list[dict[str, Any]] = field(default_factory=list)  # every profile found, for --show-apps
 
     @property
     def namespace(self) -> str | None:
@@ -189,6 +196,13 @@ class App:
 
 
 def _resolved(a: Assignment) -> Resolved:
+    if a.cond and a.alternatives:
+        found = [plain(x.value) for x in a.alternatives]
+        if all(v is not None for v, _ in found) and all(f == found[0] for f in found):
+            value, env = found[0]
+            return Resolved("set", value, env, a)  # every branch sets the same value
+        known = all(v is not None for v, _ in found)
+        return Resolved("unknown", at=a, values=[v for v, _ in found] if known else None)
     if a.cond:
         return Resolved("unknown", at=a)
     value, env = plain(a.value)

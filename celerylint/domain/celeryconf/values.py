@@ -14,6 +14,7 @@ import libcst as cst
 
 from ..values import NONE, Env, FromNow, evaluate
 from ...context import FileContext
+from .values_env import env_value, helper_value
 
 
 def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> Any:
@@ -40,9 +41,17 @@ def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int 
         return out
     if isinstance(node, (cst.List, cst.Tuple)):
         return [setting_value(e.value, ctx, depth) for e in node.elements if isinstance(e, cst.Element)]
+    if isinstance(node, cst.Call):
+        from_env = env_value(node, ctx, depth)
+        if from_env is not None:
+            return from_env
+        from_helper = helper_value(node, ctx, depth)
+        if from_helper is not None:
+            return from_helper
     if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
         bound = ctx.lookup(node.value)
-        if bound is not None and isinstance(bound, (cst.BinaryOperation, cst.FormattedString, cst.Dict, cst.List, cst.Tuple)):
+        if bound is not None and isinstance(bound, (cst.BinaryOperation, cst.FormattedString, cst.Dict, cst.List,
+                                                    cst.Tuple, cst.Call)):
             return setting_value(bound, ctx, depth)
     return evaluate(node, ctx)
 

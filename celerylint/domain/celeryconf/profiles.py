@@ -1,0 +1,311 @@
+"""Settings profiles: the settings modules a Django project chooses from at
+deploy time (``config/settings/production.py`` doing ``from .base import *``,
+readthedocs' ``DockerBaseSettings.load_settings(__name__)``, a
+django-configurations ``class Prod(Configuration)``).
+
+The profiles of an app are the *leaves* of its settings chain: the modules
+beside the one ``DJANGO_SETTINGS_MODULE`` names (in Python, compose files,
+Dockerfiles, Procfiles, ``.env`` files) that build on another module of that
+directory (a star import, a django-split-settings ``include``, a settings
+class exported by a loader) and that no other one builds on, plus every
+module ``DJANGO_SETTINGS_MODULE`` names there.  The configuration rules check
+the profiles that are *checked*: the ``settings-profiles`` option when it is
+set, else every profile whose name is not a test, CI, development or local
+one (``test``, ``ci``, ``dev``, ``local``, ``sample``...); when none is left,
+the one ``os.environ.setdefault`` chooses, as without profiles."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import SETTINGS_PATH
+
+_NOT_DEPLOYED = re.compile(
+    r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|devstack|local|locals|debug"
+    r"|sample|example|examples|e2e|selenium|travis|github|jenkins)(?:[_-].*)?$",
+    re.IGNORECASE,
+)
+_DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*[:=]?\s*[\"']?([A-Za-z_][\w.]*)")
+_LAUNCH = re.compile(r"^(?:Procfile.*|Dockerfile.*|\.env.*|.*\.env|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml))$")
+_MAX_BYTES = 1 << 20
+
+
+@dataclass
+class Profile:
+    name: str  # dotted module, or module:Class for a django-configurations class
+    module: str
+    path: str
+    cls: str | None = None
+    why: str = ""  # why it is a profile
+    named_by: list[str] = field(default_factory=list)  # files that set DJANGO_SETTINGS_MODULE to it
+
+    def as_dict(self, checked: bool) -> dict:
+        out = {"name": self.name, "module": self.module, "path": self.path, "checked": checked, "why": self.why}
+        if self.cls:
+            out["class"] = self.cls
+        if self.named_by:
+            out["named_by"] = list(self.named_by)
+        return out
+
+
+def deployed_name(name: str) -> bool:
+    """A profile name that is not a test, CI, development or local one."""
+    last = name.replace(":", ".").rsplit(".", 2)
+    return not any(_NOT_DEPLOYED.match(part) for part in last[-2:] if part not in ("settings", "config", "conf"))
+
+
+def wanted(profile: Profile, configured: tuple[str, ...]) -> bool:
+    if configured:
+        last = profile.name.replace(":", ".").rsplit(".", 1)[-1]
+        return profile.name in configured or last in configured or profile.module in configured
+    return deployed_name(profile.name)
+
+
+def named_outside_python(root: Path) -> dict[str, list[str]]:
+    """DJANGO_SETTINGS_MODULE values in compose files, Dockerfiles, Procfiles,
+    ``.env`` files, shell scripts, tox/ini files of the linted tree."""
+    from ...config import DEFAULT_EXCLUDE
+    from ...discovery import walk
+    from ...source import read_capped
+
+    out: dict[str, list[str]] = {}
+    top = root  # the directory linted: compose files and .env sit beside the package
+    for directory, dirnames, filenames in walk(str(top)):
+        dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
+        in_env_dir = "/.env" in "/" + posixpath.relpath(Path(directory).as_posix(), top.as_posix())  # .envs/.production/.django
+        for name in filenames:
+            if not (_LAUNCH.match(name) or in_env_dir):
+                continue
+            path = Path(directory) / name
+            try:
+                data = read_capped(path, _MAX_BYTES)
+            except OSError:
+                continue
+            if b"DJANGO_SETTINGS_MODULE" not in data:
+                continue
+            rel = posixpath.relpath(path.as_posix(), root.as_posix())
+            if rel.startswith(("tests/", "test/")) or "/tests/" in rel:
+                continue
+            for match in _DSM.finditer(data):
+                value = match.group(1).decode("ascii", "replace").rstrip(".")
+                if "." in value:
+                    out.setdefault(value, []).append(rel)
+    return out
+
+
+_CONFIGURATIONS = ("configurations.Configuration", "configurations.base.Configuration", "object")
+
+
+def join_alternatives(assignments: dict) -> None:
+    """Give each assignment made in a branch of a complete ``if``/``else``
+    the last assignment of its name in every branch (``Assignment.alternatives``)."""
+    groups: dict[tuple, dict[int, object]] = {}
+    for source, assigned in assignments.items():
+        for a in assigned:
+            if a.alt:
+                groups.setdefault((source, a.path, a.alt[0], a.name), {})[a.alt[1]] = a
+    for (_, _, _, _), by_branch in groups.items():
+        first = next(iter(by_branch.values()))
+        if len(by_branch) == first.alt[2]:
+            chosen = [by_branch[i] for i in range(first.alt[2])]
+            for a in chosen:
+                a.alternatives = chosen
+
+
+def class_settings(m, qname: str, files: list[str], problems: list[str], depth: int = 0) -> list:
+    """The settings of class ``qname`` (``module.Class``), its bases' first
+    (the first base last: it wins), as Python's attribute lookup finds them."""
+    cls = m.classes.get(qname)
+    if cls is None or depth > 20:
+        problems.append(f"the settings class `{qname}` is not in the linted files")
+        return []
+    out: list = []
+    for base in reversed(cls["bases"]):
+        local = f"{cls['module']}.{base}"
+        if base in m.classes or local in m.classes:
+            out.extend(class_settings(m, base if base in m.classes else local, files, problems, depth + 1))
+        elif base in _CONFIGURATIONS:
+            continue
+        elif "." in base and m.path_of(base.rpartition(".")[0]) is not None:
+            continue  # a class of the project without settings (readthedocs' ``Settings`` loader)
+        else:
+            problems.append(f"the base class `{base}` of `{cls['name']}` is not in the linted files")
+    if cls["path"] not in files:
+        files.append(cls["path"])
+    out.extend(m.assignments.get(f"class:{qname}", ()))
+    return out
+
+
+def _python_files(m) -> set[str]:
+    cached = getattr(m, "_python_file_set", None)
+    if cached is None:
+        cached = m._python_file_set = set(m.project.python_files)
+    return cached
+
+
+def included(m, path: str, fact: dict, problems: list[str]) -> list[str]:
+    """The files a django-split-settings ``include(...)`` of ``path`` runs,
+    in order (globs sorted, as the library does)."""
+    import fnmatch
+
+    out: list[str] = []
+    here = posixpath.dirname(path)
+    files = _python_files(m)
+    for entry in fact["files"]:
+        pattern = entry["pattern"]
+        if pattern is None:
+            if not entry["optional"]:
+                problems.append(f"`include(...)` in {path} names a file celerylint cannot read")
+            continue
+        target = posixpath.normpath(posixpath.join(here, pattern))
+        if any(c in target for c in "*?["):
+            found = sorted(p for p in files if fnmatch.fnmatch(p, target))
+        else:
+            found = [target] if target in files else []
+        if not found and not entry["optional"]:
+            problems.append(f"`include({pattern!r})` in {path} is not in the linted files")
+        out.extend(found)
+    return out
+
+
+_STAR_TEXT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+
+
+def _text_links(m, path: str) -> set[str]:
+    """Star imports of a settings file that does not parse (a template such
+    as cookiecutter-django's), read from its text: the profile is still one,
+    with unknown settings."""
+    from .fixes import read
+
+    text = read(m, path) or ""
+    out = set()
+    for dots, module in _STAR_TEXT.findall(text):
+        if dots:
+            base = posixpath.dirname(path)
+            for _ in range(len(dots) - 1):
+                base = posixpath.dirname(base)
+            target = posixpath.join(base, *module.split(".")) + ".py" if module else None
+        else:
+            target = m.path_of(module)
+        if target:
+            out.add(target)
+    return out
+
+
+def _links(m, path: str) -> set[str]:
+    """The files the settings module ``path`` builds on."""
+    if path in m.unparsable:
+        return _text_links(m, path)
+    out: set[str] = set()
+    for item in m.by_path_stars.get(path, ()):
+        if item["kind"] == "star_import":
+            target = m.path_of(item["target"])
+            if target:
+                out.add(target)
+        elif item["kind"] == "settings_include":
+            out.update(included(m, path, item, []))
+        elif item["kind"] == "settings_export":
+            files: list[str] = []
+            class_settings(m, item["qualified"] or f"{item['module']}.{item['cls']}", files, [])
+            out.update(files)
+    out.discard(path)
+    return out
+
+
+def find_profiles(m, app) -> list[Profile]:
+    """The profiles of a Django app whose settings module is ``app.source``."""
+    from .settings import is_test_path
+
+    default, dpath = app.source.module, app.source.path
+    here = posixpath.dirname(dpath)
+    package = default if dpath.endswith("/__init__.py") or dpath == "__init__.py" else default.rpartition(".")[0]
+    # settings-like files only: ``views.py`` doing ``from .models import *`` is no profile
+    family = sorted(p for p in m.project.python_files if posixpath.dirname(p) == here and not is_test_path(p)
+                    and (p == dpath or SETTINGS_PATH.search(p)))
+    links = {path: _links(m, path) & set(family) for path in family}
+    if not any(links[p] for p in family if p != dpath):  # nothing builds on another: one module
+        classes = _configuration_classes(m, default)
+        return [Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class") for cls in classes] \
+            or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]
+    modules: dict[str, str] = {}
+    for path in family:
+        stem = posixpath.basename(path)[:-3]
+        if stem == "__init__":
+            modules[path] = package
+        elif "." not in stem:
+            modules[path] = f"{package}.{stem}" if package else stem
+    named: dict[str, list[str]] = {}
+    for f in m.by_kind["django_settings_module"]:
+        named.setdefault(f["value"], []).append(f["path"])
+    outside = getattr(m, "_dsm_outside", None)
+    if outside is None:
+        outside = m._dsm_outside = named_outside_python(m.root)
+    for value, where in outside.items():
+        named.setdefault(value, []).extend(where)
+    built_on = set().union(*links.values())
+    exports = {p for p in family if any(i["kind"] == "settings_export" for i in m.by_path_stars.get(p, ()))}
+    profiles: list[Profile] = []
+    for path in family:
+        module = modules.get(path)
+        if module is None:
+            continue
+        why = ""
+        if module in named:
+            why = "DJANGO_SETTINGS_MODULE"
+        elif (links[path] or path in exports) and path not in built_on:
+            why = "builds on " + ", ".join(sorted(links[path])) if links[path] else "exports its settings class"
+        if not why:
+            continue
+        classes = _configuration_classes(m, module)
+        if classes:
+            for cls in classes:
+                profiles.append(Profile(f"{module}:{cls}", module, path, cls, why="django-configurations class",
+                                        named_by=sorted(set(named.get(module, ())))))
+            continue
+        profiles.append(Profile(module, module, path, why=why, named_by=sorted(set(named.get(module, ())))))
+    return profiles or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]
+
+
+def _configuration_classes(m, module: str) -> list[str]:
+    """django-configurations classes of ``module`` that no class of it extends."""
+    def is_configuration(qname: str, depth: int = 0) -> bool:
+        cls = m.classes.get(qname)
+        if cls is None or depth > 20:
+            return False
+        return cls["configuration"] or any(is_configuration(b if b in m.classes else f"{cls['module']}.{b}", depth + 1)
+                                           for b in cls["bases"])
+
+    mine = [f for q, f in m.classes.items() if f["module"] == module and is_configuration(q)]
+    bases = {b.rpartition(".")[2] for f in mine for b in f["bases"]}
+    return [f["name"] for f in mine if f["name"] not in bases]
+
+
+def with_profiles(m, apps: dict) -> dict:
+    """Each Django app once per profile the rules check (``App.profile``)."""
+    import copy
+
+    configured = tuple(m.project.settings.option("settings-profiles"))
+    out: dict = {}
+    for key, app in apps.items():
+        if app.source is None or not app.source.django:
+            out[key] = app
+            continue
+        profiles = find_profiles(m, app)
+        checked = [p for p in profiles if wanted(p, configured)]
+        if not checked:
+            checked = [p for p in profiles if p.module == app.source.module][:1]
+        app.profiles = [p.as_dict(p in checked) for p in profiles]
+        if not checked or (len(profiles) == 1 and checked[0].module == app.source.module and checked[0].cls is None):
+            out[key] = app
+            continue
+        for p in checked:
+            clone = copy.copy(app)
+            clone.source = m.source(p.module, True, app.source.namespace, p.cls)
+            clone.profile = p.name if len(profiles) > 1 or p.cls else None
+            if clone.source is None:
+                clone.source_problem = f"`{p.module}` is not in the linted files"
+            out[key if len(checked) == 1 else f"{key}#{p.name}"] = clone
+    return out

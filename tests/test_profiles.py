@@ -1,0 +1,398 @@
+"""Settings profiles and ways of writing settings, each built from the shape
+of a public project, checked through the real CLI (``--show-apps --format
+json`` for the model, the JSON report for findings)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from conftest import lint_json
+from celerylint.testing import split_files
+
+CELERY_APP = '''
+    # file: proj/__init__.py
+    # file: proj/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.local")
+    app = Celery("proj")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    # file: proj/settings/__init__.py
+'''
+
+
+def write(root, source: str, *more: str) -> None:
+    source = "".join(textwrap.dedent(part).lstrip("\n") for part in (source, *more))
+    for rel, text in split_files(source, "proj.py").items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def show(cli, root, *args):
+    proc = cli("--show-apps", "--format", "json", *args, ".", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["apps"]
+
+
+def by_profile(apps):
+    return {a["profile"]["name"]: a for a in apps}
+
+
+def codes(root, *args):
+    _, findings, _ = lint_json(root, "--no-cache", "--select", "CL1", *args)
+    return findings
+
+
+def cookiecutter_shape(tmp_path, production: str = ""):
+    write(tmp_path, CELERY_APP, '''
+        # file: proj/settings/base.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        CELERY_TASK_TIME_LIMIT = 300
+        # file: proj/settings/local.py
+        from .base import *
+        CELERY_TASK_ALWAYS_EAGER = True
+        # file: proj/settings/test.py
+        from .base import *
+        # file: proj/settings/production.py
+        from .base import *
+    ''', production)
+
+
+def test_every_leaf_is_a_profile_and_the_deployed_one_is_checked(cli, tmp_path):
+    cookiecutter_shape(tmp_path)
+    (tmp_path / ".env").write_text("DJANGO_SETTINGS_MODULE=proj.settings.production\n")
+    profiles = by_profile(show(cli, tmp_path))
+    assert sorted(profiles) == ["proj.settings.local", "proj.settings.production", "proj.settings.test"]
+    assert {n: p["profile"]["checked"] for n, p in profiles.items()} == {
+        "proj.settings.local": False, "proj.settings.production": True, "proj.settings.test": False}
+    assert profiles["proj.settings.production"]["profile"]["named_by"] == [".env"]
+    assert profiles["proj.settings.local"]["settings"]["task_always_eager"]["value"] is True
+    production = profiles["proj.settings.production"]
+    assert production["sources"][1]["files"] == ["proj/settings/production.py", "proj/settings/base.py"]
+    assert production["settings"]["broker_url"] == {"state": "set", "value": "redis://redis:6379/0",
+                                                    "path": "proj/settings/base.py", "line": 1}
+    text = cli("--show-apps", ".", cwd=tmp_path).stdout
+    assert "  settings profile: proj.settings.production (proj/settings/production.py), checked; " \
+           "DJANGO_SETTINGS_MODULE in .env\n" in text
+    assert "  settings profile: proj.settings.local (proj/settings/local.py), not checked" in text
+    findings = codes(tmp_path)
+    # CL113 would fire on local's CELERY_TASK_ALWAYS_EAGER if local were checked
+    assert sorted(f["code"] for f in findings) == ["CL101", "CL103"]
+    cl101 = next(f for f in findings if f["code"] == "CL101")
+    assert cl101["message"].endswith("(settings profile `proj.settings.production`)")
+    # the missing setting is reported where the profile's settings should say it
+    assert (cl101["path"], cl101["line"]) == ("proj/settings/base.py", 2)
+    assert cl101["fix"]["path"] == "proj/settings/base.py"
+
+
+def test_one_finding_for_profiles_sharing_a_file(tmp_path):
+    cookiecutter_shape(tmp_path)
+    (tmp_path / "celerylint.toml").write_text('settings-profiles = ["production", "local"]\n')
+    findings = [f for f in codes(tmp_path) if f["code"] == "CL101"]
+    assert len(findings) == 1
+    assert findings[0]["message"].endswith("(settings profiles `proj.settings.local`, `proj.settings.production`)")
+
+
+def test_a_value_set_in_the_profile_is_reported_there(tmp_path):
+    cookiecutter_shape(tmp_path, '''
+        CELERY_TASK_ACKS_LATE = False
+        CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+    ''')
+    (cl101,) = [f for f in codes(tmp_path) if f["code"] == "CL101"]
+    assert (cl101["path"], cl101["line"]) == ("proj/settings/production.py", 2)
+    assert "CL103" not in {f["code"] for f in codes(tmp_path)}
+
+
+def test_only_development_profiles_fall_back_to_the_default_one(cli, tmp_path):
+    write(tmp_path, CELERY_APP, '''
+        # file: proj/settings/base.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        # file: proj/settings/local.py
+        from .base import *
+        CELERY_TASK_ACKS_LATE = True
+        # file: proj/settings/test.py
+        from .base import *
+    ''')
+    checked = [n for n, a in by_profile(show(cli, tmp_path)).items() if a["profile"]["checked"]]
+    assert checked == ["proj.settings.local"]
+    assert "CL101" not in {f["code"] for f in codes(tmp_path)}
+
+
+def test_if_else_values(cli, tmp_path):
+    write(tmp_path, '''
+        # file: celeryconfig.py
+        import os
+        timezone = "UTC"
+        if os.environ.get("FAST"):
+            task_acks_late = True
+            worker_prefetch_multiplier = 4
+        else:
+            task_acks_late = True
+            worker_prefetch_multiplier = 1
+        broker_url, result_backend = "redis://redis:6379/0", "redis://redis:6379/1"
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+    ''')
+    (app,) = show(cli, tmp_path)
+    settings = app["settings"]
+    assert settings["task_acks_late"] == {"state": "set", "value": True, "path": "celeryconfig.py", "line": 7}
+    assert settings["worker_prefetch_multiplier"] == {"state": "unknown", "value": None, "path": "celeryconfig.py",
+                                                      "line": 8, "values": [4, 1]}
+    assert settings["result_backend"]["value"] == "redis://redis:6379/1"
+    found = {f["code"] for f in codes(tmp_path)}
+    assert "CL101" not in found and "CL103" not in found
+
+
+def test_environment_defaults(cli, tmp_path):
+    # the shapes of wger (env.str with a positional default), DefectDojo
+    # (environ.Env schema defaults) and kitsune (python-decouple)
+    write(tmp_path, '''
+        # file: settings.py
+        import environ
+        from decouple import config
+        env = environ.Env(DD_ACKS_LATE=(bool, False), DD_PREFETCH=(int, 1))
+        CELERY_BROKER_URL = env.str("CELERY_BROKER", "redis://cache:6379/2")
+        CELERY_TASK_ACKS_LATE = env("DD_ACKS_LATE")
+        CELERY_WORKER_PREFETCH_MULTIPLIER = env("DD_PREFETCH")
+        CELERY_RESULT_BACKEND = config("RESULTS", default="redis://cache:6379/3")
+        # file: proj.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    (app,) = show(cli, tmp_path)
+    s = app["settings"]
+    assert (s["broker_url"]["value"], s["broker_url"]["env"]) == ("redis://cache:6379/2", "CELERY_BROKER")
+    assert (s["task_acks_late"]["value"], s["task_acks_late"]["env"]) == (False, "DD_ACKS_LATE")
+    assert (s["worker_prefetch_multiplier"]["value"], s["worker_prefetch_multiplier"]["env"]) == (1, "DD_PREFETCH")
+    assert (s["result_backend"]["value"], s["result_backend"]["env"]) == ("redis://cache:6379/3", "RESULTS")
+
+
+def test_class_based_settings_with_a_loader(cli, tmp_path):
+    # readthedocs: settings classes exported into the module by a loader
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/core/__init__.py
+        # file: proj/core/settings.py
+        class Settings:
+            @classmethod
+            def load_settings(cls, module_name):
+                pass
+        # file: proj/worker.py
+        import os
+        from celery import Celery
+        def create_application():
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.docker_compose")
+            application = Celery("proj")
+            application.config_from_object("django.conf:settings", namespace="CELERY")
+            return application
+        app = create_application()
+        # file: proj/settings/__init__.py
+        # file: proj/settings/base.py
+        from proj.core.settings import Settings
+        class CommunityBaseSettings(Settings):
+            CELERY_TASK_ACKS_LATE = True
+            CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+            CELERY_TASK_ALWAYS_EAGER = True
+            @property
+            def CELERY_RESULT_BACKEND(self):
+                return "redis://"
+        # file: proj/settings/docker_compose.py
+        from .base import CommunityBaseSettings
+        class DockerBaseSettings(CommunityBaseSettings):
+            CELERY_BROKER_URL = "redis://cache:6379/0"
+            CELERY_TASK_ALWAYS_EAGER = False
+        DockerBaseSettings.load_settings(__name__)
+        # file: proj/settings/test.py
+        from .base import CommunityBaseSettings
+        class CommunityTestSettings(CommunityBaseSettings):
+            pass
+        CommunityTestSettings.load_settings(__name__)
+    ''')
+    profiles = by_profile(show(cli, tmp_path))
+    assert sorted(profiles) == ["proj.settings.docker_compose", "proj.settings.test"]
+    s = profiles["proj.settings.docker_compose"]["settings"]
+    assert s["task_acks_late"] == {"state": "set", "value": True, "path": "proj/settings/base.py", "line": 3}
+    assert s["task_always_eager"]["value"] is False
+    assert s["broker_url"]["value"] == "redis://cache:6379/0"
+    assert s["result_backend"]["state"] == "unknown"  # a property
+    findings = codes(tmp_path)
+    (cl102,) = [f for f in findings if f["code"] == "CL102"]
+    assert cl102["path"] == "proj/settings/base.py"
+    assert "`proj.settings.docker_compose`" in cl102["message"]
+    assert cl102["fix"]["edits"][0]["content"].startswith("    CELERY_TASK_REJECT_ON_WORKER_LOST = True")
+
+
+def test_django_configurations_classes(cli, tmp_path):
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/settings.py
+        from configurations import Configuration
+        class Common(Configuration):
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+        class Dev(Common):
+            CELERY_TASK_ACKS_LATE = True
+        class Prod(Common):
+            CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    profiles = by_profile(show(cli, tmp_path))
+    assert sorted(profiles) == ["proj.settings:Dev", "proj.settings:Prod"]
+    assert profiles["proj.settings:Prod"]["profile"]["checked"] is True
+    assert profiles["proj.settings:Dev"]["settings"]["task_acks_late"]["value"] is True
+    prod = profiles["proj.settings:Prod"]["settings"]
+    assert prod["broker_url"]["value"] == "redis://redis:6379/0" and prod["worker_prefetch_multiplier"]["value"] == 1
+    (cl101,) = [f for f in codes(tmp_path) if f["code"] == "CL101"]
+    assert cl101["message"].endswith("(settings profile `proj.settings:Prod`)")
+
+
+def test_split_settings_include(cli, tmp_path):
+    # DefectDojo: settings.py includes settings.dist.py and an optional local file
+    write(tmp_path, '''
+        # file: dojo/__init__.py
+        # file: dojo/settings/__init__.py
+        # file: dojo/settings/settings.py
+        from split_settings.tools import include, optional
+        include(
+            "settings.dist.py",
+            optional("local_settings.py"),
+        )
+        # file: dojo/settings/settings.dist.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        CELERY_TASK_SERIALIZER = "json"
+        # file: dojo/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dojo.settings.settings")
+        app = Celery("dojo")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert app["sources"][1]["files"] == ["dojo/settings/settings.py", "dojo/settings/settings.dist.py"]
+    assert "unknown" not in app["sources"][1]
+    assert app["settings"]["broker_url"]["path"] == "dojo/settings/settings.dist.py"
+    (cl101,) = [f for f in codes(tmp_path) if f["code"] == "CL101"]
+    assert cl101["fix"]["path"] == "dojo/settings/settings.dist.py"
+
+
+def test_an_include_that_cannot_be_read_makes_settings_unknown(cli, tmp_path):
+    write(tmp_path, '''
+        # file: dojo/__init__.py
+        # file: dojo/settings/__init__.py
+        # file: dojo/settings/settings.py
+        from split_settings.tools import include
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        include("components/*.py")
+        # file: dojo/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dojo.settings.settings")
+        app = Celery("dojo")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert app["settings"]["task_acks_late"]["state"] == "unknown"
+    assert not {"CL101", "CL103"} & {f["code"] for f in codes(tmp_path)}
+
+
+def test_task_cls_options_follow_its_task_classes(tmp_path):
+    # DefectDojo: Celery("dojo", task_cls=PgHistoryTask), PgHistoryTask extends
+    # two task classes of the same file; none sets acks_late
+    app = '''
+        # file: dojo/__init__.py
+        # file: dojo/celeryconfig.py
+        broker_url = "redis://redis:6379/0"
+        # file: dojo/celery.py
+        from celery import Celery, Task
+        class DojoAsyncTask(Task):
+            {option}
+        class PluggableContextTask(DojoAsyncTask):
+            pass
+        class PgHistoryTask(PluggableContextTask):
+            pass
+        app = Celery("dojo", task_cls=PgHistoryTask)
+        app.config_from_object("dojo.celeryconfig")
+    '''
+    write(tmp_path, app.replace("{option}", "pass"))
+    assert "CL101" in {f["code"] for f in codes(tmp_path)}
+    write(tmp_path, app.replace("{option}", "acks_late = True"))
+    assert "CL101" not in {f["code"] for f in codes(tmp_path)}
+
+
+def test_helper_function_returning_a_literal(cli, tmp_path):
+    write(tmp_path, '''
+        # file: celeryconfig.py
+        HOST = "redis"
+        def redis_url():
+            """The broker."""
+            return f"redis://{HOST}:6379/0"
+        def from_env(name):
+            return name
+        broker_url = redis_url()
+        result_backend = from_env("x")
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert app["settings"]["broker_url"]["value"] == "redis://redis:6379/0"
+    assert app["settings"]["result_backend"]["state"] == "unknown"
+
+
+def test_modules_that_are_not_settings_are_no_profiles(cli, tmp_path):
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/models.py
+        X = 1
+        # file: proj/views.py
+        from .models import *
+        # file: proj/settings.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        # file: proj/settings_prod.py
+        from .settings import *
+        CELERY_TASK_ACKS_LATE = True
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    profiles = by_profile(show(cli, tmp_path))
+    assert sorted(profiles) == ["proj.settings", "proj.settings_prod"]
+    assert all(p["profile"]["checked"] for p in profiles.values())
+    (cl101,) = [f for f in codes(tmp_path) if f["code"] == "CL101"]
+    assert cl101["message"].endswith("(settings profile `proj.settings`)")
+
+
+def test_a_profile_that_does_not_parse_is_listed_with_unknown_settings(cli, tmp_path):
+    # cookiecutter-django: the settings are Jinja templates
+    write(tmp_path, CELERY_APP, '''
+        # file: proj/settings/base.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        # file: proj/settings/local.py
+        from .base import *
+        # file: proj/settings/production.py
+        from .base import *  # noqa: F403
+        {%- if cookiecutter.use_sentry == "y" %}
+        SENTRY = 1
+        {%- endif %}
+    ''')
+    (tmp_path / ".envs" / ".production").mkdir(parents=True)
+    (tmp_path / ".envs" / ".production" / ".django").write_text("DJANGO_SETTINGS_MODULE=proj.settings.production\n")
+    profiles = by_profile(show(cli, tmp_path))
+    production = profiles["proj.settings.production"]
+    assert production["profile"]["checked"] and production["profile"]["named_by"] == [".envs/.production/.django"]
+    assert production["settings"]["task_acks_late"]["state"] == "unknown"
+    assert not {"CL101", "CL103"} & {f["code"] for f in codes(tmp_path)}
