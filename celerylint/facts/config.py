@@ -32,6 +32,7 @@ from ..domain.celeryconf.redis_conf import parse_redis_url
 from ..domain.celeryconf.values import encode, setting_value
 from ..context import FileContext
 from ..rule import Checker, Regex
+from .config_shapes import CONFIG_CLASS, AppShapes
 from .settings_chain import module_info, record_star_import
 
 # Upper-case module-level names worth recording in any file; lower-case and
@@ -68,7 +69,7 @@ _SETTING_AT_LINE_START = (
 )
 
 
-class ConfigCollector(Checker):
+class ConfigCollector(AppShapes, Checker):
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
     # inside ``if``/``try`` blocks of a file that also has one at column 0).
@@ -78,6 +79,7 @@ class ConfigCollector(Checker):
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
         Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings
+        CONFIG_CLASS,
     )
 
     def __init__(self, ctx: FileContext) -> None:
@@ -89,6 +91,7 @@ class ConfigCollector(Checker):
         self.guarded = 0  # try blocks around the current statement
         self.recorded_module = False
         self.factory_apps: set[str] = set()  # keys of apps made by project factories (see _made_by_project_factory)
+        self._shapes_init()
 
     # -- structure ----------------------------------------------------------
     def _enter(self, node) -> None:
@@ -140,6 +143,9 @@ class ConfigCollector(Checker):
 
     def app_key(self, node: cst.BaseExpression) -> str | None:
         """The app a receiver stands for: ``module:var`` or ``*`` (current_app)."""
+        shaped = self.self_app(node) or self.subscript_key(node)
+        if shaped:
+            return shaped
         if isinstance(node, cst.Name):
             if node.value in self.ctx.imports:
                 target = self.ctx.imports[node.value]
@@ -191,6 +197,8 @@ class ConfigCollector(Checker):
 
     def _statement_assign(self, stmt: cst.SimpleStatementLine, node: cst.Assign) -> None:
         value = node.value
+        if self.subscript_app(stmt, node) or self.subclass_instance(stmt, node):
+            return
         if isinstance(value, cst.Call) and self.ctx.imported_name(value.func) in APP_FACTORIES:
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
@@ -204,14 +212,16 @@ class ConfigCollector(Checker):
             if isinstance(t, cst.Attribute):
                 key = self._conf_receiver(t.value)
                 if key:
-                    self._setting(f"app:{key}", t.attr.value, t.attr, value, "conf_attr")
+                    self._setting(f"app:{key}", t.attr.value, t.attr, value, "conf_attr", cond=self._shaped_cond(key))
                     self.ctx.fact("conf_stmt", stmt, app=key)
+                elif t.attr.value == "Task" and (key := self.app_key(t.value)):
+                    self.task_class_assign(key, value)
             elif isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
                 index = _string(t.slice[0].slice.value, self.ctx)
                 base = t.value
                 key = self._conf_receiver(base)
                 if key and index:
-                    self._setting(f"app:{key}", index, t.slice[0].slice.value, value, "conf_item")
+                    self._setting(f"app:{key}", index, t.slice[0].slice.value, value, "conf_item", cond=self._shaped_cond(key))
                     self.ctx.fact("conf_stmt", stmt, app=key)
                 elif index and isinstance(base, cst.Attribute):
                     key = self._conf_receiver(base.value)
@@ -224,6 +234,8 @@ class ConfigCollector(Checker):
                                   value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
             elif isinstance(t, cst.Name) and self.ctx.at_module_level:
                 self._module_setting(t, value)
+            elif isinstance(t, cst.Name):
+                self.class_setting(t, value)
 
     def _module_setting(self, target: cst.Name, value: cst.BaseExpression) -> None:
         name = target.value
@@ -237,12 +249,12 @@ class ConfigCollector(Checker):
         if node.value is not None and isinstance(node.target, cst.Name) and self.ctx.at_module_level:
             self._module_setting(node.target, node.value)
 
-    def _app(self, key: str, call: cst.Call, sends_only: bool = False) -> None:
+    def _app(self, key: str, call: cst.Call, sends_only: bool = False, **shape: str) -> None:
         first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
         first = next((a.value for a in call.args if a.keyword and a.keyword.value == "main"), first)
         main = _string(first, self.ctx) if first is not None else None
         self.ctx.fact("celery_app", call, app=key, module=self.module, **({"send_only": True} if sends_only else {}),
-                      **({"main": main} if main else {}))
+                      **({"main": main} if main else {}), **shape)
         source = f"app:{key}"
         for a in call.args:
             if a.star:
@@ -266,7 +278,7 @@ class ConfigCollector(Checker):
             self.ctx.fact("app_namespace", namespace, app=key, value=_string(namespace, self.ctx))
 
     def _config_source(self, key: str, call: cst.Call, target: cst.BaseExpression, namespace: cst.Arg | None) -> None:
-        value = _string(target, self.ctx)
+        value = _string(target, self.ctx) or self.class_target(target)
         if value is None:
             qualified = self.ctx.imported_name(target)  # config_from_object(settings_module)
             value = qualified if qualified and "." in qualified else None
@@ -292,7 +304,11 @@ class ConfigCollector(Checker):
             key = self.app_key(func.value) or self._made_by_project_factory(func.value)
             if key and node.args and not node.args[0].star and node.args[0].keyword is None:
                 namespace = next((a for a in node.args if a.keyword and a.keyword.value == "namespace"), None)
-                self._config_source(key, node, node.args[0].value, namespace)
+                inline = self.readable_dict(node.args[0].value)
+                if inline is not None:
+                    self.dict_source(key, node, inline, namespace)
+                else:
+                    self._config_source(key, node, node.args[0].value, namespace)
         elif method in _OPENING_METHODS:
             key = self.app_key(func.value) or self._conf_receiver(func.value)
             if key:
@@ -309,13 +325,14 @@ class ConfigCollector(Checker):
     def _update(self, key: str, call: cst.Call) -> None:
         source = f"app:{key}"
         for a in call.args:
-            if a.star or (a.keyword is None and not isinstance(a.value, cst.Dict)):
+            inline = self.readable_dict(a.value) if a.keyword is None and not a.star else None
+            if a.star or (a.keyword is None and inline is None):
                 self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read")
                 continue
             if a.keyword is not None:
                 self._setting(source, a.keyword.value, a.keyword, a.value, "update")
             else:
-                for element in a.value.elements:
+                for element in inline.elements:
                     name = _string(element.key, self.ctx) if isinstance(element, cst.DictElement) else None
                     if name is None:
                         self.ctx.fact("app_open", call, app=key, why="`app.conf.update({...})` with keys celerylint cannot read")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
-from ..rule import Invalid, Valid, django_project
+from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
 
 
 class RejectOnWorkerLostMissing(ConfigRule):
@@ -140,7 +140,9 @@ class RejectOnWorkerLostMissing(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.configured_apps():
+        apps = m.configured_apps()
+        yield from self._tasks(m, apps)
+        for app in apps:
             if not app.get("task_acks_late").truthy:
                 continue
             reject = app.get("task_reject_on_worker_lost")
@@ -154,3 +156,30 @@ class RejectOnWorkerLostMissing(ConfigRule):
                    "and lost; `task_reject_on_worker_lost = True` requeues it")
             yield self.not_enabled(m, app, "task_reject_on_worker_lost", why,
                                    f"`task_reject_on_worker_lost` is not set in {where(app)}")
+
+    def _tasks(self, m: Model, apps):
+        """Tasks that opt in with ``acks_late=True`` (the apps do not enable
+        it) and do not set ``reject_on_worker_lost``: at the option, fixed by
+        adding ``reject_on_worker_lost=True`` after it."""
+        if not apps or any(app.get("task_acks_late").truthy for app in apps):
+            return
+        for app in apps:
+            reject = app.get("task_reject_on_worker_lost")
+            if not reject.is_default or app_task_class_sets(m, app, "reject_on_worker_lost"):
+                return
+            if not app.get("task_annotations").is_default:
+                return
+        by_name = {}
+        for task in m.tasks:
+            by_name.setdefault((task["path"], task["name"]), []).append(task)
+        for f in m.by_kind["task_acks_late"]:
+            tasks = by_name.get((f["path"], f["name"]), ())
+            if not tasks or not all(m.task_option(t, "acks_late") == (True, "set")
+                                    and m.task_option(t, "reject_on_worker_lost")[1] == "unset" for t in tasks):
+                continue
+            end = (f["end_line"], f["end_col"])
+            fix = TextFix("add `reject_on_worker_lost=True` to the task", (TextEdit(*end, *end, ", reject_on_worker_lost=True"),),
+                          False, f["path"])
+            yield self.finding(f"task `{f['name']}` sets `acks_late=True` without `reject_on_worker_lost=True`: if its worker "
+                               "process dies (OOM, SIGKILL) the message is still acknowledged and the task is lost",
+                               f["path"], f["line"], f["col"], f["end_line"], f["end_col"], fix)

@@ -18,6 +18,7 @@ from typing import Any
 
 from .paths import SETTINGS_PATH
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
+from .shapes import object_source
 from .values import plain
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
@@ -156,10 +157,14 @@ class Model:
         mean any of them, which makes their configuration unknown."""
         stmts = {(f["app"], f["path"]): f for f in self.by_kind["app_stmt"]}
         index: dict[str, dict[str, App]] = defaultdict(dict)  # key -> path -> app
+        app_classes = {f["cls"] for f in self.by_kind["app_class"]}
         for f in self.by_kind["celery_app"]:
             key, path = f["app"], f["path"]
+            if f.get("cls") and f["cls"] not in app_classes:  # ``x = SomeCelery()``, not a Celery subclass
+                continue
             previous = index[key].get(path)
-            app = App(key, path, key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get((key, path))))
+            app = App(key, path, f.get("var") or key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get((key, path))))
+            app.cls = f.get("cls")
             # the same name made twice in one file (two factory functions) stays one app,
             # send-only only if every one of them is
             app.send_only = bool(f.get("send_only")) and (previous is None or previous.send_only)
@@ -172,6 +177,8 @@ class Model:
             if key == "*":  # current_app: the one app of the project that runs workers
                 workers = [a for a in apps.values() if not a.send_only]
                 return workers if len(workers) == 1 else []
+            if key.startswith("class:"):  # ``self.conf`` in a Celery subclass: every app made from it
+                return [a for a in apps.values() if a.cls == key[6:]]
             by_path = index.get(key)
             if not by_path:
                 return []
@@ -218,6 +225,11 @@ class Model:
         if config is None:
             return
         target, namespace = config["target"], config["namespace"]
+        if config.get("inline") or (target and (":" in target or target not in self.module_paths)):
+            found = object_source(self, config, target, namespace)
+            if found is not None:
+                app.source, app.source_problem = found
+                return
         if target is None or namespace == "?":
             app.source_problem = "its configuration source cannot be read statically"
             return

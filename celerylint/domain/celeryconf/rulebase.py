@@ -53,6 +53,11 @@ class ConfigRule(ProjectRule):
 
 def where(app: App) -> str:
     """Words for where the app's configuration lives."""
+    shape = getattr(app.source, "shape", None)  # domain/celeryconf/shapes.py
+    if shape == "dict":
+        return f"the dict given to `config_from_object` ({app.source.module[8:]})"
+    if shape == "class":
+        return f"configuration class `{app.source.module}`"
     if app.source is not None:
         return f"{'Django settings' if app.source.django else 'configuration module'} `{app.source.module}`"
     return f"the configuration of `{app.var}`"

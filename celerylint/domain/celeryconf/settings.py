@@ -148,6 +148,7 @@ class App:
     task_cls: str | None = None
     send_only: bool = False  # made in a function only to send_task (see facts/config.py)
     main: str | None = None  # Celery's first argument, when it is a literal
+    cls: str | None = None  # the project's Celery subclass it is made from
 
     @property
     def namespace(self) -> str | None:
