@@ -55,7 +55,7 @@ class AppShapes:
 
     def _shapes_init(self) -> None:
         self.app_classes: list[str | None] = []  # per enclosing class: its name when it subclasses Celery
-        self.subscript_apps: set[str] = set()
+        self.subscript_apps: set[str] = set()  # and the names bound to subclass instances
 
     # -- Celery subclasses and configuration classes ---------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -107,6 +107,7 @@ class AppShapes:
         if name.startswith("celery."):
             return False
         key = f"{self.module}:{target.value}"
+        self.subscript_apps.add(key)
         self.ctx.fact("app_stmt", stmt, app=key)
         self._app(key, call, cls=name)
         return True
@@ -134,6 +135,10 @@ class AppShapes:
         return True
 
     def subscript_key(self, node: cst.BaseExpression) -> str | None:
+        """An app stored into a subscript, or made from a Celery subclass, earlier in this file."""
+        if isinstance(node, cst.Name) and node.value not in self.ctx.imports:
+            key = f"{self.module}:{node.value}"
+            return key if key in self.subscript_apps else None
         if isinstance(node, cst.Subscript):
             index = _index(node, self.ctx)
             key = f"{self.module}:[{index}]" if index else None

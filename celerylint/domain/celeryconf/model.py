@@ -18,7 +18,7 @@ from typing import Any
 
 from .paths import SETTINGS_PATH
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
-from .shapes import object_source
+from .shapes import is_app_class, object_source
 from .values import plain
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
@@ -160,7 +160,7 @@ class Model:
         app_classes = {f["cls"] for f in self.by_kind["app_class"]}
         for f in self.by_kind["celery_app"]:
             key, path = f["app"], f["path"]
-            if f.get("cls") and f["cls"] not in app_classes:  # ``x = SomeCelery()``, not a Celery subclass
+            if f.get("cls") and not is_app_class(f["cls"], app_classes):  # ``x = SomeCelery()``: not a Celery subclass
                 continue
             previous = index[key].get(path)
             app = App(key, path, f.get("var") or key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get((key, path))))
@@ -178,7 +178,7 @@ class Model:
                 workers = [a for a in apps.values() if not a.send_only]
                 return workers if len(workers) == 1 else []
             if key.startswith("class:"):  # ``self.conf`` in a Celery subclass: every app made from it
-                return [a for a in apps.values() if a.cls == key[6:]]
+                return [a for a in apps.values() if a.cls and is_app_class(a.cls, {key[6:]})]
             by_path = index.get(key)
             if not by_path:
                 return []

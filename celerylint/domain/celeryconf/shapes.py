@@ -43,6 +43,12 @@ def _shaped(source: Source, shape: str) -> Source:
     return source
 
 
+def is_app_class(cls: str, app_classes: set[str]) -> bool:
+    """``cls`` names a Celery subclass of the project (module names depend
+    on the directory linted: one may end with the other)."""
+    return cls in app_classes or any(c.endswith("." + cls) or cls.endswith("." + c) for c in app_classes)
+
+
 def _classes(model) -> dict[str, dict[str, Any]]:
     cached = getattr(model, "_config_classes", None)
     if cached is None:
