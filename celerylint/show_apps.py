@@ -107,7 +107,7 @@ def describe(m: Model) -> dict[str, Any]:
         line, col = app.pos[0], app.pos[1]
         apps.append({
             "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
-            "kind": _kind(app, configured), "sources": _sources(app), "unknown": list(app.open),
+            "kind": _kind(app, configured), "sources": _sources(app), "unknown": list(app.open), "notes": list(app.notes),
             "settings": {name: _setting(app.get(name)) for name in SHOWN},
             "worker_command_lines": workers, "environment_overrides": env,
         })
@@ -129,6 +129,8 @@ def as_text(described: dict[str, Any]) -> str:
             lines.append(f"  source: {_source_text(source)}")
         for why in app["unknown"]:
             lines.append(f"  unknown: {why}")
+        for note in app["notes"]:
+            lines.append(f"  note: {note}")
         width = max(len(n) for n in app["settings"])
         for name, s in app["settings"].items():
             shown = "unknown" if s["state"] == "unknown" else repr(s["value"])

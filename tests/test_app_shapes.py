@@ -74,6 +74,33 @@ def test_celery_subclass_updated_from_the_deployment_is_unknown(cli, tmp_path):
     assert codes(tmp_path, "CL101", "CL103") == []
 
 
+def test_deployment_settings_with_an_empty_default_are_judged_by_it(cli, tmp_path):
+    """indico: ``self.conf.update(config.CELERY_CONFIG)``, whose default in the
+    project's ``DEFAULTS`` is ``{}``; a task class made in a method."""
+    write(tmp_path, SUBCLASS.replace("self.conf.worker_prefetch_multiplier = 1", """self.conf.update(config.CELERY_CONFIG)
+            self._patch_task()
+
+        def _patch_task(self):
+            class ProjTask(self.Task):
+                abstract = True
+            self.Task = ProjTask""") + """
+    # file: proj/core/config.py
+    DEFAULTS = {
+        'CELERY_BROKER': None,
+        'CELERY_CONFIG': {},
+    }
+    """)
+    (app,) = apps(cli, tmp_path)
+    assert app["unknown"] == [] and "proj/core/config.py:3" in app["notes"][0]
+    assert app["settings"]["task_acks_late"] == {"state": "default", "value": False}
+    assert codes(tmp_path, "CL101", "CL103") == [("CL101", "proj/core/celery/__init__.py", 2),
+                                                 ("CL103", "proj/core/celery/__init__.py", 2)]
+    # the task class sets acks_late: no CL101
+    (tmp_path / "proj/core/celery/core.py").write_text(
+        (tmp_path / "proj/core/celery/core.py").read_text().replace("abstract = True", "acks_late = True"))
+    assert codes(tmp_path, "CL101") == []
+
+
 def test_a_call_named_like_celery_is_not_an_app(cli, tmp_path):
     write(tmp_path, '''
         # file: proj.py

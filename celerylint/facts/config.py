@@ -32,7 +32,7 @@ from ..domain.celeryconf.redis_conf import parse_redis_url
 from ..domain.celeryconf.values import encode, setting_value
 from ..context import FileContext
 from ..rule import Checker, Regex
-from .config_shapes import CONFIG_CLASS, AppShapes
+from .config_shapes import CONFIG_CLASS, DEPLOYMENT_DEFAULT, AppShapes
 from .settings_chain import module_info, record_star_import
 
 # Upper-case module-level names worth recording in any file; lower-case and
@@ -79,7 +79,7 @@ class ConfigCollector(AppShapes, Checker):
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
         Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings
-        CONFIG_CLASS,
+        CONFIG_CLASS, DEPLOYMENT_DEFAULT,
     )
 
     def __init__(self, ctx: FileContext) -> None:
@@ -234,6 +234,7 @@ class ConfigCollector(AppShapes, Checker):
                                   value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
             elif isinstance(t, cst.Name) and self.ctx.at_module_level:
                 self._module_setting(t, value)
+                self.empty_defaults(value)
             elif isinstance(t, cst.Name):
                 self.class_setting(t, value)
 
@@ -327,7 +328,8 @@ class ConfigCollector(AppShapes, Checker):
         for a in call.args:
             inline = self.readable_dict(a.value) if a.keyword is None and not a.star else None
             if a.star or (a.keyword is None and inline is None):
-                self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read")
+                self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read",
+                              **self.deployment_default(a))
                 continue
             if a.keyword is not None:
                 self._setting(source, a.keyword.value, a.keyword, a.value, "update")

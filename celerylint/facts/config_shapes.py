@@ -16,7 +16,12 @@
   (and not changed later in it): its keys are settings;
 - ``config_from_object(Config)`` / ``"proj.conf:Config"``: a class whose
   attributes are settings (``config_class`` fact with its bases, settings
-  under ``cfgclass:<module>.<Class>``).
+  under ``cfgclass:<module>.<Class>``);
+- ``app.conf.update(config.CELERY_CONFIG)``, the deployment's extra settings
+  read through a configuration object of the project: ``app_open`` with
+  ``default_of``; ``config_default`` records ``"CELERY_...": {}`` entries of
+  module-level dicts (the object's defaults).  An empty default adds
+  nothing, as an environment variable is judged by its default.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ import re
 import libcst as cst
 
 from ..domain.tasks import APP_FACTORIES
-from ..domain.celeryconf.values import setting_value
+from ..domain.celeryconf.values import encode, setting_value
+from ..domain.tasks import class_options
+from .tasks import TASK_OPTIONS
 from ..rule import All, Regex
 
 # Class attributes of a configuration class (the file must also pass the
@@ -34,6 +41,8 @@ from ..rule import All, Regex
 _CLASS_SETTING = re.compile(r"^(?:broker|result|task|worker|beat|imports$|include$|accept_content$|timezone$|enable_utc$"
                             r"|CELERY|BROKER)")
 _EMPTY = cst.Module([])
+# ``DEFAULTS = {..., "CELERY_CONFIG": {}, ...}``: see ``empty_defaults``.
+DEPLOYMENT_DEFAULT = All((b"CELERY_", Regex(rb"""['"]CELERY_\w*['"][ \t]*:[ \t]*\{[ \t]*\}""")))
 # A configuration class (``config_from_object(Config)``) in a file with no
 # other configuration: a class with an indented assignment of a common setting.
 CONFIG_CLASS = All((b"class", (b"broker_url", b"result_backend", b"acks_late", b"prefetch_multiplier", b"serializer",
@@ -61,6 +70,13 @@ class AppShapes:
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         cls = f"{self.module}.{node.name.value}"
         is_app = any(self.ctx.imported_name(b.value) in APP_FACTORIES for b in node.bases)
+        if self.app_classes and self.app_classes[-1] and self.ctx.function is not None and any(
+                isinstance(b.value, cst.Attribute) and b.value.attr.value == "Task"
+                and isinstance(b.value.value, cst.Name) and b.value.value.value == "self" for b in node.bases):
+            # ``class ProjTask(self.Task)`` in a method of a Celery subclass (then ``self.Task = ProjTask``)
+            options = class_options(node)
+            self.ctx.fact("task_class", node.name, cls=cls, options={
+                k: encode(setting_value(options[k], self.ctx)) for k in TASK_OPTIONS if k in options})
         self.app_classes.append(cls if is_app else None)
         if is_app:
             self.ctx.fact("app_class", node.name, cls=cls)
@@ -148,6 +164,27 @@ class AppShapes:
     def task_class_assign(self, key: str, value: cst.BaseExpression) -> None:
         """``app.Task = WarehouseTask``."""
         self.ctx.fact("task_cls", value, app=key, value=self._class_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None)
+
+    # -- the deployment's settings, through a configuration object --------------
+    def deployment_default(self, arg: cst.Arg) -> dict:
+        """``config.CELERY_CONFIG`` given to ``conf.update``: which default to look for."""
+        value = arg.value
+        if arg.keyword is None and not arg.star and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+            target = self.ctx.imports.get(value.value.value, "")
+            name = value.attr.value
+            if target and not target.startswith(("celery.", "django.")) and name.isupper() and name.startswith("CELERY"):
+                return {"default_of": {"module": target.rpartition(".")[0], "name": name}}
+        return {}
+
+    def empty_defaults(self, value: cst.BaseExpression) -> None:
+        """``"CELERY_CONFIG": {}`` in a module-level dict."""
+        if not isinstance(value, cst.Dict):
+            return
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Dict) and not element.value.elements:
+                key = setting_value(element.key, self.ctx)
+                if isinstance(key, str) and key.startswith("CELERY"):
+                    self.ctx.fact("config_default", element.key, module=self.module, name=key)
 
     # -- dicts and classes as configuration sources ------------------------------
     def readable_dict(self, node: cst.BaseExpression) -> cst.Dict | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .paths import SETTINGS_PATH
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
-from .shapes import is_app_class, object_source
+from .shapes import empty_default, is_app_class, object_source
 from .values import plain
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
@@ -196,8 +196,9 @@ class Model:
                     for app in targets(source[4:], a.path):
                         app.preconf[a.name].append(a)
         for f in self.by_kind["app_open"]:
+            default = empty_default(self, f.get("default_of"))
             for app in targets(f["app"], f["path"]):
-                app.open.append(f["why"])
+                (app.notes if default else app.open).append(default or f["why"])
         for kind in ("config_source_last_arg", "config_source_namespace"):
             for f in self.by_kind[kind]:
                 for app in targets(f["app"], f["path"]):

@@ -149,6 +149,7 @@ class App:
     send_only: bool = False  # made in a function only to send_task (see facts/config.py)
     main: str | None = None  # Celery's first argument, when it is a literal
     cls: str | None = None  # the project's Celery subclass it is made from
+    notes: list[str] = field(default_factory=list)  # what is judged by a default (shapes.empty_default)
 
     @property
     def namespace(self) -> str | None:

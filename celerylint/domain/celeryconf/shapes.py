@@ -43,6 +43,22 @@ def _shaped(source: Source, shape: str) -> Source:
     return source
 
 
+def empty_default(model, default_of: dict[str, str] | None) -> str | None:
+    """``app.conf.update(config.CELERY_CONFIG)`` where the project's
+    defaults for that object say ``"CELERY_CONFIG": {}``: the deployment may
+    add settings, and, as for an environment variable, the default is
+    judged.  The note saying so, or None."""
+    if not default_of:
+        return None
+    module, name = default_of["module"], default_of["name"]
+    for f in model.by_kind["config_default"]:
+        if f["name"] == name and (f["module"] == module or f["module"].endswith("." + module)
+                                  or module.endswith("." + f["module"])):
+            return (f"`conf.update(...{name})` is judged by its default, `{{}}` at {f['path']}:{f['line']}: "
+                    "settings the deployment adds there are not seen")
+    return None
+
+
 def is_app_class(cls: str, app_classes: set[str]) -> bool:
     """``cls`` names a Celery subclass of the project (module names depend
     on the directory linted: one may end with the other)."""
