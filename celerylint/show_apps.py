@@ -154,9 +154,11 @@ def _source_text(source: dict[str, Any]) -> str:
     if source["kind"] == "config_from_object":
         text = f"config_from_object({source['target']!r}) at {source['path']}:{source['line']}"
     else:
-        what = {"django": "Django settings", "dict": "dict", "class": "configuration class"}.get(source["kind"], "module")
+        what = {"django": "Django settings", "class": "configuration class"}.get(source["kind"], "module")
         namespace = f", namespace {source['namespace']!r}" if source.get("namespace") else ""
         text = f"{what} `{source['module']}`{namespace}: {', '.join(source['files'])}"
+        if source["kind"] == "dict":
+            text = f"the {source['module']}{namespace}"
     if "unknown" in source:
         text += f" (unknown: {source['unknown']})"
     return text
