@@ -62,33 +62,6 @@ class AcksLateDisabled(ConfigRule):
 
     VALID = (
         Valid("""
-            # file: proj/core.py
-            from celery import Celery
-            class ProjCelery(Celery):
-                def init_app(self, flask_app):
-                    self.conf["task_acks_late"] = True
-            # file: proj/__init__.py
-            from proj.core import ProjCelery
-            celery = ProjCelery("proj")
-        """),
-        Valid("""
-            # file: proj/core.py
-            from celery import Celery
-            from proj.config import config
-            class ProjCelery(Celery):
-                def init_app(self, flask_app):
-                    self.conf.update(config.CELERY_CONFIG)  # the deployment's settings: unknown
-            celery = ProjCelery("proj")
-        """),
-        Valid("""
-            # file: proj.py
-            from celery import Celery
-            CONFIG = {"broker_url": "redis://localhost:6379/0"}
-            CONFIG["task_acks_late"] = True  # changed after it is made: unknown
-            app = Celery("proj")
-            app.config_from_object(CONFIG)
-        """),
-        Valid("""
             # file: proj/conf.py
             class Base:
                 task_acks_late = True
@@ -98,15 +71,6 @@ class AcksLateDisabled(ConfigRule):
             from celery import Celery
             app = Celery("proj")
             app.config_from_object("proj.conf:Config")
-        """),
-        Valid("""
-            # file: proj/app.py
-            from celery import Celery
-            from somewhere import Defaults
-            class Config(Defaults):  # a base celerylint cannot read: unknown
-                broker_url = "redis://localhost:6379/0"
-            app = Celery("proj")
-            app.config_from_object(Config)
         """),
         Valid("""
             # file: celeryconfig.py
