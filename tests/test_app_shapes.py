@@ -265,6 +265,9 @@ LAUNCH = {
     "deploy/worker.service": "[Service]\nExecStart=/srv/venv/bin/celery \\\n    --app=proj worker --soft-time-limit=60\n",
     "deploy/supervisor.conf": "[program:worker]\ncommand=celery -A other worker -c 2\n",
     "Dockerfile": 'FROM python\nCMD ["celery", "--app", "proj", "worker", "--prefetch-multiplier", "1"]\n',
+    "bin/worker.sh": 'exec celery --app=proj \\\n    worker \\\n  --concurrency="${N:-2}" \\\n  "${EXTRA[@]}"\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\nenv = ["CELERY_BROKER_URL=memory://"]\n[tool.taskipy]\nworker.cmd = "celery --app proj worker -E"\n',
+    "helm/values.schema.json": '{"description": "Performance improved celery worker config for many findings"}\n',
 }
 
 
@@ -283,6 +286,8 @@ def test_worker_command_lines_and_environment(cli, tmp_path):
     assert workers == {  # not deploy/supervisor.conf: it starts the app `other`
         ("Dockerfile", 2): ("proj", {"prefetch_multiplier": "1"}),
         ("Procfile", 2): ("proj", {"concurrency": "${CELERY_CONCURRENCY:-1}", "optimization": "fair"}),
+        ("bin/worker.sh", 1): ("proj", {"concurrency": "${N:-2}"}),
+        ("pyproject.toml", 4): ("proj", {}),
         ("deploy/worker.service", 2): ("proj", {"soft_time_limit": "60"}),
         ("docker-compose.yml", 3): ("proj.celery:app", {"time_limit": "300"}),
     }

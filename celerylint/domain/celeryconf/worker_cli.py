@@ -12,7 +12,8 @@ names every app of the package ``proj`` (Celery looks for ``proj.app``,
 value from the environment) is tied to every app.
 
 ``CELERY_BROKER_URL`` and ``CELERY_RESULT_BACKEND`` set in a compose
-``environment:`` section (list or mapping form) or a Dockerfile ``ENV``
+``environment:`` section (list or mapping form), a Dockerfile ``ENV``, a
+shell script's ``export`` or a systemd unit's ``Environment=``
 override the configuration's ``broker_url`` / ``result_backend`` in that
 deployment (Celery reads them first, celery-facts.md 2.1).
 """
@@ -34,7 +35,15 @@ _OPTIONS = {
     "soft_time_limit": ("--soft-time-limit",),
 }
 _BY_FLAG = {flag: option for option, flags in _OPTIONS.items() for flag in flags}
-_TOKEN = re.compile(r"""[^\s"',\[\]]+""")
+_TOKEN = re.compile(r"[^\s,\[\]]+")  # then without quotes: ``"--concurrency=${N}"``, ``["celery", "-A", ...]``
+# A word before ``celery`` that makes the line prose ("... improved celery worker config"), not a
+# command, unless the line says it is one.
+_COMMAND = re.compile(r"(?i)\b(?:command|cmd|exec|execstart|entrypoint|program)\b")
+_PROSE = re.compile(r"^[a-z]+$")
+_LAUNCHERS = frozenset({"exec", "run", "env", "sudo", "nice", "gosu", "su", "hupper", "watchmedo", "poetry", "pipenv",
+                        "uv", "python", "python3", "sh", "bash", "command", "cmd", "time", "nohup"})
+# Files whose environment settings are a deployment's: compose files, Dockerfiles, shell scripts, systemd units.
+_ENV_FILES = re.compile(r"(?:^|/)(?:(?:docker-)?compose[^/]*\.ya?ml|Dockerfile[^/]*|[^/]*\.sh|[^/]*\.service|Procfile[^/]*)$")
 _ENV = re.compile(r"""^\s*(?:-\s*|ENV\s+|export\s+|Environment=)?["']?(CELERY_BROKER_URL|CELERY_RESULT_BACKEND)["']?"""
                   r"""\s*[:=]\s*["']?([^"'\s#]*)""")
 ENV_SETTINGS = {"CELERY_BROKER_URL": "broker_url", "CELERY_RESULT_BACKEND": "result_backend"}
@@ -84,12 +93,15 @@ def _logical_lines(text: str):
         yield start, pending
 
 
-def parse_command(tokens: list[str]) -> tuple[str | None, dict[str, str]] | None:
+def parse_command(tokens: list[str], command: bool = True) -> tuple[str | None, dict[str, str]] | None:
     """``(app, options)`` of a ``celery ... worker ...`` token list, or None."""
     try:
         first = next(i for i, t in enumerate(tokens) if t == "celery" or t.endswith("/celery"))
         tokens.index("worker", first + 1)
     except (StopIteration, ValueError):
+        return None
+    before = tokens[first - 1] if first else ""
+    if not command and _PROSE.match(before) and before not in _LAUNCHERS:
         return None
     options: dict[str, str] = {}
     rest = tokens[first + 1:]
@@ -98,7 +110,7 @@ def parse_command(tokens: list[str]) -> tuple[str | None, dict[str, str]] | None
         token = rest[i]
         flag, eq, value = token.partition("=")
         if flag in _BY_FLAG:
-            if not eq:
+            if not eq or not value:  # ``-c 4``, ``--concurrency="${N}"``
                 value = rest[i + 1] if i + 1 < len(rest) else ""
                 i += 1
             options.setdefault(_BY_FLAG[flag], value)
@@ -116,9 +128,10 @@ def worker_commands(m) -> list[WorkerCommand]:
             if "celery" not in text:
                 continue
             for number, line in _logical_lines(text):
-                if "celery" not in line or "worker" not in line or line.lstrip().startswith("#"):
+                if "celery" not in line or "worker" not in line or line.lstrip().startswith(("#", ";")):
                     continue
-                parsed = parse_command(_TOKEN.findall(line))
+                tokens = [t.replace('"', "").replace("'", "") for t in _TOKEN.findall(line)]
+                parsed = parse_command([t for t in tokens if t], bool(_COMMAND.search(line)))
                 if parsed is not None:
                     cached.append(WorkerCommand(path, number, parsed[0], parsed[1]))
     return cached
@@ -129,7 +142,7 @@ def env_overrides(m) -> list[EnvOverride]:
     if cached is None:
         cached = m._env_overrides = []
         for path, text in sorted(launch_texts(m).items()):
-            if "CELERY_BROKER_URL" not in text and "CELERY_RESULT_BACKEND" not in text:
+            if not _ENV_FILES.search(path) or ("CELERY_BROKER_URL" not in text and "CELERY_RESULT_BACKEND" not in text):
                 continue
             for number, line in enumerate(text.splitlines(), 1):
                 found = _ENV.match(line)
