@@ -108,6 +108,17 @@ def test_a_call_named_like_celery_is_not_an_app(cli, tmp_path):
         app = FakeCelery("proj")
     ''')
     assert apps(cli, tmp_path) == []
+    # but one that loads a configuration is an app, whatever its class
+    write(tmp_path, '''
+        # file: proj.py
+        from flower import FakeCelery
+        app = FakeCelery("proj")
+        app.config_from_object("celeryconfig")
+        # file: celeryconfig.py
+        task_acks_late = True
+    ''')
+    (app,) = apps(cli, tmp_path)
+    assert app["settings"]["task_acks_late"] == {"state": "set", "value": True, "path": "celeryconfig.py", "line": 1}
 
 
 PYRAMID = '''

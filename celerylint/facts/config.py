@@ -303,6 +303,7 @@ class ConfigCollector(AppShapes, Checker):
         method = func.attr.value
         if method == "config_from_object":
             key = self.app_key(func.value) or self._made_by_project_factory(func.value)
+            self.confirm(key)
             if key and node.args and not node.args[0].star and node.args[0].keyword is None:
                 namespace = next((a for a in node.args if a.keyword and a.keyword.value == "namespace"), None)
                 inline = self.readable_dict(node.args[0].value)

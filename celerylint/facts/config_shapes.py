@@ -65,6 +65,7 @@ class AppShapes:
     def _shapes_init(self) -> None:
         self.app_classes: list[str | None] = []  # per enclosing class: its name when it subclasses Celery
         self.subscript_apps: set[str] = set()  # and the names bound to subclass instances
+        self.candidates: set[str] = set()  # those not yet known to be apps
 
     # -- Celery subclasses and configuration classes ---------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -124,9 +125,17 @@ class AppShapes:
             return False
         key = f"{self.module}:{target.value}"
         self.subscript_apps.add(key)
+        self.candidates.add(key)
         self.ctx.fact("app_stmt", stmt, app=key)
         self._app(key, call, cls=name)
         return True
+
+    def confirm(self, key: str | None) -> None:
+        """``x.config_from_object(...)`` on a candidate: only an app has that
+        method, so it is one even when its class is not the project's."""
+        if key in self.candidates:
+            self.candidates.discard(key)
+            self.ctx.fact("app_confirmed", None, app=key)
 
     def _shaped_cond(self, key: str) -> bool:
         """A setting of an app made in a function or a Celery subclass, set

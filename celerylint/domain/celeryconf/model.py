@@ -158,10 +158,11 @@ class Model:
         stmts = {(f["app"], f["path"]): f for f in self.by_kind["app_stmt"]}
         index: dict[str, dict[str, App]] = defaultdict(dict)  # key -> path -> app
         app_classes = {f["cls"] for f in self.by_kind["app_class"]}
+        confirmed = {(f["app"], f["path"]) for f in self.by_kind["app_confirmed"]}
         for f in self.by_kind["celery_app"]:
             key, path = f["app"], f["path"]
-            if f.get("cls") and not is_app_class(f["cls"], app_classes):  # ``x = SomeCelery()``: not a Celery subclass
-                continue
+            if f.get("cls") and not is_app_class(f["cls"], app_classes) and (key, path) not in confirmed:
+                continue  # ``x = SomeCelery()``: not a Celery subclass of the project, nor used as an app
             previous = index[key].get(path)
             app = App(key, path, f.get("var") or key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get((key, path))))
             app.cls = f.get("cls")
