@@ -333,14 +333,14 @@ class ConfigCollector(AppShapes, Checker):
                               **self.deployment_default(a))
                 continue
             if a.keyword is not None:
-                self._setting(source, a.keyword.value, a.keyword, a.value, "update")
+                self._setting(source, a.keyword.value, a.keyword, a.value, "update", cond=self._shaped_cond(key))
             else:
                 for element in inline.elements:
                     name = _string(element.key, self.ctx) if isinstance(element, cst.DictElement) else None
                     if name is None:
                         self.ctx.fact("app_open", call, app=key, why="`app.conf.update({...})` with keys celerylint cannot read")
                         continue
-                    self._setting(source, name, element.key, element.value, "update_dict")
+                    self._setting(source, name, element.key, element.value, "update_dict", cond=self._shaped_cond(key))
         if call.args and all(a.keyword is not None and not a.star for a in call.args):
             last = call.args[-1]
             self.ctx.fact("update_call", last, app=key, trailing_comma=isinstance(last.comma, cst.Comma))
