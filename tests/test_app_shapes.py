@@ -335,3 +335,26 @@ def test_app_made_in_a_factory_function(cli, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ("app.conf.update(task_acks_late=True, broker_url=\"redis://localhost:6379/0\", task_reject_on_worker_lost=True)"
             in (tmp_path / "factory.py").read_text())
+
+
+def test_subclass_of_a_project_celery_subclass(cli, tmp_path):
+    write(tmp_path, '''
+        # file: proj/base.py
+        from celery import Celery
+        class BaseCelery(Celery):
+            pass
+        # file: proj/core.py
+        from proj.base import BaseCelery
+        class ProjCelery(BaseCelery):
+            def setup(self):
+                self.conf.task_acks_late = True
+        class LooksLikeCelery(object):
+            pass
+        # file: proj/__init__.py
+        from proj.core import LooksLikeCelery, ProjCelery
+        app = ProjCelery("proj")
+        other = LooksLikeCelery()
+    ''')
+    (app,) = apps(cli, tmp_path)
+    assert app["variable"] == "app"
+    assert app["settings"]["task_acks_late"] == {"state": "set", "value": True, "path": "proj/core.py", "line": 4}

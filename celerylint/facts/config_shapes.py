@@ -71,6 +71,8 @@ class AppShapes:
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         cls = f"{self.module}.{node.name.value}"
         is_app = any(self.ctx.imported_name(b.value) in APP_FACTORIES for b in node.bases)
+        # a subclass of a project class named like Celery: an app class if that one is (the model decides)
+        derived = [name for b in node.bases if not is_app and (name := self._class_name(b.value)) and name.endswith("Celery")]
         if self.app_classes and self.app_classes[-1] and self.ctx.function is not None and any(
                 isinstance(b.value, cst.Attribute) and b.value.attr.value == "Task"
                 and isinstance(b.value.value, cst.Name) and b.value.value.value == "self" for b in node.bases):
@@ -78,9 +80,9 @@ class AppShapes:
             options = class_options(node)
             self.ctx.fact("task_class", node.name, cls=cls, options={
                 k: encode(setting_value(options[k], self.ctx)) for k in TASK_OPTIONS if k in options})
-        self.app_classes.append(cls if is_app else None)
-        if is_app:
-            self.ctx.fact("app_class", node.name, cls=cls)
+        self.app_classes.append(cls if is_app or derived else None)
+        if is_app or derived:
+            self.ctx.fact("app_class", node.name, cls=cls, **({"bases": derived} if derived else {}))
         elif len(self.ctx.scopes) == 2 and any(_setting_attr(s) for s in node.body.body):
             bases = [self._class_name(b.value) or "?" for b in node.bases if b.keyword is None]
             self.ctx.fact("config_class", node.name, cls=cls, bases=bases)

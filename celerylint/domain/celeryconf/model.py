@@ -18,7 +18,7 @@ from typing import Any
 
 from .paths import SETTINGS_PATH
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
-from .shapes import empty_default, is_app_class, object_source
+from .shapes import app_class_names, empty_default, is_app_class, object_source
 from .values import plain
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
@@ -157,7 +157,7 @@ class Model:
         mean any of them, which makes their configuration unknown."""
         stmts = {(f["app"], f["path"]): f for f in self.by_kind["app_stmt"]}
         index: dict[str, dict[str, App]] = defaultdict(dict)  # key -> path -> app
-        app_classes = {f["cls"] for f in self.by_kind["app_class"]}
+        app_classes = app_class_names(self.by_kind["app_class"])
         confirmed = {(f["app"], f["path"]) for f in self.by_kind["app_confirmed"]}
         for f in self.by_kind["celery_app"]:
             key, path = f["app"], f["path"]

@@ -59,6 +59,18 @@ def empty_default(model, default_of: dict[str, str] | None) -> str | None:
     return None
 
 
+def app_class_names(facts: list[dict[str, Any]]) -> set[str]:
+    """The project's Celery subclasses: those of ``Celery`` itself, then,
+    until nothing changes, those of a project class that is one."""
+    known = {f["cls"] for f in facts if not f.get("bases")}
+    pending = [f for f in facts if f.get("bases")]
+    while True:
+        found = {f["cls"] for f in pending if any(is_app_class(b, known) for b in f["bases"])}
+        if not found - known:
+            return known
+        known |= found
+
+
 def is_app_class(cls: str, app_classes: set[str]) -> bool:
     """``cls`` names a Celery subclass of the project (module names depend
     on the directory linted: one may end with the other)."""
