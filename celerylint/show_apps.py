@@ -16,6 +16,7 @@ from typing import Any
 from .domain.celeryconf.model import App, Model
 from .domain.celeryconf.settings import Resolved
 from .domain.celeryconf.values import NULL
+from .domain.celeryconf.worker_cli import commands_for, env_overrides
 
 # The settings the configuration rules read, in the order they are shown.
 SHOWN = (
@@ -74,7 +75,7 @@ def _sources(app: App) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"kind": "config_from_object", "target": _value(app.config.get("target")),
                                  "path": app.config["path"], "line": app.config["line"]}
         if app.source is not None:
-            entry.update(kind="django" if app.source.django else "module", module=app.source.module,
+            entry.update(kind=_source_kind(app), module=app.source.module,
                          namespace=app.source.namespace, files=list(app.source.files))
             if app.source.open:
                 entry["unknown"] = app.source.open
@@ -101,6 +102,21 @@ def _every_profile(m: Model, app: App) -> list[tuple[App, dict[str, Any] | None]
     return out
 
 
+def _source_kind(app: App) -> str:
+    if app.source.django:
+        return "django"
+    return getattr(app.source, "shape", None) or "module"  # dict | class (domain/celeryconf/shapes.py)
+
+
+def _launch(m: Model, app: App) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The worker command lines that may start the app, and the environment
+    overrides of its broker and result backend (launch files)."""
+    workers = [{"path": c.path, "line": c.line, "app": c.app, "options": dict(c.options)} for c in commands_for(m, app)]
+    env = [{"path": e.path, "line": e.line, "name": e.name, "setting": e.setting, "value": mask(e.value)}
+           for e in env_overrides(m)]
+    return workers, env
+
+
 def describe(m: Model) -> dict[str, Any]:
     configured = m.configured_apps()
     apps = []
@@ -109,12 +125,15 @@ def describe(m: Model) -> dict[str, Any]:
         if (listed.path, listed.pos) in done:
             continue  # the other profiles of an app already shown
         done.add((listed.path, listed.pos))
+        workers, env = _launch(m, listed)
         for app, profile in _every_profile(m, listed):
             line, col = app.pos[0], app.pos[1]
             apps.append({
                 "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
                 "kind": _kind(listed, configured), "profile": profile, "sources": _sources(app),
-                "unknown": list(app.open), "settings": {name: _setting(app.get(name)) for name in SHOWN},
+                "unknown": list(app.open), "notes": list(app.notes),
+                "settings": {name: _setting(app.get(name)) for name in SHOWN},
+                "worker_command_lines": workers, "environment_overrides": env,
             })
     return {"apps": apps}
 
@@ -140,6 +159,8 @@ def as_text(described: dict[str, Any]) -> str:
             lines.append(f"  source: {_source_text(source)}")
         for why in app["unknown"]:
             lines.append(f"  unknown: {why}")
+        for note in app["notes"]:
+            lines.append(f"  note: {note}")
         width = max(len(n) for n in app["settings"])
         for name, s in app["settings"].items():
             shown = "unknown" if s["state"] == "unknown" else repr(s["value"])
@@ -150,6 +171,11 @@ def as_text(described: dict[str, Any]) -> str:
             where = f"  {s['path']}:{s['line']}" if "path" in s else ""
             env = f"  (default of ${s['env']})" if "env" in s else ""
             lines.append(f"  {name:<{width}}  {shown}{env}{where}")
+        for c in app["worker_command_lines"]:
+            options = " ".join(f"{k}={v}" for k, v in c["options"].items()) or "no options read"
+            lines.append(f"  worker command line: {c['path']}:{c['line']}: -A {c['app'] or '(none)'}: {options}")
+        for e in app["environment_overrides"]:
+            lines.append(f"  environment: {e['path']}:{e['line']}: {e['name']}={e['value']} (overrides {e['setting']})")
         lines.append("")
     return "\n".join(lines)
 
@@ -160,9 +186,11 @@ def _source_text(source: dict[str, Any]) -> str:
     if source["kind"] == "config_from_object":
         text = f"config_from_object({source['target']!r}) at {source['path']}:{source['line']}"
     else:
-        what = "Django settings" if source["kind"] == "django" else "module"
+        what = {"django": "Django settings", "class": "configuration class"}.get(source["kind"], "module")
         namespace = f", namespace {source['namespace']!r}" if source.get("namespace") else ""
         text = f"{what} `{source['module']}`{namespace}: {', '.join(source['files'])}"
+        if source["kind"] == "dict":
+            text = f"the {source['module']}{namespace}"
     if "unknown" in source:
         text += f" (unknown: {source['unknown']})"
     return text

@@ -25,14 +25,14 @@ import re
 import libcst as cst
 
 from ..domain.apps import send_only
-from ..domain.clients import REDIS_FACTORIES
 from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
 from ..domain.celeryconf.paths import SETTINGS_PATH
-from ..domain.celeryconf.redis_conf import parse_redis_url
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
 from ..context import FileContext
 from ..rule import Checker, Regex
+from .config_redis import RedisConfigSet, string as _string
+from .config_shapes import CONFIG_CLASS, DEPLOYMENT_DEFAULT, AppShapes
 from .settings_chain import if_else_branches, module_info, record_star_import, unpacked
 
 # Upper-case module-level names worth recording in any file; lower-case and
@@ -56,11 +56,6 @@ def _settings_like(ctx: FileContext) -> bool:
     return bool(ctx.module_name) and ctx.module_name in ctx.settings.settings_modules
 
 
-def _string(node: cst.BaseExpression, ctx: FileContext) -> str | None:
-    value = setting_value(node, ctx)
-    return value if isinstance(value, str) else None
-
-
 # An upper-case Celery or cache setting, or a new-style lower-case one being
 # assigned, at the start of a line.
 _SETTING_AT_LINE_START = (
@@ -69,7 +64,7 @@ _SETTING_AT_LINE_START = (
 )
 
 
-class ConfigCollector(Checker):
+class ConfigCollector(AppShapes, RedisConfigSet, Checker):
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
     # inside ``if``/``try`` blocks of a file that also has one at column 0, or
@@ -83,6 +78,7 @@ class ConfigCollector(Checker):
         # indented, in an if/else of a settings file (``CELERY_X = v``; a keyword
         # argument ``CELERY_X=v`` of override_settings does not count)
         Regex(rb"\n[ \t]+CELERY_\w+[ \t]+=[ \t]"),
+        CONFIG_CLASS, DEPLOYMENT_DEFAULT,
     )
 
     def __init__(self, ctx: FileContext) -> None:
@@ -95,6 +91,7 @@ class ConfigCollector(Checker):
         self.recorded_module = False
         self.factory_apps: set[str] = set()  # keys of apps made by project factories (see _made_by_project_factory)
         self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
+        self._shapes_init()
 
     # -- structure ----------------------------------------------------------
     def _enter(self, node) -> None:
@@ -153,6 +150,9 @@ class ConfigCollector(Checker):
 
     def app_key(self, node: cst.BaseExpression) -> str | None:
         """The app a receiver stands for: ``module:var`` or ``*`` (current_app)."""
+        shaped = self.self_app(node) or self.subscript_key(node)
+        if shaped:
+            return shaped
         if isinstance(node, cst.Name):
             if node.value in self.ctx.imports:
                 target = self.ctx.imports[node.value]
@@ -204,6 +204,8 @@ class ConfigCollector(Checker):
 
     def _statement_assign(self, stmt: cst.SimpleStatementLine, node: cst.Assign) -> None:
         value = node.value
+        if self.subscript_app(stmt, node) or self.subclass_instance(stmt, node):
+            return
         if isinstance(value, cst.Call) and self.ctx.imported_name(value.func) in APP_FACTORIES:
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
@@ -217,14 +219,16 @@ class ConfigCollector(Checker):
             if isinstance(t, cst.Attribute):
                 key = self._conf_receiver(t.value)
                 if key:
-                    self._setting(f"app:{key}", t.attr.value, t.attr, value, "conf_attr")
+                    self._setting(f"app:{key}", t.attr.value, t.attr, value, "conf_attr", cond=self._shaped_cond(key))
                     self.ctx.fact("conf_stmt", stmt, app=key)
+                elif t.attr.value == "Task" and (key := self.app_key(t.value)):
+                    self.task_class_assign(key, value)
             elif isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
                 index = _string(t.slice[0].slice.value, self.ctx)
                 base = t.value
                 key = self._conf_receiver(base)
                 if key and index:
-                    self._setting(f"app:{key}", index, t.slice[0].slice.value, value, "conf_item")
+                    self._setting(f"app:{key}", index, t.slice[0].slice.value, value, "conf_item", cond=self._shaped_cond(key))
                     self.ctx.fact("conf_stmt", stmt, app=key)
                 elif index and isinstance(base, cst.Attribute):
                     key = self._conf_receiver(base.value)
@@ -237,9 +241,12 @@ class ConfigCollector(Checker):
                                   value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
             elif isinstance(t, cst.Name) and self.ctx.at_module_level:
                 self._module_setting(t, value)
+                self.empty_defaults(value)
             elif isinstance(t, (cst.Tuple, cst.List)) and self.ctx.at_module_level:
                 for name, item in unpacked(t, value):  # ``A, B = "x", "y"``
                     self._module_setting(name, item)
+            elif isinstance(t, cst.Name):
+                self.class_setting(t, value)
 
     def _module_setting(self, target: cst.Name, value: cst.BaseExpression) -> None:
         name = target.value
@@ -257,12 +264,12 @@ class ConfigCollector(Checker):
         if node.value is not None and isinstance(node.target, cst.Name) and self.ctx.at_module_level:
             self._module_setting(node.target, node.value)
 
-    def _app(self, key: str, call: cst.Call, sends_only: bool = False) -> None:
+    def _app(self, key: str, call: cst.Call, sends_only: bool = False, **shape: str) -> None:
         first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
         first = next((a.value for a in call.args if a.keyword and a.keyword.value == "main"), first)
         main = _string(first, self.ctx) if first is not None else None
         self.ctx.fact("celery_app", call, app=key, module=self.module, **({"send_only": True} if sends_only else {}),
-                      **({"main": main} if main else {}))
+                      **({"main": main} if main else {}), **shape)
         source = f"app:{key}"
         for a in call.args:
             if a.star:
@@ -286,7 +293,7 @@ class ConfigCollector(Checker):
             self.ctx.fact("app_namespace", namespace, app=key, value=_string(namespace, self.ctx))
 
     def _config_source(self, key: str, call: cst.Call, target: cst.BaseExpression, namespace: cst.Arg | None) -> None:
-        value = _string(target, self.ctx)
+        value = _string(target, self.ctx) or self.class_target(target)
         if value is None:
             qualified = self.ctx.imported_name(target)  # config_from_object(settings_module)
             value = qualified if qualified and "." in qualified else None
@@ -310,9 +317,14 @@ class ConfigCollector(Checker):
         method = func.attr.value
         if method == "config_from_object":
             key = self.app_key(func.value) or self._made_by_project_factory(func.value)
+            self.confirm(key)
             if key and node.args and not node.args[0].star and node.args[0].keyword is None:
                 namespace = next((a for a in node.args if a.keyword and a.keyword.value == "namespace"), None)
-                self._config_source(key, node, node.args[0].value, namespace)
+                inline = self.readable_dict(node.args[0].value)
+                if inline is not None:
+                    self.dict_source(key, node, inline, namespace)
+                else:
+                    self._config_source(key, node, node.args[0].value, namespace)
         elif method in _OPENING_METHODS:
             key = self.app_key(func.value) or self._conf_receiver(func.value)
             if key:
@@ -329,18 +341,20 @@ class ConfigCollector(Checker):
     def _update(self, key: str, call: cst.Call) -> None:
         source = f"app:{key}"
         for a in call.args:
-            if a.star or (a.keyword is None and not isinstance(a.value, cst.Dict)):
-                self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read")
+            inline = self.readable_dict(a.value) if a.keyword is None and not a.star else None
+            if a.star or (a.keyword is None and inline is None):
+                self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read",
+                              **self.deployment_default(a))
                 continue
             if a.keyword is not None:
-                self._setting(source, a.keyword.value, a.keyword, a.value, "update")
+                self._setting(source, a.keyword.value, a.keyword, a.value, "update", cond=self._shaped_cond(key))
             else:
-                for element in a.value.elements:
+                for element in inline.elements:
                     name = _string(element.key, self.ctx) if isinstance(element, cst.DictElement) else None
                     if name is None:
                         self.ctx.fact("app_open", call, app=key, why="`app.conf.update({...})` with keys celerylint cannot read")
                         continue
-                    self._setting(source, name, element.key, element.value, "update_dict")
+                    self._setting(source, name, element.key, element.value, "update_dict", cond=self._shaped_cond(key))
         if call.args and all(a.keyword is not None and not a.star for a in call.args):
             last = call.args[-1]
             self.ctx.fact("update_call", last, app=key, trailing_comma=isinstance(last.comma, cst.Comma))
@@ -353,37 +367,6 @@ class ConfigCollector(Checker):
             target = _string(node.args[1].value, self.ctx)
             if target:
                 self.ctx.fact("django_settings_module", None, value=target, module=self.module)
-
-    def _config_set(self, node: cst.Call, method: str) -> None:
-        args = [a for a in node.args if a.keyword is None and not a.star]
-        values = [_string(a.value, self.ctx) for a in args]
-        if method == "execute_command":
-            if len(values) >= 4 and (values[0] or "").upper() == "CONFIG" and (values[1] or "").upper() == "SET":
-                args, values = args[2:], values[2:]
-            else:
-                return
-        if len(values) >= 2 and (values[0] or "").lower() == "maxmemory-policy" and values[1]:
-            self.ctx.fact("config_set", args[1].value, policy=values[1], host=self._client_host(node.func.value))
-
-    def _client_host(self, node: cst.BaseExpression) -> str | None:
-        """The host of a Redis client made here: ``Redis(host=...)``,
-        ``Redis()`` (localhost) or ``from_url("redis://...")``."""
-        if isinstance(node, cst.Name):
-            node = self.ctx.lookup(node.value)
-        name = (self.ctx.imported_name(node.func) or "") if isinstance(node, cst.Call) else ""
-        if name not in REDIS_FACTORIES:  # a client from a project helper: its host is unknown here
-            return None
-        if name.endswith("from_url"):
-            url = _string(node.args[0].value, self.ctx) if node.args else None
-            address = parse_redis_url(url) if url else None
-            return address.host if address else None
-        for a in node.args:
-            if a.keyword is not None and a.keyword.value == "host":
-                host = _string(a.value, self.ctx)
-                return host.lower().replace("127.0.0.1", "localhost") if host else None
-            if a.keyword is None or a.star:
-                return None
-        return "localhost"
 
     # -- module structure -----------------------------------------------------
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:

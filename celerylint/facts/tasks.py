@@ -39,6 +39,8 @@ class TaskCollector(Checker):
         base = options.get("base")
         self.ctx.definition_fact("task", node, name=node.name.value, options=self._options(options),
                       base=self._class_name(base) if base is not None else None)
+        if "acks_late" in options and "reject_on_worker_lost" not in options:  # where CL102 reports such a task
+            self.ctx.fact("task_acks_late", options["acks_late"], name=node.name.value)
 
     def _class_name(self, node: cst.BaseExpression) -> str:
         return class_name(node, self.ctx)

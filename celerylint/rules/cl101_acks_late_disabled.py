@@ -14,10 +14,8 @@ class AcksLateDisabled(ConfigRule):
     `app.conf.update(...)`, `app.conf.X = ...`, and the module or Django
     settings given to `config_from_object`.
 
-    In a Django project with settings profiles (`settings/production.py`,
-    `settings/local.py`, ...), each profile the rules check is read (the
-    deployed ones by default; see the README's "Settings profiles"), and the
-    message names the profile.
+    With settings profiles (`settings/production.py`, ...), each profile the
+    rules check is read (README: "Settings profiles"); the message names it.
 
     ## Why is this bad?
     With `task_acks_late` off (Celery's default), the message is acknowledged
@@ -45,13 +43,10 @@ class AcksLateDisabled(ConfigRule):
     (the configuration module, the Django settings as `CELERY_TASK_ACKS_LATE`,
     a new keyword of `app.conf.update(...)`, or `app.conf.task_acks_late =
     True` after the app is created), or turns an explicit `False` into
-    `True`. When the configuration misspells the setting (`task_ack_late`,
-    which CL107 renames), that line is the setting's line: the fix renames
-    it and sets it to `True` rather than adding a second `task_acks_late`;
-    the two rules' fixes then touch the same name and are applied in
-    different rounds, so the setting is written once. It is unsafe: it
-    changes delivery semantics, and tasks that are not idempotent then run
-    twice after a crash.
+    `True`. A misspelt setting (`task_ack_late`, which CL107 renames) is
+    renamed and set to `True`, so the setting is written once. It is
+    unsafe: it changes delivery semantics, and tasks that are not
+    idempotent then run twice after a crash.
 
     ## References
     - [Celery: task_acks_late](https://docs.celeryq.dev/en/stable/userguide/configuration.html#task-acks-late)
@@ -66,6 +61,17 @@ class AcksLateDisabled(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
+        Valid("""
+            # file: proj/conf.py
+            class Base:
+                task_acks_late = True
+            class Config(Base):
+                broker_url = "redis://localhost:6379/0"
+            # file: proj/app.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("proj.conf:Config")
+        """),
         Valid("""
             # file: celeryconfig.py
             broker_url = "redis://localhost:6379/0"
@@ -133,6 +139,61 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            # file: proj/core.py
+            from celery import Celery
+            class ProjCelery(Celery):
+                def init_app(self, flask_app):
+                    self.conf["broker_url"] = "redis://localhost:6379/0"
+            # file: proj/__init__.py
+            from proj.core import ProjCelery
+            celery = ProjCelery("proj")
+            """,
+            at="2:10",
+            fixed="""
+            # file: proj/__init__.py
+            from proj.core import ProjCelery
+            celery = ProjCelery("proj")
+            celery.conf.task_acks_late = True
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object({"broker_url": "redis://localhost:6379/0", "task_acks_late": False})
+            """,
+            message="`task_acks_late` is False",
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object({"broker_url": "redis://localhost:6379/0", "task_acks_late": True})
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj/conf.py
+            class Base:
+                task_acks_late = True
+            class Config(Base):
+                task_acks_late = False
+            # file: proj/app.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("proj.conf:Config")
+            """,
+            at="4:22",
+            fixed="""
+            # file: proj/conf.py
+            class Base:
+                task_acks_late = True
+            class Config(Base):
+                task_acks_late = True
+            """,
+        ),
         Invalid(
             """
             # file: proj/__init__.py

@@ -2,14 +2,18 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
-from ..rule import Invalid, Valid, django_project
+from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
 
 
 class RejectOnWorkerLostMissing(ConfigRule):
     """
     ## What it does
     Checks that an app with `task_acks_late` enabled also enables
-    `task_reject_on_worker_lost`.
+    `task_reject_on_worker_lost`. When no app enables `task_acks_late` but
+    tasks opt in one by one with `acks_late=True`, each such task that does
+    not also set `reject_on_worker_lost` (itself, through its `base=`
+    class, or the app's task class) is reported at its `acks_late` option:
+    one finding per task, since the decision is the task's.
 
     In a Django project with settings profiles (`settings/production.py`,
     `settings/local.py`, ...), each profile the rules check is read (the
@@ -41,7 +45,8 @@ class RejectOnWorkerLostMissing(ConfigRule):
     The fix adds `task_reject_on_worker_lost = True` where the app's
     configuration lives (or turns an explicit `False` into `True`); a
     misspelling of the setting (see CL107) is renamed and set to `True`
-    instead of adding the setting a second time. It is unsafe: a task that reliably kills its worker is then redelivered again
+    instead of adding the setting a second time. For a task, the fix adds
+    `reject_on_worker_lost=True` after its `acks_late=True`. It is unsafe: a task that reliably kills its worker is then redelivered again
     and again, so it must be made safe first.
 
     ## References
@@ -57,6 +62,22 @@ class RejectOnWorkerLostMissing(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_reject_on_worker_lost=True)
+            @app.task(acks_late=True)
+            def a(): ...
+        """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            @app.task(acks_late=True, reject_on_worker_lost=False)  # decided: not ours to change
+            def a(): ...
+            @app.task(acks_late=False)
+            def b(): ...
+        """),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -88,6 +109,34 @@ class RejectOnWorkerLostMissing(ConfigRule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            # file: proj/tasks.py
+            from proj import tasks
+            @tasks.task(ignore_result=True, acks_late=True)
+            def a(): ...
+            @tasks.task(
+                acks_late=True,
+            )
+            def b(): ...
+            # file: proj/__init__.py
+            import celery
+            def includeme(config):
+                config.registry["celery.app"] = celery.Celery("proj")
+            """,
+            at="2:43",
+            message="sets `acks_late=True` without `reject_on_worker_lost=True`",
+            fixed="""
+            # file: proj/tasks.py
+            from proj import tasks
+            @tasks.task(ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+            def a(): ...
+            @tasks.task(
+                acks_late=True, reject_on_worker_lost=True,
+            )
+            def b(): ...
+            """,
+        ),
         Invalid(
             """
             # file: proj.py
@@ -145,7 +194,9 @@ class RejectOnWorkerLostMissing(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.configured_apps():
+        apps = m.configured_apps()
+        yield from self._tasks(m, apps)
+        for app in apps:
             if not app.get("task_acks_late").truthy:
                 continue
             reject = app.get("task_reject_on_worker_lost")
@@ -159,3 +210,36 @@ class RejectOnWorkerLostMissing(ConfigRule):
                    "and lost; `task_reject_on_worker_lost = True` requeues it")
             yield self.not_enabled(m, app, "task_reject_on_worker_lost", why,
                                    f"`task_reject_on_worker_lost` is not set in {where(app)}")
+
+    def _tasks(self, m: Model, apps):
+        """Tasks that opt in with ``acks_late=True`` (the apps do not enable
+        it) and do not set ``reject_on_worker_lost``: at the option, fixed by
+        adding ``reject_on_worker_lost=True`` after it."""
+        if not apps or any(app.get("task_acks_late").truthy for app in apps):
+            return
+        for app in apps:
+            reject = app.get("task_reject_on_worker_lost")
+            if not reject.is_default or app_task_class_sets(m, app, "reject_on_worker_lost"):
+                return
+            if not app.get("task_annotations").is_default:
+                return
+        by_name = {}
+        for task in m.tasks:
+            by_name.setdefault((task["path"], task["name"]), []).append(task)
+        places: dict[tuple, list[str]] = {}  # one option may serve several tasks (``retrying = shared_task(acks_late=True)``)
+        for f in m.by_kind["task_acks_late"]:
+            tasks = by_name.get((f["path"], f["name"]), ())
+            if not tasks or not all(m.task_option(t, "acks_late") == (True, "set")
+                                    and m.task_option(t, "reject_on_worker_lost")[1] == "unset" for t in tasks):
+                continue
+            names = places.setdefault((f["path"], f["line"], f["col"], f["end_line"], f["end_col"]), [])
+            if f["name"] not in names:
+                names.append(f["name"])
+        for (path, line, col, end_line, end_col), names in places.items():
+            fix = TextFix("add `reject_on_worker_lost=True` to the task", (TextEdit(end_line, end_col, end_line, end_col,
+                                                                                ", reject_on_worker_lost=True"),), False, path)
+            names.sort()
+            which = f"task `{names[0]}` sets" if len(names) == 1 else f"tasks {', '.join(f'`{n}`' for n in names)} set"
+            yield self.finding(f"{which} `acks_late=True` without `reject_on_worker_lost=True`: if the worker "
+                               "process dies (OOM, SIGKILL) the message is still acknowledged and the task is lost",
+                               path, line, col, end_line, end_col, fix)

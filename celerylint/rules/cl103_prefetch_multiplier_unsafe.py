@@ -134,6 +134,30 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     INVALID = (
         Invalid(
             """
+            # file: proj/tasks.py
+            import celery
+            def includeme(config):
+                config.registry["celery.app"] = celery.Celery("proj")
+                config.registry["celery.app"].conf.update(
+                    task_acks_late=True,
+                    task_serializer="json",
+                )
+            """,
+            at="3:37",
+            fixed="""
+            # file: proj/tasks.py
+            import celery
+            def includeme(config):
+                config.registry["celery.app"] = celery.Celery("proj")
+                config.registry["celery.app"].conf.update(
+                    task_acks_late=True,
+                    task_serializer="json",
+                    worker_prefetch_multiplier=1,
+                )
+            """,
+        ),
+        Invalid(
+            """
             # file: celeryconfig.py
             broker_url = "redis://localhost:6379/0"
             # file: proj.py

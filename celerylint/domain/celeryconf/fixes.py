@@ -145,6 +145,8 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
         return _respell(wrong[0], wrong[1], value)
     if app.source is not None:
         source = app.source
+        if getattr(source, "shape", None):
+            return None  # a class or a dict: a line at column 0 does not belong there
         keys = source.celery_keys(t)
         counts = {path: sum(1 for a in keys if a.path == path and not a.cond) for path in source.files}
         path = max(source.files, key=lambda p: (counts[p], p == source.path))

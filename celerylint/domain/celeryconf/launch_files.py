@@ -1,6 +1,8 @@
-"""Worker options set outside Python: whether a launch file (Procfile,
-Dockerfile, compose file, shell script, systemd unit, ...) of the linted tree
-passes ``--prefetch-multiplier`` to the worker."""
+"""Worker options set outside Python: the launch files (Procfiles,
+Dockerfiles, compose files, shell scripts, systemd units, supervisor
+configs, ...) of the linted tree, read lazily (only when a rule is about to
+report a missing setting, or for ``--show-apps``).  What is read from them
+is in ``worker_cli.py``."""
 
 from __future__ import annotations
 
@@ -15,18 +17,36 @@ from .model import Model
 
 _LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json))$")
 _MAX_BYTES = OTHER_FILE_MAX_BYTES  # 1 MiB, as for the files the project phase reads
+# What makes a launch file worth keeping: a worker command line, or the
+# environment variables Celery reads before its configuration.
+_WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RESULT_BACKEND")
 
 
 def prefetch_set_elsewhere(m: Model) -> bool:
     """``--prefetch-multiplier`` on a worker command line: in a compose
     file, or in the files that start workers (Procfile, shell scripts,
-    Dockerfiles, systemd units, supervisor configs).  Read lazily, only
-    when CL103 is about to report a missing setting."""
+    Dockerfiles, systemd units, supervisor configs).  Any such file of the
+    tree counts, whichever app it starts: precision first."""
     if any("prefetch-multiplier" in text for text in m.project.other_files.values()):
         return True
-    cached = getattr(m, "_prefetch_cli", None)
+    return any("prefetch-multiplier" in text for text in launch_texts(m).values())
+
+
+def launch_texts(m: Model) -> dict[str, str]:
+    """``relative path -> text`` of the launch files that mention a worker or
+    Celery's environment variables (the compose files the project phase
+    already read included), read once per run."""
+    cached = getattr(m, "_launch_texts", None)
     if cached is None:
-        cached = m._prefetch_cli = _scan_launch_files(_linted_tree(m))
+        cached = m._launch_texts = {path: text for path, text in m.project.other_files.items()
+                                    if any(w.decode() in text for w in _WANTED)}
+        root = Path(m.root)
+        for path, data in _scan_launch_files(_linted_tree(m)):
+            try:
+                rel = path.relative_to(root).as_posix()
+            except ValueError:
+                rel = path.as_posix()
+            cached.setdefault(rel, data.decode("utf-8", "replace"))
     return cached
 
 
@@ -37,19 +57,22 @@ def _linted_tree(m: Model) -> Path:
         common = os.path.commonpath([os.path.dirname(p) or "." for p in m.project.python_files])
     except ValueError:  # no files, or absolute and relative paths mixed
         common = ""
+    files = set(m.project.python_files)
+    while common and f"{common}/__init__.py" in files:  # a package: its launch files are beside it
+        common = os.path.dirname(common)
     return Path(m.root) / common
 
 
-def _scan_launch_files(root: Path) -> bool:
+def _scan_launch_files(root: Path):
     for directory, dirnames, filenames in walk(str(root)):  # iterative: a deep tree is no RecursionError
-        dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
-        for name in filenames:
+        dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
+        for name in sorted(filenames):
             if not _LAUNCH_FILES.match(name):
                 continue
             path = Path(directory) / name
             try:  # OSError also for pipes, devices and files over the cap
-                if b"prefetch-multiplier" in read_capped(path, _MAX_BYTES):
-                    return True
+                data = read_capped(path, _MAX_BYTES)
             except OSError:
                 continue
-    return False
+            if any(w in data for w in _WANTED):
+                yield path, data

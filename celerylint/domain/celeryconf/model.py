@@ -19,6 +19,7 @@ from typing import Any
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
+from .shapes import app_class_names, empty_default, is_app_class, object_source
 from .values import plain
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
@@ -170,10 +171,15 @@ class Model:
         mean any of them, which makes their configuration unknown."""
         stmts = {(f["app"], f["path"]): f for f in self.by_kind["app_stmt"]}
         index: dict[str, dict[str, App]] = defaultdict(dict)  # key -> path -> app
+        app_classes = app_class_names(self.by_kind["app_class"])
+        confirmed = {(f["app"], f["path"]) for f in self.by_kind["app_confirmed"]}
         for f in self.by_kind["celery_app"]:
             key, path = f["app"], f["path"]
+            if f.get("cls") and not is_app_class(f["cls"], app_classes) and (key, path) not in confirmed:
+                continue  # ``x = SomeCelery()``: not a Celery subclass of the project, nor used as an app
             previous = index[key].get(path)
-            app = App(key, path, key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get((key, path))))
+            app = App(key, path, f.get("var") or key.rsplit(":", 1)[1], fact_position(f), fact_position(stmts.get((key, path))))
+            app.cls = f.get("cls")
             # the same name made twice in one file (two factory functions) stays one app,
             # send-only only if every one of them is
             app.send_only = bool(f.get("send_only")) and (previous is None or previous.send_only)
@@ -186,6 +192,8 @@ class Model:
             if key == "*":  # current_app: the one app of the project that runs workers
                 workers = [a for a in apps.values() if not a.send_only]
                 return workers if len(workers) == 1 else []
+            if key.startswith("class:"):  # ``self.conf`` in a Celery subclass: every app made from it
+                return [a for a in apps.values() if a.cls and is_app_class(a.cls, {key[6:]})]
             by_path = index.get(key)
             if not by_path:
                 return []
@@ -203,8 +211,9 @@ class Model:
                     for app in targets(source[4:], a.path):
                         app.preconf[a.name].append(a)
         for f in self.by_kind["app_open"]:
+            default = empty_default(self, f.get("default_of"))
             for app in targets(f["app"], f["path"]):
-                app.open.append(f["why"])
+                (app.notes if default else app.open).append(default or f["why"])
         for kind in ("config_source_last_arg", "config_source_namespace"):
             for f in self.by_kind[kind]:
                 for app in targets(f["app"], f["path"]):
@@ -232,6 +241,11 @@ class Model:
         if config is None:
             return
         target, namespace = config["target"], config["namespace"]
+        if config.get("inline") or (target and (":" in target or target not in self.module_paths)):
+            found = object_source(self, config, target, namespace)
+            if found is not None:
+                app.source, app.source_problem = found
+                return
         if target is None or namespace == "?":
             app.source_problem = "its configuration source cannot be read statically"
             return

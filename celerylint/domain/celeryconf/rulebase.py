@@ -61,6 +61,11 @@ class ConfigRule(ProjectRule):
 
 def where(app: App) -> str:
     """Words for where the app's configuration lives."""
+    shape = getattr(app.source, "shape", None)  # domain/celeryconf/shapes.py
+    if shape == "dict":
+        return f"the dict given to `config_from_object` ({app.source.module[8:]})"
+    if shape == "class":
+        return f"configuration class `{app.source.module}`"
     if app.source is not None and app.profile:
         return "the Django settings"  # the profile is named at the end of the message (per_profile)
     if app.source is not None:

@@ -155,6 +155,8 @@ class App:
     main: str | None = None  # Celery's first argument, when it is a literal
     profile: str | None = None  # the settings profile this copy of a Django app is read with (profiles.py)
     profiles: list[dict[str, Any]] = field(default_factory=list)  # every profile found, for --show-apps
+    cls: str | None = None  # the project's Celery subclass it is made from
+    notes: list[str] = field(default_factory=list)  # what is judged by a default (shapes.empty_default)
 
     @property
     def namespace(self) -> str | None:

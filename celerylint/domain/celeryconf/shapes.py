@@ -1,0 +1,114 @@
+"""Configuration sources that are objects rather than modules (facts from
+``facts/config_shapes.py``): a dict given to ``config_from_object``, and a
+class whose attributes are settings (``config_from_object(Config)``,
+``"proj.conf:Config"``), read with its bases as Python's MRO reads them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .settings import Assignment, Source
+
+
+def object_source(model, config: dict[str, Any], target: str | None,
+                  namespace: str | None) -> tuple[Source | None, str | None] | None:
+    """``(source, problem)`` when the app's ``config_from_object`` names a
+    dict or a configuration class of the project; None when it names
+    something else (a module: the caller reads it)."""
+    if namespace == "?":
+        return None
+    inline = config.get("inline")
+    if inline:
+        open_ = next((f"`config_from_object({{...}})` with {f['why']}" for f in model.by_kind["inline_open"]
+                      if f["source"] == inline), None)
+        where = f"{config['path']}:{config['line']}"
+        return _shaped(Source(f"dict at {where}", config["path"], False, namespace, list(model.assignments.get(inline, ())),
+                              open_, [config["path"]]), "dict"), None
+    classes = _classes(model)
+    cls = _match(classes, target.replace(":", "."))
+    if cls is None:
+        return None
+    assignments: list[Assignment] = []
+    files: list[str] = []
+    problems: list[str] = []
+    _flatten(model, classes, cls, assignments, files, problems, set())
+    return _shaped(Source(cls, classes[cls]["path"], False, namespace, assignments, problems[0] if problems else None, files),
+                   "class"), None
+
+
+def _shaped(source: Source, shape: str) -> Source:
+    """``source.shape``: "dict" or "class" (a module source has none); no
+    fix adds a line to them (``fixes.add_setting``)."""
+    source.shape = shape
+    return source
+
+
+def empty_default(model, default_of: dict[str, str] | None) -> str | None:
+    """``app.conf.update(config.CELERY_CONFIG)`` where the project's
+    defaults for that object say ``"CELERY_CONFIG": {}``: the deployment may
+    add settings, and, as for an environment variable, the default is
+    judged.  The note saying so, or None."""
+    if not default_of:
+        return None
+    module, name = default_of["module"], default_of["name"]
+    for f in model.by_kind["config_default"]:
+        if f["name"] == name and (f["module"] == module or f["module"].endswith("." + module)
+                                  or module.endswith("." + f["module"])):
+            return (f"`conf.update(...{name})` is judged by its default, `{{}}` at {f['path']}:{f['line']}: "
+                    "settings the deployment adds there are not seen")
+    return None
+
+
+def app_class_names(facts: list[dict[str, Any]]) -> set[str]:
+    """The project's Celery subclasses: those of ``Celery`` itself, then,
+    until nothing changes, those of a project class that is one."""
+    known = {f["cls"] for f in facts if not f.get("bases")}
+    pending = [f for f in facts if f.get("bases")]
+    while True:
+        found = {f["cls"] for f in pending if any(is_app_class(b, known) for b in f["bases"])}
+        if not found - known:
+            return known
+        known |= found
+
+
+def is_app_class(cls: str, app_classes: set[str]) -> bool:
+    """``cls`` names a Celery subclass of the project (module names depend
+    on the directory linted: one may end with the other)."""
+    return cls in app_classes or any(c.endswith("." + cls) or cls.endswith("." + c) for c in app_classes)
+
+
+def _classes(model) -> dict[str, dict[str, Any]]:
+    cached = getattr(model, "_config_classes", None)
+    if cached is None:
+        cached = model._config_classes = {f["cls"]: f for f in model.by_kind["config_class"]}
+    return cached
+
+
+def _match(classes: dict[str, dict[str, Any]], name: str) -> str | None:
+    """The configuration class ``name`` names: exactly, else the one whose
+    dotted name ends with it or is its end (module names depend on the
+    directory linted)."""
+    if name in classes:
+        return name
+    found = [c for c in classes if c.endswith("." + name) or name.endswith("." + c)]
+    return found[0] if len(found) == 1 else None
+
+
+def _flatten(model, classes, cls: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
+    """The class's settings in effect order: its bases' (last base first, as
+    the MRO makes the first base win), then its own."""
+    if cls in seen:
+        return
+    seen.add(cls)
+    fact = classes[cls]
+    for base in reversed(fact["bases"]):
+        if base in ("object", "builtins.object"):
+            continue
+        found = _match(classes, base)
+        if found is None:
+            problems.append(f"the base class `{base}` of `{cls}` is not read, so settings may come from it")
+            continue
+        _flatten(model, classes, found, out, files, problems, seen)
+    if fact["path"] not in files:
+        files.append(fact["path"])
+    out.extend(model.assignments.get(f"cfgclass:{cls}", ()))
