@@ -112,6 +112,8 @@ def check_case(rule: type, case: Case, root: Path, valid: bool) -> None:
         assert len(mine) == case.count, f"expected {case.count} findings, got:\n{shown}"
     else:
         assert mine, f"invalid case not reported:\n{case.source}"
+    styled = [f.fix.description for f in mine if f.fix is not None and not f.fix.description[:1].islower()]
+    assert not styled, f"fix descriptions are lower case and imperative (\"add `x`\"): {styled}"
     if case.message is not None:
         assert all(case.message in f.message for f in mine), f"expected {case.message!r} in:\n{shown}"
     if case.at is not None:

@@ -41,7 +41,7 @@ def test_findings_exit_one_and_text_format(cli, tmp_path):
     assert done.returncode == 1
     first = done.stdout.splitlines()[0]
     assert first.startswith("jobs.py:8:8: CL203 [lock-without-ttl] ")
-    assert "fix (unsafe, --fix --unsafe-fixes): Add `ex=60`" in done.stdout
+    assert "fix (unsafe, --fix --unsafe-fixes): add `ex=60`" in done.stdout
     assert done.stdout.rstrip().endswith("1 finding in 1 file, 0 fixable with --fix (1 more with --unsafe-fixes).")
     assert "\x1b[" not in done.stdout  # no colour when not a TTY
 

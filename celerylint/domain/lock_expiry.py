@@ -86,11 +86,11 @@ class PendingTakes(TakeEvidence, Blocks):
 
 
 def add_keyword_fix(node: cst.Call, keyword: str, ttl: str) -> Fix:
-    return Fix(f"Add `{keyword}={ttl}`", (Replace(node, with_keyword(node, keyword, ttl)),))
+    return Fix(f"add `{keyword}={ttl}`", (Replace(node, with_keyword(node, keyword, ttl)),))
 
 
 def replace_value_fix(a: cst.Arg, keyword: str, ttl: str) -> Fix:
-    return Fix(f"Set `{keyword}` to {ttl} seconds", (Replace(a.value, cst.Integer(ttl)),))
+    return Fix(f"set `{keyword}` to {ttl} seconds", (Replace(a.value, cst.Integer(ttl)),))
 
 
 def unexpiring_take(node: cst.Call, method: str, kind: str, ctx: FileContext,
@@ -107,7 +107,7 @@ def unexpiring_take(node: cst.Call, method: str, kind: str, ctx: FileContext,
     if method == "setnx" and kind == REDIS:
         return ("`setnx` sets no expiry (and an `expire` after it is not atomic with it): a worker that dies "
                 "holding the lock blocks it forever",
-                Fix(f"Use `set(..., nx=True, ex={ttl})`", (Replace(node, setnx_as_set(node, "ex", ttl)),)), False)
+                Fix(f"use `set(..., nx=True, ex={ttl})`", (Replace(node, setnx_as_set(node, "ex", ttl)),)), False)
     if method == "add" and kind == CACHE:
         timeout = arg(node, "timeout", 2)
         if timeout is not None and evaluate(timeout.value, ctx) is NONE:

@@ -284,4 +284,4 @@ def setnx_fix(node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.C
     ttl = code_of(expire.args[1].value) if len(expire.args) > 1 else default_ttl
     keyword = "px" if expire.func.attr.value == "pexpire" else "ex"
     edits = (Replace(node, setnx_as_set(node, keyword, ttl)), *((RemoveLines(stmt),) if removable else ()))
-    return Fix(f"Replace `setnx` + `expire` with one `set(..., nx=True, {keyword}={ttl})`", edits)
+    return Fix(f"replace `setnx` + `expire` with one `set(..., nx=True, {keyword}={ttl})`", edits)

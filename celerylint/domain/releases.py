@@ -44,7 +44,7 @@ def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, 
         return None
     if evaluate(take.token, ctx) is not None:
         return None  # a constant is not a token: every worker stores the same
-    return Fix("Release with a compare-and-delete script", (Replace(node, compare_and_delete(node, key, take.token)),))
+    return Fix("release with a compare-and-delete script", (Replace(node, compare_and_delete(node, key, take.token)),))
 
 
 class TakeTracker(IfGuards):

@@ -394,6 +394,6 @@ class LockTtlShorterThanTask(Rule):
         if isinstance(value, cst.BaseExpression) and numeric_literal(value):
             new = (task.limit + MARGIN) / take.ttl_unit
             text = str(int(new)) if float(new).is_integer() else f"{new:g}"
-            fix = Fix(f"Raise the TTL to {text} ({task.which} + {MARGIN} s)",
+            fix = Fix(f"raise the TTL to {text} ({task.which} + {MARGIN} s)",
                       (Replace(value, cst.Integer(text) if text.isdigit() else cst.Float(text)),))
         self.report(node, message, fix)

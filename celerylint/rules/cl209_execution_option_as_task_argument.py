@@ -329,7 +329,7 @@ class ExecutionOptionAsTaskArgument(ProjectRule):
         if not call["comments"]:
             text = self._rewrite(call, set(reported))
             safe = known and call["plain"]
-            fix = TextFix(f"Move {names} to {instead}", (TextEdit(call["line"], call["col"], call["end_line"], call["end_col"], text),), safe)
+            fix = TextFix(f"move {names} to {instead}", (TextEdit(call["line"], call["col"], call["end_line"], call["end_col"], text),), safe)
         return self.finding(message, call["path"], call["line"], call["col"], call["end_line"], call["end_col"], fix)
 
     @staticmethod

@@ -355,5 +355,5 @@ class DispatchInTransaction(Rule):
             alias = arg(innermost, "using", 0)
             if alias is not None:
                 using = f", using={_EMPTY.code_for_node(alias.value)}"
-        return Fix("Dispatch in `transaction.on_commit(lambda: ...)`",
+        return Fix("dispatch in `transaction.on_commit(lambda: ...)`",
                    (InsertBefore(node, "transaction.on_commit(lambda: "), InsertAfter(node, f"{using})")))
