@@ -187,7 +187,7 @@ def test_config_file_options(cli, tmp_path):
     write(tmp_path, "generated/jobs.py", LOCK)
     found = json.loads(cli("--format", "json", ".").stdout)
     assert [(f["path"], f["code"]) for f in found] == [("jobs.py", "CL203")]  # 7200 s < 10000 s
-    assert found[0]["fix"]["description"] == "Add `ex=30`"
+    assert found[0]["fix"]["description"] == "add `ex=30`"
     # an excluded file named on the command line is still linted, unless --force-exclude
     assert json.loads(cli("--format", "json", "generated/jobs.py").stdout)[0]["path"] == "generated/jobs.py"
     assert cli("--force-exclude", "generated/jobs.py").returncode == 0
