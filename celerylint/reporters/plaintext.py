@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import re
 
-_INLINE_CODE = re.compile(r"(`+)(.+?)\1")
+_INLINE_CODE = re.compile(r"(`+)([\s\S]+?)\1")  # may span a line break
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])")
 
 
 def _prose(text: str) -> str:
-    text = _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", text)
     text = _STRONG.sub(lambda m: m.group(2), text)
     return _EMPHASIS.sub(lambda m: m.group(1), text)
 
 
 def _line(line: str) -> str:
+    line = _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", line)
     out, pos = [], 0
     for match in _INLINE_CODE.finditer(line):
         out.append(_prose(line[pos:match.start()]))
@@ -30,16 +30,25 @@ def _line(line: str) -> str:
 
 
 def markdown_to_text(markdown: str) -> str:
-    out = []
+    out: list[str] = []
+    prose: list[str] = []  # consecutive lines of text, converted together
+
+    def flush() -> None:
+        if prose:
+            out.append(_line("\n".join(prose)))
+            prose.clear()
+
     fenced = False
     for line in markdown.splitlines():
         if line.lstrip().startswith("```"):
+            flush()
             fenced = not fenced
-            continue
-        if fenced:
+        elif fenced:
             out.append(("    " + line).rstrip())
         elif line.startswith("#"):
+            flush()
             out.append(_line(line.lstrip("#").strip()))
         else:
-            out.append(_line(line))
+            prose.append(line)
+    flush()
     return "\n".join(out).strip() + "\n"
