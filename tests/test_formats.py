@@ -187,6 +187,10 @@ def test_on_a_terminal_colour_and_long_messages_fit_its_width(tmp_path):
     on_terminal(tmp_path, "--select", "CL203", "--output-format", "concise", "--output", "r.txt", ".")
     report = (tmp_path / "r.txt").read_text()
     assert not ANSI.search(report) and "blocks the lock forever\n" in report
+    on_terminal(tmp_path, "--select", "CL203", "--output", "r.txt", ".", env={"FORCE_COLOR": "1"})
+    assert not ANSI.search((tmp_path / "r.txt").read_text())  # FORCE_COLOR is for standard output
+    on_terminal(tmp_path, "--select", "CL203", "--output", "r.txt", "--color", "always", ".")
+    assert ANSI.search((tmp_path / "r.txt").read_text())
 
 
 def test_show_fixes_lists_the_fixes_applied(cli, tmp_path):

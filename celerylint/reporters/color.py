@@ -1,10 +1,11 @@
 """When the human-readable formats use colour, and how wide the terminal is.
 
-``--color always`` and ``--color never`` win.  With ``--color auto`` (the
-default): a non-empty ``NO_COLOR`` turns colour off (https://no-color.org),
-else a non-empty ``FORCE_COLOR`` turns it on (https://force-color.org), else
-colour is used when the report goes to standard output and that is a
-terminal."""
+``--color always`` and ``--color never`` win, wherever the report goes.
+With ``--color auto`` (the default) a report written with ``--output`` has
+no colour; on standard output a non-empty ``NO_COLOR`` turns colour off
+(https://no-color.org), else a non-empty ``FORCE_COLOR`` turns it on
+(https://force-color.org: CI logs that show colour), else colour is used
+when standard output is a terminal."""
 
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ MIN_WIDTH = 40
 def use_color(choice: str, to_terminal: bool) -> bool:
     if choice != "auto":
         return choice == "always"
-    if os.environ.get("NO_COLOR"):
+    if not to_terminal or os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return to_terminal and _isatty()
+    return _isatty()
 
 
 def terminal_width(to_terminal: bool) -> int | None:
