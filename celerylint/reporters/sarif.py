@@ -88,7 +88,7 @@ def _context(files: Sources, rel: str, line: int, end_line: int) -> dict | None:
     source = files.get(rel)
     if source is None or line > source.lines:
         return None
-    first, last = max(1, line - 1), min(max(source.lines, 1), end_line + 1)
+    first, last = max(1, line - 1), max(min(max(source.lines, 1), end_line + 1), end_line)  # covers the region
     start, stop = source.index.starts[first - 1], source.index.offset(last, len(source.line(last)))
     return {"startLine": first, "endLine": last, "snippet": {"text": masked(source.text[start:stop])}}
 
