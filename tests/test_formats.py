@@ -179,6 +179,9 @@ def test_on_a_terminal_colour_and_long_messages_fit_its_width(tmp_path):
     header = plain.split("\n  |")[0].splitlines()
     assert len(header) > 1 and all(len(line) <= 60 for line in header)  # wrapped...
     assert " ".join(line.strip() for line in header).endswith("blocks the lock forever")  # ...and whole
+    narrow = ANSI.sub("", on_terminal(tmp_path, "--select", "CL203", ".", columns=40)).splitlines()
+    at = narrow.index("  = fix (unsafe, --fix --unsafe-fixes):")  # the fix's line wrapped too
+    assert narrow[at + 1] == "      Add `timeout=60`"
     concise = ANSI.sub("", on_terminal(tmp_path, "--output-format", "concise", "--select", "CL203", "."))
     first = concise.splitlines()[0]
     assert len(first) <= 60 and first.endswith("…") and first.startswith("a.py:7:11: CL203 [lock-without-ttl] ")
@@ -226,8 +229,9 @@ def test_list_rules_as_json(cli):
     assert by_code["CL203"]["url"].endswith("/rules/CL203.md")
     assert {r["severity"] for r in rules} <= {"error", "warning", "note"}
     assert all(r["summary"] for r in rules)
-    bad = cli("--list-rules", "--output-format", "junit")
-    assert bad.returncode == 2 and "--list-rules" in bad.stderr
+    # any other format (say from $CELERYLINT_OUTPUT_FORMAT, meant for the report) prints the table
+    other = cli("--list-rules", env={"CELERYLINT_OUTPUT_FORMAT": "sarif"})
+    assert other.returncode == 0 and other.stdout.splitlines() == table
 
 
 def test_unknown_format_is_a_usage_error(cli, tmp_path):

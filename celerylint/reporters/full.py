@@ -140,12 +140,22 @@ def snippet(f, source, style: Style) -> list[str]:
     return out
 
 
+def _wrapped(text: str, width: int | None) -> list[str]:
+    if width is None or len(text) <= width:
+        return [text]
+    import textwrap
+
+    return textwrap.wrap(text, width=width, subsequent_indent="      ", break_long_words=False,
+                         break_on_hyphens=False) or [text]
+
+
 def remedy(f, sources: Sources, style: Style, width: int | None) -> list[str]:
     if f.fix is None:
-        return [style(f"  = hint: {printable(f.hint)}", dim=True)] if f.hint else []
+        return [style(line, dim=True) for line in _wrapped(f"  = hint: {printable(f.hint)}", width)] if f.hint else []
     target = f.fix.path or f.path
     where = f" in {printable(target)}" if target != f.path else ""
-    out = [style(f"  = {fix_words(f.fix)}{where}: {printable(f.fix.description)}", fg="cyan")]
+    out = [style(line, fg="cyan")
+           for line in _wrapped(f"  = {fix_words(f.fix)}{where}: {printable(f.fix.description)}", width)]
     source = sources.get(target)
     if source is not None and f.fix.edits:
         out += diff(source, list(f.fix.edits), style)
