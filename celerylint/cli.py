@@ -18,7 +18,7 @@ from .terminal import emit as _emit, err as _err, fail as _fail, write_stdout as
 def _format_options(f):
     """``--output-format`` (alias ``--format``, ``$CELERYLINT_OUTPUT_FORMAT``) and ``--color``."""
     f = click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
-                     help="Colour the human-readable formats: auto (on a terminal; NO_COLOR, FORCE_COLOR), always, never.")(f)
+                     help="Colour in full, concise, grouped: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never.")(f)
     return click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default=DEFAULT_FORMAT,
                         envvar="CELERYLINT_OUTPUT_FORMAT", show_default=True, show_envvar=True,
                         help="Report format (text: the same as full).")(f)
@@ -44,8 +44,8 @@ def _format_options(f):
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
 @click.option("--show-apps", is_flag=True, help="Show every Celery app, its configuration sources and settings, and exit.")
 @click.version_option(__version__, "--version", prog_name="celerylint")
-def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select, extend_select, ignore, config, exit_zero, explain,
-         list_rules, no_cache, jobs, force_exclude, show_apps) -> None:
+def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select, extend_select, ignore, config,
+         exit_zero, explain, list_rules, no_cache, jobs, force_exclude, show_apps) -> None:
     """Find the Celery patterns that make tasks run twice or vanish.
 
     `celerylint doctor --help`: the read-only check of a live Redis broker."""
