@@ -218,3 +218,17 @@ def test_no_provenance_outside_git_or_with_a_damaged_git(cli, tmp_path):
     fake_checkout(tmp_path / "nogit")
     [vcs] = provenance(cli, tmp_path / "nogit", env={"PATH": ""})
     assert vcs["branch"] == "feature/x"
+
+
+def test_provenance_through_a_relative_gitdir_file(cli, tmp_path):
+    """A submodule's ``.git`` is a file naming its git directory relative to it."""
+    store = tmp_path / "modules" / "sub"
+    fake_checkout(store.parent / "tmp")  # build the layout, then move it where a submodule keeps it
+    (store.parent / "tmp" / ".git").rename(store)
+    (tmp_path / "modules" / "tmp").rmdir()
+    (store / "config").write_text('[remote "origin"]\n\turl = ssh://deploy:pw@git.example.com:2222/acme/sub.git\n')
+    checkout = tmp_path / "sub"
+    checkout.mkdir()
+    (checkout / ".git").write_text("gitdir: ../modules/sub\n")
+    [vcs] = provenance(cli, checkout)
+    assert (vcs["repositoryUri"], vcs["branch"]) == ("ssh://git.example.com:2222/acme/sub.git", "feature/x")
