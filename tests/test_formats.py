@@ -102,6 +102,17 @@ def test_full_multiline_span_hint_and_a_fix_in_another_file(cli, tmp_path):
     assert "  2 - task_ack_late = True\n  2 + task_acks_late = True\n" in done.stdout
 
 
+def test_full_cuts_long_context_lines_but_not_the_span(cli, tmp_path):
+    long = "x = [" + ", ".join(str(i) for i in range(200)) + "]"
+    write(tmp_path, "a.py", f'import redis\n\nr = redis.Redis()\n{long}\n{long}; r.lock("a")\n')
+    lines = cli("--select", "CL203", ".").stdout.splitlines()
+    [context] = [line for line in lines if line.startswith("4 | ")]
+    assert context.endswith("…") and len(context) == len("4 | ") + 200 + 1
+    [span] = [line for line in lines if line.startswith("5 | ")]
+    assert span == f'5 | {long}; r.lock("a")'
+    assert lines[lines.index(span) + 1] == "  | " + " " * (len(long) + 2) + "^" * len('r.lock("a")') + " CL203"
+
+
 def test_concise_and_grouped(cli, tmp_path):
     write(tmp_path, "a.py", WIDE)
     write(tmp_path, "b.py", WIDE)

@@ -20,6 +20,7 @@ CONTEXT = 2  # lines shown before and after the span
 MAX_SPAN_LINES = 8  # a longer span shows its first and last lines
 MAX_DIFF_LINES = 12  # per side of one hunk
 TAB = "    "
+MAX_CONTEXT_WIDTH = 200  # a longer context line is cut (the span's own lines never are: the carets need them)
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
@@ -118,8 +119,15 @@ def snippet(f, source, style: Style) -> list[str]:
     def numbered(n: int, text: str) -> str:
         return style(f"{n:>{gutter}} |", fg="blue", bold=True) + (" " + text if text else "")
 
+    def context(n: int) -> str:
+        text, cols = shown(source.line(n))
+        if cols[-1] <= MAX_CONTEXT_WIDTH:
+            return numbered(n, text)
+        cut = next(i for i, c in enumerate(cols) if c >= MAX_CONTEXT_WIDTH)
+        return numbered(n, shown(source.line(n)[:cut])[0] + "…")
+
     for n in before:
-        out.append(numbered(n, shown(source.line(n))[0]))
+        out.append(context(n))
     for n in spanned:
         if n == 0:
             out.append(style(f"{'...':>{gutter}}", fg="blue", bold=True))
@@ -135,7 +143,7 @@ def snippet(f, source, style: Style) -> list[str]:
         out.append(bar + " " + " " * cols[start] + style(carets + label, fg="red" if f.severity == "error" else "yellow",
                                                       bold=True))
     for n in after:
-        out.append(numbered(n, shown(source.line(n))[0]))
+        out.append(context(n))
     out.append(bar)
     return out
 
