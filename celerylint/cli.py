@@ -11,15 +11,25 @@ import click
 from . import __version__
 from .cli_adopt import adoption_options
 from .cli_settings import settings_from_options as _settings
+from .reporters import DEFAULT as DEFAULT_FORMAT, FORMATS
+from .reporters.color import CHOICES as COLORS
 from .terminal import emit as _emit, err as _err, fail as _fail, write_stdout as _write_stdout
 
-FORMATS = ("text", "json", "sarif", "github")
+
+def _format_options(f):
+    """``--output-format`` (alias ``--format``, ``$CELERYLINT_OUTPUT_FORMAT``) and ``--color``."""
+    f = click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
+                     help="Colour in full, concise, grouped: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never.")(f)
+    return click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default=DEFAULT_FORMAT,
+                        envvar="CELERYLINT_OUTPUT_FORMAT", show_default=True, show_envvar=True,
+                        help="Report format (text: the same as full).")(f)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
+@_format_options
 @click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@click.option("--show-fixes", is_flag=True, help="With --fix, also list the fixes applied, per file and code.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place, then report what is left.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
@@ -36,8 +46,8 @@ FORMATS = ("text", "json", "sarif", "github")
 @click.option("--show-apps", is_flag=True, help="Show every Celery app, its configuration sources and settings, and exit.")
 @adoption_options
 @click.version_option(__version__, "--version", prog_name="celerylint")
-def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ignore, config, exit_zero, explain,
-         list_rules, no_cache, jobs, force_exclude, show_apps, **adopt) -> None:
+def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select, extend_select, ignore, config,
+         exit_zero, explain, list_rules, no_cache, jobs, force_exclude, show_apps, **adopt) -> None:
     """Find the Celery patterns that make tasks run twice or vanish.
 
     `celerylint check [PATH ...]` is the same command; `-` reads the source from stdin.
@@ -64,8 +74,9 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
         return
     if list_rules:
         from .docs import rule_table_text
+        from .reporters import rules_json
 
-        _write_stdout((rule_table_text() + "\n").encode("utf-8"))
+        _write_stdout((rules_json() if fmt == "json" else rule_table_text() + "\n").encode("utf-8"))
         return
     settings = _settings(config, select, ignore, force_exclude, extend_select, adopt["cache_dir"])
     stdin = [str(p) for p in paths] == ["-"]
@@ -95,7 +106,8 @@ def main(paths, fmt, output, fix, unsafe_fixes, diff, select, extend_select, ign
         report = b"".join(result.diffs)
         status = 1 if result.diffs else 0
     else:
-        text = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None)
+        text = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None, color=color,
+                       show_fixes=show_fixes)
         status = 1 if result.findings else 0
         # File names that are not UTF-8 reach here as lone surrogates: print
         # them as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
@@ -126,11 +138,11 @@ def _show_apps(paths: list[Path], settings, fmt: str, output: Path | None, jobs:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--broker-url", metavar="URL", help="Check this broker instead of the apps' (default: $CELERY_BROKER_URL, then each app's).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Stop after S seconds.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
+@_format_options
 @click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
 @click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
-def doctor(paths, broker_url, timeout, fmt, output, config, exit_zero) -> None:
+def doctor(paths, broker_url, timeout, fmt, color, output, config, exit_zero) -> None:
     """Check the live Redis broker of each app, read only (CL150-CL155)."""
     if sys.stdout is None and output is None:
         _fail("cannot write the report: standard output is closed")
@@ -156,7 +168,8 @@ def doctor(paths, broker_url, timeout, fmt, output, config, exit_zero) -> None:
     summary = (f"{n} finding{'s' * (n != 1)} on {b} broker{'s' * (b != 1)} checked"
                f"{f' ({notes} for information)' if notes else ''}"
                f"{f'; {result.failed} could not be checked fully (see above)' if result.failed else ''}.")
-    text = _render(fmt, result, settings, unsafe=False, to_terminal=output is None, summary=summary, doctor=True)
+    text = _render(fmt, result, settings, unsafe=False, to_terminal=output is None, color=color, summary=summary,
+                   doctor=True)
     report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
     _emit(report, output)
     if result.errors:
@@ -226,22 +239,15 @@ def _reserve_standard_fds() -> None:
                 return
 
 
-def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool, summary: str | None = None,
-            doctor: bool = False) -> str:
-    if fmt == "json":
-        from .reporters.json import render
-    elif fmt == "sarif":
-        from .reporters.sarif import render
+def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool, color: str = "auto",
+            show_fixes: bool = False, summary: str | None = None, doctor: bool = False) -> str:
+    from .reporters import render
+    from .reporters.color import terminal_width, use_color
 
-        if doctor:
-            from .doctor.codes import sarif_rules
+    rules = None
+    if fmt == "sarif" and doctor:
+        from .doctor.codes import sarif_rules
 
-            return render(result, settings, rules=sarif_rules())
-    elif fmt == "github":
-        from .reporters.github import render
-    else:
-        from .reporters.text import render
-
-        color = to_terminal and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        return render(result, settings, color=color, unsafe=unsafe, summary_line=summary)
-    return render(result, settings)
+        rules = sarif_rules()
+    return render(fmt, result, settings, color=use_color(color, to_terminal), width=terminal_width(to_terminal),
+                  unsafe=unsafe, summary_line=summary, show_fixes=show_fixes, sarif_rules=rules)

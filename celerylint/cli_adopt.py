@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from .reporters import HUMAN
 from .terminal import emit, err, fail, write_stdout
 
 OPTIONS = (
@@ -90,7 +91,7 @@ def report(report: bytes, output, result, fmt: str, adopt: dict, *, unsafe: bool
         from .statistics import render
 
         report = render(result.findings, fmt, unsafe).encode("utf-8", "replace")
-    elif adopt["quiet"] and fmt == "text":
+    elif adopt["quiet"] and fmt in HUMAN:  # the summary is the last line
         report = report.rstrip(b"\n")
         report = report[:report.rfind(b"\n") + 1] if b"\n" in report else b""
     if to_stderr:

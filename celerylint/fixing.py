@@ -68,10 +68,12 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
     originals: dict[Path, tuple[bytes, SourceText]] = {}
     current: dict[Path, str] = {}
     fixed: dict[Path, int] = defaultdict(int)
+    codes: dict[Path, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))  # --show-fixes
+    origin: dict[int, Finding] = {}  # id of a pending fix -> its finding
     dropped: set[Path] = set()
     refused_paths: set[Path] = set()
     for round_ in range(MAX_FIX_ROUNDS):
-        pending = _pending(results, found, by_rel, unsafe)
+        pending = _pending(results, found, by_rel, unsafe, origin)
         if round_ == 0:
             # Fixes apply to the bytes read now: a file edited since the lint
             # pass is linted again and fixed as it is, not as it was.
@@ -85,19 +87,21 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
                     results[path], stale = linter.lint_bytes(path, data), True
             if stale:
                 found = project_findings(results, other, linter, [], _texts(results, current))
-                pending = {p: f for p, f in _pending(results, found, by_rel, unsafe).items() if p in originals}
+                pending = {p: f for p, f in _pending(results, found, by_rel, unsafe, origin).items() if p in originals}
         changed = []
         for path, fixes in pending.items():
             # a project fix reaching a file first touched now
             if path not in originals and not _take(path, linter, out, refused_paths, originals, current):
                 continue
-            text, applied, rejected = _apply(current[path], fixes)
+            text, applied, rejected = _apply_fixes(current[path], fixes)
             if rejected and path not in dropped:
                 dropped.add(path)
                 out.notices.append(f"{linter.rel(path)}: a fix was dropped because the result would not parse")
             if applied and text != current[path]:
                 current[path] = text
-                fixed[path] += applied
+                fixed[path] += len(applied)
+                for fix in applied:
+                    codes[path][origin[id(fix)].code, origin[id(fix)].name] += 1
                 changed.append(path)
         if not changed:
             break
@@ -117,13 +121,13 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             from .patch import unified_diff
 
             out.diffs.append(unified_diff(data, new, rel))  # the file's bytes, as git reads them
-            out.fixed[rel] = fixed[path]
+            out.fixed[rel], out.fixed_codes[rel] = fixed[path], dict(codes[path])
             continue
         from .writer import WriteError, write_atomic
 
         try:
             write_atomic(path, new, data)
-            out.fixed[rel] = fixed[path]
+            out.fixed[rel], out.fixed_codes[rel] = fixed[path], dict(codes[path])
         except WriteError as exc:
             out.notices.append(f"{rel}: not fixed: {exc}")
             results[path] = linter.lint_bytes(path, data)
@@ -168,13 +172,14 @@ def _reason(exc: Exception) -> str:
 
 
 def _pending(results: dict[Path, FileResult], project_findings: list[Finding], by_rel: dict[str, Path],
-             unsafe: bool) -> dict[Path, list[Fix]]:
+             unsafe: bool, origin: dict[int, Finding]) -> dict[Path, list[Fix]]:
     pending: dict[Path, list[Fix]] = defaultdict(list)
     for finding in [f for r in results.values() for f in r.findings] + project_findings:
         fix = _applicable(finding, unsafe)
         path = by_rel.get(fix.path or finding.path) if fix else None
         if fix and path is not None:
             pending[path].append(fix)
+            origin[id(fix)] = finding  # the finding keeps its fix alive: the id stays its own
     return pending
 
 
@@ -202,28 +207,35 @@ def _native_newlines(text: str, index: LineIndex, fix: Fix) -> Fix:
 
 
 def _apply(text: str, fixes: list[Fix]) -> tuple[str, int, bool]:
-    """Apply as many non-overlapping fixes as parse; return (text, count,
-    whether a fix was rejected because its result would not parse)."""
+    """``_apply_fixes`` with the number of fixes applied."""
+    new, applied, rejected = _apply_fixes(text, fixes)
+    return new, len(applied), rejected
+
+
+def _apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[Fix], bool]:
+    """Apply as many non-overlapping fixes as parse; return (text, the fixes
+    applied (as given), whether a fix was rejected because its result would
+    not parse)."""
     index = LineIndex(text)
-    fixes = [_native_newlines(text, index, f) for f in fixes]
-    chosen: list[Fix] = []
-    for fix in sorted(fixes, key=lambda f: f.edits[0]):
-        if not any(overlaps(list(fix.edits), list(c.edits)) for c in chosen):
-            chosen.append(fix)
-    edits = [e for f in chosen for e in f.edits]
+    pairs = [(_native_newlines(text, index, f), f) for f in fixes]
+    chosen: list[tuple[Fix, Fix]] = []
+    for fix, given in sorted(pairs, key=lambda p: p[0].edits[0]):
+        if not any(overlaps(list(fix.edits), list(c.edits)) for c, _ in chosen):
+            chosen.append((fix, given))
+    edits = [e for f, _ in chosen for e in f.edits]
     try:
         new = apply_edits(text, edits)
     except ValueError:
         new = None
     if new is not None and parses(new):
-        return new, len(chosen), False
+        return new, [given for _, given in chosen], False
     # Some fix breaks the file: apply the first one that parses alone; the
     # positions of the others are stale, the next round lints again.
-    for i, fix in enumerate(chosen):
+    for i, (fix, given) in enumerate(chosen):
         try:
             candidate = apply_edits(text, list(fix.edits))
         except ValueError:
             continue
         if parses(candidate):
-            return candidate, 1, i > 0
-    return text, 0, True
+            return candidate, [given], i > 0
+    return text, [], True

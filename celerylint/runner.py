@@ -24,6 +24,8 @@ class RunResult:
     errors: list[str] = field(default_factory=list)  # internal errors: exit status 2
     notices: list[str] = field(default_factory=list)  # files skipped or not written
     fixed: dict[str, int] = field(default_factory=dict)  # path -> fixes applied
+    # --show-fixes: path -> (code, name) -> fixes applied
+    fixed_codes: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
     diffs: list[bytes] = field(default_factory=list)  # --diff: one patch per file (patch.py)
     files: int = 0
 

@@ -35,9 +35,9 @@ def test_clean_run_exits_zero(cli, tmp_path):
     assert "No findings in 1 file checked." in done.stdout
 
 
-def test_findings_exit_one_and_text_format(cli, tmp_path):
+def test_findings_exit_one_and_concise_format(cli, tmp_path):
     write(tmp_path, "jobs.py", LOCK)
-    done = cli("--select", "CL203", ".")
+    done = cli("--output-format", "concise", "--select", "CL203", ".")
     assert done.returncode == 1
     first = done.stdout.splitlines()[0]
     assert first.startswith("jobs.py:8:8: CL203 [lock-without-ttl] ")
@@ -57,7 +57,7 @@ def test_json_format_is_stable(cli, tmp_path):
     assert done.returncode == 1
     [finding] = json.loads(done.stdout)
     assert set(finding) == {"code", "name", "message", "path", "line", "column", "end_line", "end_column",
-                            "severity", "fix", "hint"}
+                            "severity", "fix", "hint", "fingerprint"}
     assert (finding["code"], finding["path"], finding["line"], finding["column"]) == ("CL203", "pkg/jobs.py", 8, 8)
     assert finding["fix"]["safe"] is False
     [edit] = finding["fix"]["edits"]

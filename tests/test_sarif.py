@@ -35,8 +35,8 @@ def project(tmp_path):
     return tmp_path
 
 
-def run_sarif(cli, cwd, *args):
-    done = cli("--format", "sarif", *args, cwd=cwd)
+def run_sarif(cli, cwd, *args, env=None):
+    done = cli("--format", "sarif", *args, cwd=cwd, env=env)
     assert done.returncode in (0, 1), done.stderr
     document = json.loads(done.stdout)
     validate(document)
@@ -118,3 +118,117 @@ def test_rules_off_by_default_say_so(cli, project):
     rules = {r["id"]: r for r in run_sarif(cli, project, "--select", "ALL", ".")["runs"][0]["tool"]["driver"]["rules"]}
     assert rules["CL112"]["defaultConfiguration"]["enabled"] is False
     assert rules["CL203"]["defaultConfiguration"]["enabled"] is True
+
+
+def test_message_and_hint_are_sentences_and_help_text_is_plain(cli, project):
+    run = run_sarif(cli, project, ".")["runs"][0]
+    for result in run["results"]:
+        text = result["message"]["text"]
+        assert text.endswith((".", "?", "!")) and "Hint:" not in text
+        assert not text[0].isalpha() or text[0].isupper()
+    findings = {f["code"]: f for f in json.loads(cli("--format", "json", ".", cwd=project).stdout)}
+    eta = next(r for r in run["results"] if r["ruleId"] == "CL206")
+    hint = findings["CL206"]["hint"]
+    assert eta["message"]["text"] == f"{findings['CL206']['message'][0].upper()}{findings['CL206']['message'][1:]}. " \
+                                     f"{hint[0].upper()}{hint[1:]}."
+    rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "CL203")
+    plain, markdown = rule["help"]["text"], rule["help"]["markdown"]
+    assert "## What it does" in markdown and "```python" in markdown and "`" in markdown
+    assert "#" not in plain.split("\n")[0] and "```" not in plain and "`" not in plain and "](" not in plain
+    assert plain.startswith("What it does\n") and "\n    r = redis.Redis()\n" in plain  # code indented
+    assert "Redis SET command (NX, EX) (https://redis.io/docs/latest/commands/set/)" in plain
+
+
+def test_region_snippet_and_context_region(cli, project):
+    run = run_sarif(cli, project, ".")["runs"][0]
+    lock = next(r for r in run["results"] if r["ruleId"] == "CL203")
+    location = lock["locations"][0]["physicalLocation"]
+    assert location["region"]["snippet"]["text"] == "r.set(f'lock:{k}', 1, nx=True)"
+    context = location["contextRegion"]
+    assert (context["startLine"], context["endLine"]) == (7, 8)  # the line before; the file ends after line 8
+    assert context["snippet"]["text"] == "    # é😀\n    if r.set(f'lock:{k}', 1, nx=True):  x = 'é😀'; r.delete(f'lock:{k}')"
+
+
+def fake_checkout(root, *, head="ref: refs/heads/feature/x", config="", packed=None, loose=True):
+    git = root / ".git"
+    (git / "refs" / "heads" / "feature").mkdir(parents=True)
+    (git / "HEAD").write_text(head + "\n")
+    (git / "config").write_text(config)
+    if loose:
+        (git / "refs" / "heads" / "feature" / "x").write_text("a" * 40 + "\n")
+    if packed:
+        (git / "packed-refs").write_text(packed)
+    return git
+
+
+def provenance(cli, root, *args, env=None):
+    (root / "x.py").write_text("import redis\nr = redis.Redis()\nr.lock('lock-a')\n")
+    document = run_sarif(cli, root, *args, ".", env=env)
+    return document["runs"][0].get("versionControlProvenance")
+
+
+def test_version_control_provenance_from_the_git_files(cli, tmp_path):
+    config = ('[core]\n\tbare = false\n[remote "upstream"]\n\turl = https://example.com/other.git\n'
+              '[remote "origin"]\n\turl = https://gitlab-ci-token:s3cr3t@gitlab.example.com/team/proj.git\n')
+    fake_checkout(tmp_path, config=config)
+    [vcs] = provenance(cli, tmp_path)
+    assert vcs == {"repositoryUri": "https://gitlab.example.com/team/proj.git", "revisionId": "a" * 40,
+                   "branch": "feature/x", "mappedTo": {"uriBaseId": "%SRCROOT%"}}
+
+
+def test_provenance_packed_refs_detached_scp_remote_and_no_remote(cli, tmp_path):
+    one = tmp_path / "one"
+    fake_checkout(one, config='[remote "origin"]\n  url = git@github.com:acme/shop.git\n',
+                  packed=f"# pack-refs with: peeled\n{'b' * 40} refs/heads/feature/x\n", loose=False)
+    [vcs] = provenance(cli, one)
+    assert (vcs["repositoryUri"], vcs["revisionId"], vcs["branch"]) == ("ssh://git@github.com/acme/shop.git", "b" * 40,
+                                                                        "feature/x")
+    two = tmp_path / "two"
+    fake_checkout(two, head="c" * 40)
+    [vcs] = provenance(cli, two)
+    assert vcs["revisionId"] == "c" * 40 and "branch" not in vcs
+    assert vcs["repositoryUri"] == two.resolve().as_uri()  # no remote: the checkout itself
+
+
+def test_provenance_of_a_worktree_and_a_real_git_repository(cli, tmp_path):
+    main = tmp_path / "main"
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(main)], check=True)
+    (main / "a.py").write_text("x = 1\n")
+    git = ["git", "-C", str(main), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    subprocess.run([*git, "remote", "add", "origin", "https://example.com/acme/main.git"], check=True)
+    subprocess.run([*git, "worktree", "add", "-q", "-b", "side", str(tmp_path / "wt")], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    for root, branch in ((main, "trunk"), (tmp_path / "wt", "side")):
+        [vcs] = provenance(cli, root)
+        assert (vcs["repositoryUri"], vcs["revisionId"], vcs["branch"]) == ("https://example.com/acme/main.git", head,
+                                                                            branch), root
+
+
+def test_no_provenance_outside_git_or_with_a_damaged_git(cli, tmp_path):
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert provenance(cli, outside, "--no-cache") is None
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".git").write_text("gitdir: /nonexistent/path\n")
+    assert provenance(cli, broken) is None
+    # no git on PATH changes nothing: the files are read, no git process is run
+    fake_checkout(tmp_path / "nogit")
+    [vcs] = provenance(cli, tmp_path / "nogit", env={"PATH": ""})
+    assert vcs["branch"] == "feature/x"
+
+
+def test_provenance_through_a_relative_gitdir_file(cli, tmp_path):
+    """A submodule's ``.git`` is a file naming its git directory relative to it."""
+    store = tmp_path / "modules" / "sub"
+    fake_checkout(store.parent / "tmp")  # build the layout, then move it where a submodule keeps it
+    (store.parent / "tmp" / ".git").rename(store)
+    (tmp_path / "modules" / "tmp").rmdir()
+    (store / "config").write_text('[remote "origin"]\n\turl = ssh://deploy:pw@git.example.com:2222/acme/sub.git\n')
+    checkout = tmp_path / "sub"
+    checkout.mkdir()
+    (checkout / ".git").write_text("gitdir: ../modules/sub\n")
+    [vcs] = provenance(cli, checkout)
+    assert (vcs["repositoryUri"], vcs["branch"]) == ("ssh://git.example.com:2222/acme/sub.git", "feature/x")

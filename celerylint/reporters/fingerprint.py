@@ -64,3 +64,29 @@ def line_hashes(text: str) -> dict[int, str]:
             emit()
         push(0)
     return out
+
+
+def fingerprints(findings, sources) -> list[str]:
+    """A stable identifier for each finding (JSON ``fingerprint``, GitLab's
+    Code Quality ``fingerprint``): SHA-256 of the code, the path and the
+    text of the finding's first and last lines with all whitespace removed,
+    plus a counter among equal keys in the file, 32 hex digits.  Moving the
+    code, re-indenting it or editing other lines keeps it; editing the
+    flagged line changes it.  Without a readable file (a broker URL), the
+    message stands for the text."""
+    import hashlib
+
+    counts: dict[str, int] = {}
+    out = []
+    for f in findings:
+        source = sources.get(f.path)
+        if source is None:
+            content = f.message
+        else:
+            lines = {f.line, f.end_line}
+            content = "\n".join("".join(source.line(n).split()) for n in sorted(lines))
+        key = f"{f.code}\0{f.path}\0{content}"
+        counts[key] = counts.get(key, 0) + 1
+        digest = hashlib.sha256(f"{key}\0{counts[key]}".encode("utf-8", "surrogateescape")).hexdigest()
+        out.append(digest[:32])
+    return out

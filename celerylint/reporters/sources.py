@@ -1,0 +1,58 @@
+"""The texts of the reported files, read once per report: for SARIF columns
+and snippets, fingerprints and the source lines of the ``full`` format.
+
+A finding's positions are those of the file as it is on disk when the
+report is written (after ``--fix``, the fixed file).  A path that cannot be
+read (a broker URL of ``celerylint doctor``, a file removed since) has no
+text: the reporters then leave out what needs it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..guard import MAX_PARSE_CHARS
+from ..source import DecodeError, LineIndex, decode
+
+
+class SourceFile:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.index = LineIndex(text)
+        self._hashes: dict[int, str] | None = None
+
+    @property
+    def lines(self) -> int:
+        return len(self.index.starts) - (1 if self.text.endswith(("\n", "\r")) else 0)
+
+    def line(self, n: int) -> str:
+        return self.index.line_text(n) if 1 <= n <= len(self.index.starts) else ""
+
+    def span(self, line: int, col: int, end_line: int, end_col: int) -> str:
+        return self.text[self.index.offset(line, col):self.index.offset(end_line, end_col)]
+
+    def line_hashes(self) -> dict[int, str]:
+        """GitHub's ``primaryLocationLineHash`` of each line.  Hashing is a
+        per-character loop: skipped for huge files (CL001 "too large")."""
+        if self._hashes is None:
+            from .fingerprint import line_hashes
+
+            self._hashes = line_hashes(self.text) if len(self.text) <= MAX_PARSE_CHARS else {}
+        return self._hashes
+
+
+class Sources:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache: dict[str, SourceFile | None] = {}
+
+    def get(self, rel: str) -> SourceFile | None:
+        if rel not in self.cache:
+            self.cache[rel] = None
+            if "://" not in rel:
+                path = Path(rel) if Path(rel).is_absolute() else self.root / rel
+                try:
+                    if path.is_file():
+                        self.cache[rel] = SourceFile(decode(path.read_bytes()).text)
+                except (OSError, DecodeError, ValueError):
+                    pass
+        return self.cache[rel]
