@@ -30,10 +30,31 @@ class EditBuilder:
         r = self._range(node)
         return r.start.line, r.end.line
 
+    def _code(self, old: cst.CSTNode, new: cst.CSTNode, r: CodeRange) -> str:
+        """The new node's code, indented as the node it replaces: the block
+        indentation is the one under which the old node's code reads as it
+        is written (tried from the lines at and above its start)."""
+        code = self.module.code_for_node(new)
+        if r.start.line == r.end.line and "\n" not in code and "\r" not in code:
+            return code
+        from .libcst_internals import code_indented
+
+        written = self.index.text[self.index.offset(r.start.line, r.start.column):self.index.offset(r.end.line, r.end.column)]
+        seen = set()
+        for line in range(r.start.line, max(0, r.start.line - 50), -1):
+            text = self.index.line_text(line)
+            indent = text[:len(text) - len(text.lstrip(" \t"))]
+            if indent in seen:
+                continue
+            seen.add(indent)
+            if code_indented(old, self.module, indent) == written:
+                return code_indented(new, self.module, indent)
+        return code
+
     def _edits(self, edit) -> Iterator[Edit]:
         if isinstance(edit, Replace):
             r = self._range(edit.node)
-            content = edit.new if isinstance(edit.new, str) else self.module.code_for_node(edit.new)
+            content = edit.new if isinstance(edit.new, str) else self._code(edit.node, edit.new, r)
             yield Edit(r.start.line, r.start.column, r.end.line, r.end.column, content)
         elif isinstance(edit, InsertBefore):
             r = self._range(edit.node)

@@ -19,7 +19,7 @@ from libcst._nodes.base import CSTNode as _CSTNode
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodeRange, PositionProvider
 
-__all__ = ["CodegenState", "all_positions", "child_fields_in_visit_order", "parse_unvalidated", "token_modules"]
+__all__ = ["CodegenState", "all_positions", "code_indented", "child_fields_in_visit_order", "parse_unvalidated", "token_modules"]
 
 
 def parse_unvalidated(text: str) -> cst.Module:
@@ -72,3 +72,16 @@ def token_modules() -> tuple:
     """libcst's modules of operator and whitespace nodes (``libcst._nodes.op``
     and ``.whitespace``), whose classes hold no other kind of node."""
     return (_op, _whitespace)
+
+
+def code_indented(node: cst.CSTNode, module: cst.Module, indent: str) -> str:
+    """The code of ``node`` as written inside a block indented by ``indent``:
+    ``Module.code_for_node`` renders it at the top level, so a line break
+    inside brackets that keeps the block's indentation loses it.
+
+    Relies on: ``CodegenState.indent_tokens``, the block indentation that
+    ``ParenthesizedWhitespace(indent=True)`` writes after each line break."""
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline,
+                         indent_tokens=[indent] if indent else [])
+    node._codegen(state)
+    return "".join(state.tokens)

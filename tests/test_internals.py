@@ -91,3 +91,14 @@ def test_regex_parser_shape():
     assert required_literal(rb"\beta\s*=") == (b"eta", 0)
     assert required_literal(rb"redis(?!x)") == (b"redis", -1)
     assert re.compile(rb"x")  # the module itself still compiles patterns
+
+
+def test_code_indented_writes_the_block_indentation_after_line_breaks():
+    import libcst as cst
+
+    from celerylint.libcst_internals import code_indented
+
+    module = cst.parse_module("def f():\n    g(\n        1,\n    )\n")
+    call = module.body[0].body.body[0].body[0].value
+    assert module.code_for_node(call) == "g(\n    1,\n)"
+    assert code_indented(call, module, "    ") == "g(\n        1,\n    )"

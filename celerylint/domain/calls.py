@@ -56,7 +56,27 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
         if a.keyword is not None and a.keyword.value == name:
             args[i] = a.with_changes(value=cst.parse_expression(value))
             return call.with_changes(args=args)
-    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+    new = _kw(name, value)
+    layout = _one_per_line(call)
+    if layout is not None:  # arguments one per line: the new one on a line of its own, in the same style
+        last = args[-1]
+        if isinstance(last.comma, cst.Comma):  # a trailing comma: the new argument gets it
+            new = new.with_changes(comma=last.comma)
+        else:
+            new = new.with_changes(whitespace_after_arg=last.whitespace_after_arg)
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=layout),
+                                     whitespace_after_arg=cst.SimpleWhitespace(""))
+    elif args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    args.append(_kw(name, value))
+    args.append(new)
     return call.with_changes(args=args)
+
+
+def _one_per_line(call: cst.Call) -> cst.ParenthesizedWhitespace | None:
+    """The line break and indentation before the first argument, when the
+    call writes its arguments on lines of their own and ends on one."""
+    if not call.args or not isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        return None
+    last = call.args[-1]
+    after = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else last.whitespace_after_arg
+    return call.whitespace_before_args if isinstance(after, cst.ParenthesizedWhitespace) else None
