@@ -54,7 +54,7 @@ def test_full_is_the_default_with_carets_under_the_span_and_the_fix_as_a_diff(cl
         "  | " + " " * 14 + "^" * len('r.lock("lock-a")') + " CL203",
     ]
     assert lines[5] == "  |"
-    assert lines[6] == "  = fix (unsafe, --fix --unsafe-fixes): Add `timeout=60`"
+    assert lines[6] == "  = fix (unsafe, --fix --unsafe-fixes): add `timeout=60`"
     assert lines[7:9] == ['  7 -     x = "表"; r.lock("lock-a")', '  7 +     x = "表"; r.lock("lock-a", timeout=60)']
     assert lines[-1] == "1 finding in 1 file, 0 fixable with --fix (1 more with --unsafe-fixes)."
     # `text` is `full`; --output-format and --format are one option
@@ -119,20 +119,20 @@ def test_concise_and_grouped(cli, tmp_path):
     concise = cli("--output-format", "concise", "--select", "CL203", ".").stdout.splitlines()
     assert concise == [
         'a.py:7:11: CL203 [lock-without-ttl] `lock()` without `timeout`: a worker that dies holding it blocks the lock forever',
-        "    fix (unsafe, --fix --unsafe-fixes): Add `timeout=60`",
+        "    fix (unsafe, --fix --unsafe-fixes): add `timeout=60`",
         'b.py:7:11: CL203 [lock-without-ttl] `lock()` without `timeout`: a worker that dies holding it blocks the lock forever',
-        "    fix (unsafe, --fix --unsafe-fixes): Add `timeout=60`",
+        "    fix (unsafe, --fix --unsafe-fixes): add `timeout=60`",
         "2 findings in 2 files, 0 fixable with --fix (2 more with --unsafe-fixes).",
     ]
     grouped = cli("--output-format", "grouped", "--select", "CL203", ".").stdout.splitlines()
     assert grouped == [
         "a.py:",
         "  7:11 CL203 [lock-without-ttl] `lock()` without `timeout`: a worker that dies holding it blocks the lock forever",
-        "      fix (unsafe, --fix --unsafe-fixes): Add `timeout=60`",
+        "      fix (unsafe, --fix --unsafe-fixes): add `timeout=60`",
         "",
         "b.py:",
         "  7:11 CL203 [lock-without-ttl] `lock()` without `timeout`: a worker that dies holding it blocks the lock forever",
-        "      fix (unsafe, --fix --unsafe-fixes): Add `timeout=60`",
+        "      fix (unsafe, --fix --unsafe-fixes): add `timeout=60`",
         "",
         "2 findings in 2 files, 0 fixable with --fix (2 more with --unsafe-fixes).",
     ]
@@ -192,7 +192,7 @@ def test_on_a_terminal_colour_and_long_messages_fit_its_width(tmp_path):
     assert " ".join(line.strip() for line in header).endswith("blocks the lock forever")  # ...and whole
     narrow = ANSI.sub("", on_terminal(tmp_path, "--select", "CL203", ".", columns=40)).splitlines()
     at = narrow.index("  = fix (unsafe, --fix --unsafe-fixes):")  # the fix's line wrapped too
-    assert narrow[at + 1] == "      Add `timeout=60`"
+    assert narrow[at + 1] == "      add `timeout=60`"
     concise = ANSI.sub("", on_terminal(tmp_path, "--output-format", "concise", "--select", "CL203", "."))
     first = concise.splitlines()[0]
     assert len(first) <= 60 and first.endswith("…") and first.startswith("a.py:7:11: CL203 [lock-without-ttl] ")

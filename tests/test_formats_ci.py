@@ -84,7 +84,7 @@ def test_junit_is_what_jenkins_and_gitlab_read(cli, project):
             assert failure.get("type", "").startswith("CL") and failure.get("message")
             assert f"{case.get('file')}:{case.get('line')}:" in failure.text
     lock = next(c for c in cases if "CL203" in c.get("name"))
-    assert "fix (unsafe): Add `timeout=60`" in lock.find("failure").text
+    assert "fix (unsafe): add `timeout=60`" in lock.find("failure").text
     # a clean run is one passing test case
     clean = ET.fromstring(report(cli, project, "junit", "--select", "CL115"))
     [case] = clean.findall("testsuite/testcase")
