@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from ..context import FileContext
@@ -74,7 +76,9 @@ class PendingTakes(TakeEvidence, Blocks):
 
     def note_call(self, node: cst.Call) -> None:
         """A call of a plain name, in case it is a helper that deletes its argument."""
-        if isinstance(node.func, cst.Name) and node.args and all(a.keyword is None and not a.star for a in node.args):
+        if (isinstance(node.func, cst.Name) and node.args and node.func.value not in _NOT_HELPERS
+                and node.func.value not in self.ctx.imports  # releasers are functions of this module
+                and all(a.keyword is None and not a.star for a in node.args)):
             self.calls.append((node.func.value, [stable_texts(a.value, self.ctx) for a in node.args]))
 
     def candidate(self, node: cst.Call, message: str, fix: Fix | None) -> None:
@@ -83,6 +87,9 @@ class PendingTakes(TakeEvidence, Blocks):
         lockish = lockish or self.take_evidence(node)
         stable = stable_texts(key, self.ctx) if key is not None else ()
         self.scopes[-1].candidates.append(NxCandidate(node, text, message, lockish, fix, stable))
+
+
+_NOT_HELPERS = frozenset(dir(builtins))  # print(key), str(key): never a module's release helper
 
 
 def add_keyword_fix(node: cst.Call, keyword: str, ttl: str) -> Fix:
