@@ -45,10 +45,11 @@ _EMPTY = cst.Module([])
 DEPLOYMENT_DEFAULT = All((b"CELERY_", Regex(rb"""['"]CELERY_\w*['"][ \t]*:[ \t]*\{[ \t]*\}""")))
 # A configuration class (``config_from_object(Config)``) in a file with no
 # other configuration: a class with an indented assignment of a common setting.
-CONFIG_CLASS = All((b"class", (b"broker_url", b"result_backend", b"acks_late", b"prefetch_multiplier", b"serializer",
-                               b"accept_content"),
-                    Regex(rb"\n[ \t]+(?:broker_url|result_backend|task_acks_late|worker_prefetch_multiplier|task_serializer"
-                          rb"|result_serializer|accept_content)[ \t]*[:=]")))
+# One expression per name: each is tried only where its name occurs.
+CONFIG_CLASS = All((b"class", tuple(
+    Regex(rb"\n[ \t]+" + name + rb"[ \t]*[:=]")
+    for name in (b"broker_url", b"result_backend", b"task_acks_late", b"worker_prefetch_multiplier",
+                 b"task_serializer", b"result_serializer", b"accept_content"))))
 
 
 def _index(node: cst.Subscript, ctx) -> str | None:

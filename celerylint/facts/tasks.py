@@ -16,7 +16,8 @@ from ..domain.tasks import (
 )
 from ..rule import All, Checker, Regex
 
-CLASS_WITH_RUN = All((Regex(rb"class\s+\w+\s*\(\s*\w"), Regex(rb"def\s+run\s*\(")))
+# plain substrings first: the prefilter tries the cheapest part of an All first
+CLASS_WITH_RUN = All((b"run", Regex(rb"def\s+run\s*\("), Regex(rb"class\s+\w+\s*\(\s*\w")))
 
 RETRY_DELAY_FACT = "retry-delay"  # a task's default_retry_delay: seconds, or a setting_delay
 SETTING_DELAY_FACT = "setting-delay"  # a countdown read from a Django setting (domain.delays.setting_delay)
@@ -27,7 +28,8 @@ class TaskCollector(Checker):
     # a task, or a class that may be a task class through a base of the
     # project: one whose name or a base's name says Task, or a class with a
     # base in a file that defines ``run``
-    REQUIRES = (TASK_DEFINITION, Regex(rb"class\s+\w*Task\w*\s*\("), Regex(rb"class\s+\w+\s*\([^:)]*Task"), CLASS_WITH_RUN)
+    REQUIRES = (TASK_DEFINITION, All((b"Task", (Regex(rb"class\s+\w*Task\w*\s*\("), Regex(rb"class\s+\w+\s*\([^:)]*Task")))),
+                CLASS_WITH_RUN)
 
     def _options(self, options: dict[str, cst.BaseExpression]) -> dict:
         return {k: encode(setting_value(options[k], self.ctx)) for k in TASK_OPTIONS if k in options}
