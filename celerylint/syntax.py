@@ -156,3 +156,15 @@ def collect(path: str, text: str, module_name: str | None, settings: Any, entrie
     import json
 
     return json.loads(json.dumps(source.facts))
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a name or an attribute chain over one, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None

@@ -192,14 +192,17 @@ class TaskTracker:
         return TaskInfo(name, node, options, None, effective_options(options, self.ctx)) if options is not None else None
 
 
-class TaskRule(Rule):
-    """A rule that judges each task body once it has been read: subclasses
+class TaskBodies:
+    """A checker that sees each task body once it has been read: subclasses
     implement ``leave_task(node, task)``, called on leaving the function
-    that is a task's body."""
+    that is a task's body.  ``CANDIDATES``: also the ``run`` of a class that
+    is a task only if a base in another file is (see ``TaskTracker``)."""
+
+    CANDIDATES = False
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.tasks = TaskTracker(ctx)
+        self.tasks = TaskTracker(ctx, candidates=self.CANDIDATES)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.tasks.visit_Module(node)
@@ -221,6 +224,10 @@ class TaskRule(Rule):
 
     def leave_task(self, node: cst.FunctionDef, task: TaskInfo) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+class TaskRule(TaskBodies, Rule):
+    """A rule that judges each task body once it has been read (``TaskBodies``)."""
 
 
 @dataclass

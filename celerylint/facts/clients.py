@@ -16,21 +16,10 @@ from __future__ import annotations
 import ast
 
 from ..needles import Regex
-from ..syntax import SyntaxCollector
+from ..syntax import SyntaxCollector, dotted
 from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, PROVIDERS_FACT, REDIS, REDIS_FACTORIES
 
 _DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "staticmethod", "classmethod"})
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _module_statements(body: list[ast.stmt]):
@@ -103,7 +92,7 @@ class ClientProviders(SyntaxCollector):
     def _returns(self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None) -> list[str] | None:
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            name = _dotted(target)
+            name = dotted(target)
             if name is None or self.file.qualify(name) not in _DECORATORS:
                 return None
         # an ``async def`` counts too: ``await get_redis()`` is what its users write
@@ -144,7 +133,7 @@ class ClientProviders(SyntaxCollector):
         if depth > 4:
             return None
         if isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = dotted(node.func)
             if name is None:
                 return None
             qualified = self._qualified(name, cls)
@@ -152,7 +141,7 @@ class ClientProviders(SyntaxCollector):
                 return REDIS
             return None if qualified is None else qualified + "()"
         if isinstance(node, ast.Subscript):
-            name = _dotted(node.value)
+            name = dotted(node.value)
             return CACHE if name is not None and self.file.qualify(name) in CACHE_MAPPINGS else None
         if isinstance(node, ast.IfExp):
             a = self._source(node.body, assigned, globals_, cls, depth + 1)
@@ -165,7 +154,7 @@ class ClientProviders(SyntaxCollector):
                 return None
             return found.pop()
         if isinstance(node, (ast.Name, ast.Attribute)):
-            name = _dotted(node)
+            name = dotted(node)
             if name is None:
                 return None
             qualified = self.file.qualify(name)

@@ -10,22 +10,11 @@ import ast
 import re
 
 from ..needles import Regex
-from ..syntax import SyntaxCollector, SyntaxFile
+from ..syntax import SyntaxCollector, SyntaxFile, dotted
 
 ARGS_FACT = "task-call-arguments"
 BINDING_METHODS = frozenset({"delay", "apply_async", "s", "si", "signature"})
 _CALL = re.compile(r"\b(?:delay|apply_async|si?|signature)\s*\(")  # where such a call's method name can be
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _is_none(node: ast.AST | None) -> bool:
@@ -183,7 +172,7 @@ class TaskCalls(SyntaxCollector):
     def _expects_error(self, node: ast.AST) -> bool:
         if not isinstance(node, ast.Call):
             return False
-        name = _dotted(node.func)
+        name = dotted(node.func)
         if name is not None and name.partition(".")[0] in self.file.imports and self.file.qualify(name) == "pytest.raises":
             return True
         return isinstance(node.func, ast.Attribute) and node.func.attr.startswith("assertRaises")
@@ -210,7 +199,7 @@ class TaskCalls(SyntaxCollector):
         if given is not None:
             positional, keywords, partial = given
             self.calls.append((node, local, dict(
-                target=target, method=func.attr, receiver=self.file.segment(func.value) or _dotted(func.value) or "…",
+                target=target, method=func.attr, receiver=self.file.segment(func.value) or dotted(func.value) or "…",
                 positional=positional,
                 keywords=keywords, partial=partial,
             )))
@@ -228,7 +217,7 @@ class TaskCalls(SyntaxCollector):
             if (isinstance(bound, ast.Call) and not bound.args and not bound.keywords
                     and isinstance(bound.func, (ast.Name, ast.Attribute))):
                 receiver = bound.func  # task = MyTask()
-        name = _dotted(receiver)
+        name = dotted(receiver)
         if name is None or name.partition(".")[0] in ("self", "cls"):
             return None, None
         if name.partition(".")[0] in self.file.imports:
@@ -240,7 +229,7 @@ class TaskCalls(SyntaxCollector):
         """The receiver's head is a parameter of, or assigned in, an enclosing function or lambda."""
         if isinstance(receiver, ast.Call):
             receiver = receiver.func
-        name = _dotted(receiver)
+        name = dotted(receiver)
         if name is None:
             return True
         head = name.partition(".")[0]

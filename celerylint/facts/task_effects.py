@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..domain.dataflow import flow
 from ..domain.tasks import (
-    TaskInfo, TaskTracker, broad_exception, class_name, reaches_project_class, task_and,
+    TaskBodies, TaskInfo, broad_exception, class_name, reaches_project_class, task_and,
 )
 from ..rule import Checker, Regex
 from .tasks import CLASS_WITH_RUN
@@ -55,7 +55,7 @@ def _repeat_score(effects: list) -> int:
     return score
 
 
-class TaskEffects(Checker):
+class TaskEffects(TaskBodies, Checker):
     """One fact per task whose body has at least two external side effects
     (one in a loop counts twice) and whose ``autoretry_for`` is broad, or is
     not set in this file while a base class of the task is followed
@@ -68,29 +68,9 @@ class TaskEffects(Checker):
     # class with a base and a ``run`` method (a task through an imported base)
     REQUIRES = (task_and((b"autoretry_for", Regex(rb"\bbase\s*="), Regex(rb"class\s+\w+\s*\(\s*\w"))), CLASS_WITH_RUN)
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.tasks = TaskTracker(ctx, candidates=True)
+    CANDIDATES = True
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.tasks.visit_Module(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.tasks.visit_ClassDef(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.tasks.leave_ClassDef(original_node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.tasks.visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        task = self.tasks.current
-        if task is not None:
-            self._task(original_node, task)
-        self.tasks.leave_FunctionDef(original_node)
-
-    def _task(self, node: cst.FunctionDef, task: TaskInfo) -> None:
+    def leave_task(self, node: cst.FunctionDef, task: TaskInfo) -> None:
         option = task.option("autoretry_for")
         bases: list[str] = []
         if option is not None:
