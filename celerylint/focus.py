@@ -40,7 +40,6 @@ PROJECT_FILES = re.compile(
 class Focus:
     directory: Path  # the project read whole
     files: frozenset[str]  # the files named, relative to the root as findings are
-    python: tuple[Path, ...]  # the Python files named, as given
 
 
 def focus(paths: list[Path], settings: Settings) -> Focus | None:
@@ -54,15 +53,12 @@ def focus(paths: list[Path], settings: Settings) -> Focus | None:
         return None
     top = os.path.realpath(directory)
     files: set[str] = set()
-    python: list[Path] = []
     for path in paths:
         real = os.path.realpath(path)
         if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
             return None
         files.add(relative_path(path, settings.root))
-        if not is_project_file(path.name):
-            python.append(path)
-    return Focus(_walkable(directory), frozenset(files), tuple(python))
+    return Focus(_walkable(directory), frozenset(files))
 
 
 def _walkable(directory: Path) -> Path:

@@ -64,7 +64,7 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
         out.errors.extend(result.errors)
     out.findings.extend(found_in_project)
     if seen:
-        _keep_focus(out, seen, {linter.rel(p) for p in found.python} | set(other))
+        _keep_focus(out, seen, {r.path for r in results.values()} | set(other))
     out.findings.sort(key=Finding.sort_key)
     return out
 

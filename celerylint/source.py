@@ -25,16 +25,27 @@ class NotAFile(OSError):
     """The path is a directory, a pipe, a device or a socket: never read."""
 
 
-def read_source(path: os.PathLike | str) -> bytes:
-    """The bytes of a regular file.  Pipes, devices and sockets are refused
-    before a read could block or never end (a FIFO named ``x.py``, a symlink
-    to ``/dev/zero``); the open itself must not wait for a writer."""
+def _open_regular(path: os.PathLike | str) -> tuple[int, os.stat_result]:
+    """A descriptor and the status of a regular file, opened without waiting
+    for a writer; ``NotAFile`` (the descriptor closed) for anything else."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
             raise NotAFile(f"is {kind}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_source(path: os.PathLike | str) -> bytes:
+    """The bytes of a regular file.  Pipes, devices and sockets are refused
+    before a read could block or never end (a FIFO named ``x.py``, a symlink
+    to ``/dev/zero``); the open itself must not wait for a writer."""
+    fd, st = _open_regular(path)
+    try:
         chunks = []
         while chunk := os.read(fd, max(st.st_size, 1 << 16)):
             chunks.append(chunk)
@@ -57,12 +68,8 @@ def read_capped(path: os.PathLike | str, limit: int) -> bytes:
     sockets raise ``NotAFile`` without a blocking open or an endless read;
     a file larger than ``limit`` (by its size, or by what a read finds when
     it grows meanwhile) raises ``TooLarge``."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    fd, st = _open_regular(path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise NotAFile(f"is {kind}")
         if st.st_size > limit:
             raise TooLarge(f"is larger than {_size(limit)}")
         chunks, left = [], limit + 1

@@ -12,17 +12,21 @@ SCHEDULING_METHODS = frozenset({"apply_async", "retry", "signature", "subtask", 
 SIGNATURE_FUNCTIONS = frozenset({"celery.signature", "celery.canvas.signature", "celery.Signature", "celery.canvas.Signature"})
 
 
+def _scheduling_call(node: cst.Call, ctx: FileContext) -> bool:
+    """``x.apply_async(...)``, ``.retry``, ``.set``, ``send_task``, ... or ``signature(...)``."""
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in SCHEDULING_METHODS
+    return ctx.imported_name(func) in SIGNATURE_FUNCTIONS
+
+
 def scheduled_delays(node: cst.Call, ctx: FileContext) -> list[tuple[cst.Arg, str, float]]:
     """``(argument, "countdown"|"eta", seconds from now)`` for each countdown
     or eta of a Celery scheduling call whose value can be evaluated.
 
     Shared with the configuration rules (CL104 compares these delays with the
     broker's visibility timeout)."""
-    func = node.func
-    if isinstance(func, cst.Attribute):
-        if func.attr.value not in SCHEDULING_METHODS:
-            return []
-    elif ctx.imported_name(func) not in SIGNATURE_FUNCTIONS:
+    if not _scheduling_call(node, ctx):
         return []
     out = []
     for a in node.args:
@@ -96,11 +100,7 @@ def scheduled_setting_delays(node: cst.Call, ctx: FileContext) -> list[tuple[cst
     """The countdowns of a Celery scheduling call (as ``scheduled_delays``)
     that come from a Django setting (``setting_delay``), and the etas
     ``now() + timedelta(seconds=settings.X)``."""
-    func = node.func
-    if isinstance(func, cst.Attribute):
-        if func.attr.value not in SCHEDULING_METHODS:
-            return []
-    elif ctx.imported_name(func) not in SIGNATURE_FUNCTIONS:
+    if not _scheduling_call(node, ctx):
         return []
     out = []
     for a in node.args:
