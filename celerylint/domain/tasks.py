@@ -13,12 +13,9 @@ from .task_classes import (  # noqa: F401 - re-exported: the task model's public
     effective_options, is_celery_app, is_task_class, maybe_project_class, module_classes, reaches_project_class,
     registered_classes,
 )
+from .task_syntax import TASK_DECORATORS
 from .values import evaluate, seconds
 
-TASK_DECORATORS = frozenset({
-    "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
-    "celery.task.periodic_task", "celery.decorators.periodic_task",
-})
 # Every file that defines a task (as this module recognises one) says "task"
 # or "Task", in one of these ways: a decorator whose name ends in "task"
 # (@shared_task, @app.task, @app.periodic_task), a call that makes a

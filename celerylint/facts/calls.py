@@ -12,15 +12,10 @@ from ..context import FileContext, dotted_name
 from ..domain.tasks import (
     TASK_BASES, TASK_DEFINITION, class_name, function_task_options, is_task_class, reaches_project_class, task_options,
 )
+from ..domain.task_syntax import CALL_METHODS, EXECUTION_OPTIONS
 from .tasks import CLASS_WITH_RUN
 from ..rule import All, Checker, Regex
 
-# Execution options of ``Task.apply_async`` (celery 5.7, task.py:587-761).
-EXECUTION_OPTIONS = frozenset({
-    "countdown", "eta", "expires", "shadow", "connection", "retry", "retry_policy", "time_limit",
-    "soft_time_limit", "queue", "exchange", "routing_key", "priority", "serializer", "compression",
-    "link", "link_error", "producer", "add_to_parent", "ignore_result", "publisher", "headers", "task_id",
-})
 # Options no task plausibly takes as a parameter of its own: reported even
 # when the task's signature cannot be seen (or takes ``**kwargs``).  Names
 # such as ``queue``, ``priority``, ``headers``, ``link``, ``task_id`` are
@@ -29,7 +24,6 @@ UNAMBIGUOUS = frozenset({
     "countdown", "eta", "expires", "retry_policy", "link_error", "shadow", "time_limit",
     "soft_time_limit", "add_to_parent", "ignore_result",
 })
-CALL_METHODS = frozenset({"delay", "s", "si"})
 TASK_FACT = "celery-task-signature"
 CALL_FACT = "task-call-with-options"
 _EMPTY = cst.Module([])
@@ -176,6 +170,7 @@ class TaskSignatures(Checker):
         TASK_DEFINITION,
         CLASS_WITH_RUN,  # a task class through a base imported from the project
     )
+    GATE = "celerylint.domain.task_syntax:may_record_signatures"
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)

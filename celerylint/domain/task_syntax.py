@@ -1,0 +1,81 @@
+"""What CPython's ``ast`` can tell about tasks before libcst parses a file:
+the gate of the task-signature collector (``facts/calls.py``).  No libcst here."""
+
+from __future__ import annotations
+
+import ast
+
+TASK_DECORATORS = frozenset({
+    "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
+    "celery.task.periodic_task", "celery.decorators.periodic_task",
+})
+# Execution options of ``Task.apply_async`` (celery 5.7, task.py:587-761).
+EXECUTION_OPTIONS = frozenset({
+    "countdown", "eta", "expires", "shadow", "connection", "retry", "retry_policy", "time_limit",
+    "soft_time_limit", "queue", "exchange", "routing_key", "priority", "serializer", "compression",
+    "link", "link_error", "producer", "add_to_parent", "ignore_result", "publisher", "headers", "task_id",
+})
+CALL_METHODS = frozenset({"delay", "s", "si"})
+# the last names of every way ``domain.tasks.task_options`` accepts a decorator
+_DECORATOR_ATTRS = frozenset({"task", "periodic_task", "shared_task"})
+
+
+def _module_level(body: list[ast.stmt]):
+    """The statements run at import time: module level and the blocks of its
+    compound statements, not function or class bodies."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            nested = getattr(node, field, None)
+            if nested:
+                yield from _module_level(nested)
+
+
+def _imports(statements: list[ast.stmt]) -> dict[str, str]:
+    """Local name -> qualified name of the absolute ``from`` imports and
+    aliased imports (what a decorator's name is checked against)."""
+    names = {}
+    for node in statements:
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names[alias.asname or alias.name.partition(".")[0]] = alias.name if alias.asname else alias.name.partition(".")[0]
+    return names
+
+
+def _may_decorate_task(decorator: ast.expr, imports: dict[str, str]) -> bool:
+    """False only for a decorator ``task_options`` certainly rejects: an
+    attribute not named like a task decorator, or an imported name that is
+    not Celery's (a name not imported may be bound to ``shared_task(...)``)."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Attribute):
+        return target.attr in _DECORATOR_ATTRS
+    if isinstance(target, ast.Name):
+        return target.id not in imports or imports[target.id] in TASK_DECORATORS
+    return True
+
+
+def may_record_signatures(tree: ast.Module) -> bool:
+    """A superset of the files ``TaskSignatures`` records a fact in: a
+    ``.delay``/``.s``/``.si`` call with an execution option, a module-level
+    function with a decorator that may be a task's, or a module-level class
+    that defines ``run``.  A test module whose ``.delay(`` and ``queue=``
+    are in different calls passes the prefilter, not this."""
+    statements = list(_module_level(tree.body))
+    imports = _imports(statements)
+    for node in statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_may_decorate_task(d, imports) for d in node.decorator_list):
+                return True
+        elif isinstance(node, ast.ClassDef):
+            if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "run" for s in node.body):
+                return True
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CALL_METHODS
+                and any(k.arg in EXECUTION_OPTIONS for k in node.keywords)):
+            return True
+    return False
