@@ -97,3 +97,32 @@ def test_a_file_that_only_calls_tasks_is_not_parsed_by_libcst(tmp_path):
     path.write_text(inside)
     _, job = Linter(Settings(root=tmp_path, config_dir=tmp_path)).prepare(path, path.read_bytes())
     assert job is not None and [e.code for e in job.active] == ["CL210"]
+
+
+def test_a_test_module_that_only_mentions_execution_options_is_not_parsed_by_libcst(tmp_path):
+    """TaskSignatures' prefilter passes ``.delay(`` and ``queue=`` anywhere in
+    the file; its gate asks for a call that passes the option, a task
+    decorator or a ``run`` method, and otherwise keeps the file from libcst."""
+    from celerylint.config import Settings
+    from celerylint.linter import Linter
+
+    path = tmp_path / "test_views.py"
+    path.write_text(
+        "from unittest.mock import patch\nfrom proj.tasks import ping\n\n\n"
+        "@patch('proj.views.publish')\ndef test_view(publish):\n    ping.delay(1)\n"
+        "    publish.assert_called_once_with(queue='high')\n"
+    )
+    linter = Linter(Settings(root=tmp_path, config_dir=tmp_path))
+    _, job = linter.prepare(path, path.read_bytes())
+    assert job is None
+    for shape in ("ping.delay(1, queue='high')\n", "ping.s(1, countdown=5)\n"):
+        path.write_text(path.read_text().replace("ping.delay(1)\n", shape, 1))
+        _, job = linter.prepare(path, path.read_bytes())
+        assert job is not None and "TaskSignatures" in [e.cls for e in job.active], shape
+        path.write_text(path.read_text().replace(shape, "ping.delay(1)\n"))
+    for definition in ("@shared_task\ndef job():\n    pass\n", "class Job(Base):\n    def run(self):\n        pass\n",
+                       "@app.task(bind=True)\ndef job(self):\n    pass\n"):
+        path.write_text("from celery import shared_task\nfrom proj.base import Base\n" + definition
+                        + "ping.delay(1)\nf(queue=1)\n")
+        _, job = linter.prepare(path, path.read_bytes())
+        assert job is not None and "TaskSignatures" in [e.cls for e in job.active], definition
