@@ -94,7 +94,8 @@ def split_syntax(text: str, active: list[Entry]):
     none when only CL001 is left and CPython reads the file."""
     syntax = [e for e in active if e.kind == "syntax"]
     gated = [e for e in active if e.gate]
-    if not syntax and not gated:
+    if not syntax and (not gated or any(not e.gate and e.code != UNPARSABLE[0] for e in active)):
+        # libcst parses the file whatever the gates say: no ``ast`` just for them
         return None, [], active
     from .syntax import gate, parse
 
