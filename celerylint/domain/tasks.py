@@ -28,7 +28,9 @@ from .values import evaluate, seconds
 TASK_DEFINITION = All(((b"task", b"Task"), (
     Regex(rb"\.(?:register_task|tasks\s*\.\s*register)\s*\("),
     Regex(rb"@\s*[\w.]*task\b"),
-    Regex(rb"(?:\.|shared_|periodic_)task\s*\("),
+    # one expression per prefix, each starting with its literal (which the
+    # regex engine scans for; an alternation first is tried at every byte)
+    Regex(rb"\.task\s*\("), Regex(rb"shared_task\s*\("), Regex(rb"periodic_task\s*\("),
     Regex(rb"\btask\("),
     Regex(rb"[tT]ask\s+as\s+\w+[ \t]*(?:[,)#;\r\n]|\Z)"),
     Regex(rb"class\s+\w+\s*\([^:]*Task\b"),

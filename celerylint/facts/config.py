@@ -58,9 +58,14 @@ def _settings_like(ctx: FileContext) -> bool:
 
 # An upper-case Celery or cache setting, or a new-style lower-case one being
 # assigned, at the start of a line.
+# The lookahead of first letters lets the regex engine reject most line
+# starts (indentation, comments, keywords) with one test instead of one per name.
+_UPPER_SETTINGS = (b"CELERY", b"BROKER_", b"CACHES")
+_LOWER_SETTINGS = (b"broker", b"result", b"task", b"worker", b"beat", b"imports", b"include", b"accept_content",
+                   b"timezone", b"enable_utc")
 _SETTING_AT_LINE_START = (
-    rb"(?:CELERY|BROKER_|CACHES|(?:broker|result|task|worker|beat|imports|include|accept_content|timezone"
-    rb"|enable_utc)\w*[ \t]*[:=\[])"
+    rb"(?=[" + bytes(sorted({n[0] for n in _UPPER_SETTINGS + _LOWER_SETTINGS})) + rb"])"
+    rb"(?:" + b"|".join(_UPPER_SETTINGS) + rb"|(?:" + b"|".join(_LOWER_SETTINGS) + rb")\w*[ \t]*[:=\[])"
 )
 
 

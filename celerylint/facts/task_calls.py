@@ -14,6 +14,7 @@ from ..syntax import SyntaxCollector, SyntaxFile, dotted
 
 ARGS_FACT = "task-call-arguments"
 BINDING_METHODS = frozenset({"delay", "apply_async", "s", "si", "signature"})
+TASK_CALL = Regex(rb"\.\s*(?:delay|apply_async|si?|signature)\s*\(")
 _CALL = re.compile(r"\b(?:delay|apply_async|si?|signature)\s*\(")  # where such a call's method name can be
 
 
@@ -65,7 +66,7 @@ class _Scope:
 
 
 class TaskCalls(SyntaxCollector):
-    REQUIRES = (Regex(rb"\.\s*(?:delay|apply_async|si?|signature)\s*\("),)
+    REQUIRES = (TASK_CALL,)
 
     def __init__(self, file: SyntaxFile) -> None:
         super().__init__(file)

@@ -17,7 +17,9 @@ from ..domain.tasks import (
 from ..rule import All, Checker, Regex
 
 # plain substrings first: the prefilter tries the cheapest part of an All first
-CLASS_WITH_RUN = All((b"run", Regex(rb"def\s+run\s*\("), Regex(rb"class\s+\w+\s*\(\s*\w")))
+# "class" first: most files of a tree do not define a class, and "run" is a
+# short, slow needle
+CLASS_WITH_RUN = All((b"class", b"run", Regex(rb"def\s+run\s*\("), Regex(rb"class\s+\w+\s*\(\s*\w")))
 
 RETRY_DELAY_FACT = "retry-delay"  # a task's default_retry_delay: seconds, or a setting_delay
 SETTING_DELAY_FACT = "setting-delay"  # a countdown read from a Django setting (domain.delays.setting_delay)
@@ -78,7 +80,9 @@ class TaskCollector(Checker):
 
 
 class DelayCollector(Checker):
-    REQUIRES = (b"countdown", Regex(rb"\beta\s*="))
+    # ``eta`` at a word start, written so that the regex engine scans for
+    # the literal (``\beta`` would be tried at every position)
+    REQUIRES = (b"countdown", Regex(rb"eta(?<!\weta)\s*="))
 
     def visit_Call(self, node: cst.Call) -> None:
         for a, kind, delay in scheduled_delays(node, self.ctx):
