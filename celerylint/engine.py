@@ -102,7 +102,7 @@ def split_syntax(text: str, active: list[Entry]):
     from .guard import refuse
 
     tree = parse(text)
-    rest = [e for e in active if e.kind != "syntax" and not (e.gate and tree is not None and not gate(e.gate, tree))]
+    rest = [e for e in active if e.kind != "syntax" and not (e.gate and tree is not None and not gate(e.gate, tree, text))]
     if rest and all(e.code == UNPARSABLE[0] for e in rest) and tree is not None and refuse(text) is None:
         rest = []  # CPython parsed it, and it is within the guard's limits: what ``_valid`` asks
     return tree, syntax, rest

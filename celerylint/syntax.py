@@ -130,12 +130,12 @@ def parse(text: str) -> ast.Module | None:
             return None
 
 
-def gate(name: str, tree: ast.Module) -> bool:
-    """Call the gate ``"module:function"`` (``rule.Checker.GATE``) on ``tree``."""
+def gate(name: str, tree: ast.Module, text: str) -> bool:
+    """Call the gate ``"module:function"`` (``rule.Checker.GATE``) on the file's ``tree`` and ``text``."""
     import importlib
 
     module, _, function = name.partition(":")
-    return bool(getattr(importlib.import_module(module), function)(tree))
+    return bool(getattr(importlib.import_module(module), function)(tree, text))
 
 
 def collect(path: str, text: str, module_name: str | None, settings: Any, entries: list,

@@ -126,3 +126,32 @@ def test_a_test_module_that_only_mentions_execution_options_is_not_parsed_by_lib
                         + "ping.delay(1)\nf(queue=1)\n")
         _, job = linter.prepare(path, path.read_bytes())
         assert job is not None and "TaskSignatures" in [e.cls for e in job.active], definition
+
+
+def test_a_module_that_uses_a_cache_without_locks_is_not_parsed_by_libcst(tmp_path):
+    """CL203's and CL204's gates: a file that reads and writes a cache, but
+    takes no lock (no ``.add`` with a timeout, ``.set`` with ``nx``,
+    ``.lock``, ``setnx`` or ``Lock``) and deletes no lock key, stays away
+    from libcst; each lock shape brings it back."""
+    from celerylint.config import Settings
+    from celerylint.linter import Linter
+
+    path = tmp_path / "jwks.py"
+    plain = ("from django.core.cache import cache\n\n\n"
+             "def keys(url):\n    found = cache.get(url)\n    if found is None:\n"
+             "        found = fetch(url)\n        cache.set(url, found, 600)\n    return found\n")
+    path.write_text(plain)
+    linter = Linter(Settings(root=tmp_path, config_dir=tmp_path))
+    _, job = linter.prepare(path, path.read_bytes())
+    assert job is None
+    shapes = {
+        "cache.add(url, 1, None)": {"CL203"},
+        "cache.set(url, 1, timeout=None, nx=True)": {"CL203"},
+        "cache.lock(url)": {"CL203"},
+        "cache.delete(f'lock:{url}')": {"CL204"},
+        "cache.delete(url)\n    cache.add(url, 1)": {"CL204"},
+    }
+    for shape, codes in shapes.items():
+        path.write_text(plain.replace("    return found\n", f"    {shape}\n    return found\n"))
+        _, job = linter.prepare(path, path.read_bytes())
+        assert job is not None and codes <= {e.code for e in job.active}, shape

@@ -35,7 +35,6 @@ def cache_call(methods: bytes) -> Regex:
     return Regex(rb"caches?\s*(?:\[[^\]\n]*\]\s*)?\.\s*(?:" + methods + rb")\s*\(")
 
 
-LOCK_CLASSES = frozenset({"redis.lock.Lock", "redis.asyncio.lock.Lock", "redis.Lock"})
 _MAX_DEPTH = 6
 
 

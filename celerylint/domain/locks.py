@@ -11,25 +11,18 @@ import libcst as cst
 from ..context import FileContext
 from .calls import arg, code_of, has_star, with_keyword
 from .keys import spelled
-from .clients import CACHE, LOCK_CLASSES, REDIS, client_kind, receiver
+from .clients import CACHE, REDIS, client_kind, receiver
 from .values import evaluate, seconds
 from ..rule import Fix, RemoveLines, Replace
 
-# "lock" as a word of an identifier or key: lock_key, lockKey, LOCK_ID,
-# "lock:order:1", "import-lock", but not block, clock, unlock_at, or an
-# account lockout (a throttle).
-_LOCK_WORD = re.compile(
-    r"(?<![a-z])(?:lock(?!out)|mutex|semaphore)|(?:Lock(?!out)|Mutex|Semaphore)|(?<![A-Z])(?:LOCK(?!OUT)|MUTEX|SEMAPHORE)"
-)
-TAKE_METHODS = frozenset({"set", "setnx", "add", "lock"})
-RELEASE_METHODS = frozenset({"delete", "unlink"})
+from .lock_syntax import LOCK_CLASSES, LOCK_WORD, RELEASE_METHODS, TAKE_METHODS  # noqa: F401 - RELEASE_METHODS: for CL204, CL205
 # Lock.extend/reacquire, EXPIRE/PEXPIRE, Django cache touch(): a function
 # that calls one of these renews the TTL as it goes.
 RENEW_METHODS = frozenset({"extend", "reacquire", "expire", "pexpire", "touch"})
 
 
 def says_lock(text: str) -> bool:
-    return bool(_LOCK_WORD.search(text))
+    return bool(LOCK_WORD.search(text))
 
 
 @dataclass(frozen=True)

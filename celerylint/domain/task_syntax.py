@@ -59,7 +59,7 @@ def _may_decorate_task(decorator: ast.expr, imports: dict[str, str]) -> bool:
     return True
 
 
-def may_record_signatures(tree: ast.Module) -> bool:
+def may_record_signatures(tree: ast.Module, text: str) -> bool:
     """A superset of the files ``TaskSignatures`` records a fact in: a
     ``.delay``/``.s``/``.si`` call with an execution option, a module-level
     function with a decorator that may be a task's, or a module-level class

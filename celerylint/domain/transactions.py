@@ -27,7 +27,7 @@ def _dispatches(nodes) -> bool:
                for node in nodes for n in ast.walk(node))
 
 
-def may_dispatch_in_atomic(tree: ast.Module) -> bool:
+def may_dispatch_in_atomic(tree: ast.Module, text: str) -> bool:
     nodes = list(statements(tree.body))  # with-blocks, functions and imports are statements
     names = {"atomic"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom)
                           for a in n.names if a.name == "atomic" and a.asname}

@@ -3,7 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..domain.calls import arg, given, has_star
-from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, LOCK_CLASSES, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.lock_syntax import LOCK_CLASSES
 from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, unexpiring_take
 from ..rule import All, Invalid, Option, Rule, Valid
 
@@ -108,6 +109,7 @@ class LockWithoutTtl(PendingTakes, Rule):
     # Every finding needs a client imported in this file (see clients.py), and
     # a Django cache lock a take on the cache: add, lock, or set with nx.
     PATHS = TEST_PATHS_EXCLUDED  # a test's lock is a fixture
+    GATE = "celerylint.domain.lock_syntax:may_take_without_ttl"
     REQUIRES = (
         REDIS_IMPORT_NEEDLE,
         All((b"core.cache", (

@@ -114,8 +114,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
     TAGS = ("locks", "redis")
     # Not in a test file. Every finding needs a client (see clients.py), a delete, and a lock: a take
     # (set(..., nx=True) or with nx positional, setnx, add, lock(), Lock()) or a key named like one
-    # (lock, mutex, semaphore, in any of their spellings).
-    PATHS = TEST_PATHS_EXCLUDED
+    # (lock, mutex, semaphore, in any of their spellings); the gate asks the same of the ``ast``.
+    PATHS, GATE = TEST_PATHS_EXCLUDED, "celerylint.domain.lock_syntax:may_release_lock"
     REQUIRES = (All((
         (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
