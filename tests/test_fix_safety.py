@@ -161,7 +161,8 @@ def test_fix_that_would_not_parse_is_dropped_and_reported(tmp_path, monkeypatch)
 def test_only_broken_fixes_leave_the_file_alone(tmp_path, monkeypatch):
     import celerylint.linter as linter
 
-    (tmp_path / "a.py").write_text("import redis\n")
+    source = "import redis\nredis.Redis().lock('x', timeout=5)\n"  # analysed (CL203's gate: a lock call), no finding
+    (tmp_path / "a.py").write_text(source)
     real = linter.analyze
 
     def broken_only(path, data, *args, **kwargs):
@@ -173,7 +174,7 @@ def test_only_broken_fixes_leave_the_file_alone(tmp_path, monkeypatch):
     monkeypatch.setattr(linter, "analyze", broken_only)
     result = run([tmp_path], _settings(tmp_path), fix=True)
     assert result.notices == ["a.py: a fix was dropped because the result would not parse"]
-    assert (tmp_path / "a.py").read_text() == "import redis\n"
+    assert (tmp_path / "a.py").read_text() == source
     assert result.fixed == {}
 
 
