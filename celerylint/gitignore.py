@@ -177,11 +177,11 @@ class GitIgnore:
             candidates: set[int] = set()
             if by_name is not None:
                 literals, search_name = by_name
-                if literals:
+                if literals and not literals.isdisjoint(names):  # the usual answer, in C
                     candidates.update(i for i in undecided if names[i] in literals)
                 if search_name is not None:
                     # one search over the directory's entries, one per line
-                    text = "\n".join(entries[i] for i in undecided)
+                    text = "\n".join(entries if len(undecided) == len(entries) else [entries[i] for i in undecided])
                     if text.count("\n") != len(undecided) - 1:  # an entry holding a newline: one by one
                         candidates.update(i for i in undecided
                                           if next(search_name(entries[i].replace("\n", "\0")), None) is not None)
