@@ -105,6 +105,11 @@ def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select,
         # are, never re-encoded or stripped of escape sequences.
         report = b"".join(result.diffs)
         status = 1 if result.diffs else 0
+        if show_fixes and not (adopt["quiet"] or adopt["silent"]):  # the patch alone on stdout
+            from .reporters.text import applied
+
+            for line in applied(result, "Would fix"):
+                _err(line)
     else:
         text = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None, color=color,
                        show_fixes=show_fixes)

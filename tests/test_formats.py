@@ -226,6 +226,12 @@ def test_show_fixes_lists_the_fixes_applied(cli, tmp_path):
     write(tmp_path, "jobs.py", DELAY)
     concise = cli("--fix", "--show-fixes", "--output-format", "concise", "--select", "CL209", ".")
     assert "    1 × CL209 (execution-option-as-task-argument)" in concise.stdout
+    before = write(tmp_path, "jobs.py", DELAY).read_text()
+    patch = cli("--diff", "--show-fixes", "--select", "CL209", ".")  # the list on stderr, the patch alone on stdout
+    assert patch.returncode == 1 and patch.stdout.startswith("--- a/jobs.py\n") and "×" not in patch.stdout
+    assert patch.stderr.splitlines() == ["Would fix 1 finding:", "- jobs.py:", "    1 × CL209 (execution-option-as-task-argument)"]
+    assert (tmp_path / "jobs.py").read_text() == before
+    assert cli("--diff", "--select", "CL209", ".").stderr == ""
 
 
 def test_list_rules_as_json(cli):

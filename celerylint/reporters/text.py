@@ -57,13 +57,14 @@ def footer(result, unsafe: bool, summary_line: str | None, show_fixes: bool) -> 
     return [*lines, summary(result, unsafe) if summary_line is None else summary_line]
 
 
-def applied(result) -> list[str]:
-    """``--show-fixes``: the fixes ``--fix`` applied, per file and code, as ruff lists them."""
+def applied(result, verb: str = "Fixed") -> list[str]:
+    """``--show-fixes``: the fixes ``--fix`` applied (``--diff``: would
+    apply), per file and code, as ruff lists them."""
     by_file = getattr(result, "fixed_codes", None) or {}
     if not by_file:
         return []
     n = sum(sum(codes.values()) for codes in by_file.values())
-    lines = [f"Fixed {n} finding{'s' * (n != 1)}:"]
+    lines = [f"{verb} {n} finding{'s' * (n != 1)}:"]
     for path in sorted(by_file):
         lines.append(f"- {printable(path)}:")
         for (code, name), count in sorted(by_file[path].items()):
