@@ -312,7 +312,7 @@ def project_root(start: Path) -> Path:
 
 
 @cache
-def _posix_base(root: str) -> str | None:
+def posix_base(root: str) -> str | None:
     """``root`` with a trailing slash when it is absolute and normal on a posix system."""
     return root.rstrip("/") + "/" if os.sep == "/" and root == os.path.abspath(root) else None
 
@@ -320,7 +320,7 @@ def _posix_base(root: str) -> str | None:
 def relative_path(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` in posix form; absolute when outside it."""
     text, base = os.path.abspath(path), str(root)
-    prefix = _posix_base(base)
+    prefix = posix_base(base)
     if prefix is not None:  # the common case, without pathlib (hot in big runs)
         if text.startswith(prefix):
             return text[len(prefix):]

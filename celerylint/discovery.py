@@ -77,7 +77,7 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
             visited.add((st.st_dev, st.st_ino))
         except OSError:
             pass
-        base = Path(dirpath) if settings.exclude or wanted_other else None
+        base = Path(dirpath) if settings.exclude else None
         state, check = None, False
         if git is not None:
             state = git.enter(dirpath, filenames, states.pop(dirpath, None))
@@ -104,7 +104,7 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
             if not settings.exclude and is_python:
                 yield path, True
                 continue
-            rel = _pattern_rel(base / name, settings)
+            rel = _pattern_rel((base or Path(dirpath)) / name, settings)  # a non-Python file: rare
             if settings.exclude and _excluded(rel, settings):
                 continue
             if is_python:
@@ -130,11 +130,12 @@ def walk(top: str, onerror: Callable[[OSError], object] | None = None) -> Iterat
     recurses once per level, so a tree 1,000 directories deep raised
     RecursionError.  Prune by assigning to the yielded ``dirnames``."""
     stack = [top]
-    islink, join = os.path.islink, os.path.join
+    join = os.path.join
     while stack:
         top = stack.pop()
         dirs: list[str] = []
         nondirs: list[str] = []
+        links: set[str] = set()  # directories that are symbolic links: listed, not entered
         try:
             entries = os.scandir(top)
         except OSError as error:
@@ -148,16 +149,23 @@ def walk(top: str, onerror: Callable[[OSError], object] | None = None) -> Iterat
                         is_dir = entry.is_dir()
                     except OSError:
                         is_dir = False
-                    (dirs if is_dir else nondirs).append(entry.name)
+                    if is_dir:
+                        dirs.append(entry.name)
+                        try:
+                            if entry.is_symlink():  # from the directory entry's type: no system call
+                                links.add(entry.name)
+                        except OSError:
+                            links.add(entry.name)
+                    else:
+                        nondirs.append(entry.name)
             except OSError as error:
                 if onerror is not None:
                     onerror(error)
                 continue
         yield top, dirs, nondirs
         for name in reversed(dirs):
-            path = join(top, name)
-            if not islink(path):
-                stack.append(path)
+            if name not in links:
+                stack.append(join(top, name))
 
 
 _PYTHON = (".py", ".pyi")

@@ -13,7 +13,7 @@ from pathlib import Path, PosixPath
 
 from . import pool
 from .cache import Cache
-from .config import Settings, relative_path
+from .config import Settings, posix_base, relative_path
 from .engine import analyze, split_syntax, triage, unparsable
 from .model import FileResult
 from .modules import module_name_for
@@ -61,6 +61,7 @@ class Linter:
         # (normal already, and without "..") is reported as prefix + itself
         here = relative_path(Path(os.getcwd()), settings.root) if os.sep == "/" else "/"
         self.prefix = None if here.startswith("/") else ("" if here == "." else here + "/")
+        self.base = posix_base(str(settings.root))  # an absolute path under it is reported as the rest
         self.index = None  # a StatIndex, for runs over many files that fix nothing
         self.client_index: dict[str, str] | None = None  # of the last ``lint_files``, for ``lint_bytes``
 
@@ -77,10 +78,16 @@ class Linter:
             return None
 
     def rel(self, path: Path) -> str:
-        if self.prefix is not None and type(path) is PosixPath:
+        """``relative_path(path, root)``, without its two ``abspath`` calls for
+        the paths discovery makes (a ``Path`` is normal but for ``..``)."""
+        if type(path) is PosixPath:
             text = str(path)
-            if not text.startswith("/") and ".." not in text:
-                return self.prefix + text
+            if ".." not in text:
+                if not text.startswith("/"):
+                    if self.prefix is not None:
+                        return self.prefix + text
+                elif self.base is not None and text.startswith(self.base):
+                    return text[len(self.base):]
         return relative_path(path, self.settings.root)
 
     def entries_for(self, path: Path) -> list[Entry]:
