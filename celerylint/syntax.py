@@ -75,7 +75,11 @@ class SyntaxFile:
     def _line_list(self) -> list[str]:
         if self._lines is None:
             # the lines as ``ast`` counts them: \n, \r\n and \r end a line, nothing else does
-            self._lines = re.split(r"(?<=\n)|(?<=\r)(?!\n)", self.text)
+            if "\r" in self.text:
+                self._lines = re.split(r"(?<=\n)|(?<=\r)(?!\n)", self.text)
+            else:  # the same list, split in C
+                parts = self.text.split("\n")
+                self._lines = [p + "\n" for p in parts[:-1]] + [parts[-1]]
         return self._lines
 
     def _column(self, line: int, offset: int) -> int:

@@ -80,9 +80,15 @@ class TaskCalls(SyntaxCollector):
     # Statements are all walked (scopes, bindings, ``with pytest.raises``);
     # expressions only in statements on a line where a call may be.
     def collect(self, tree: ast.Module) -> None:
-        self.lines = {self.file.text.count("\n", 0, m.start()) + 1 for m in _CALL.finditer(self.file.text)}
-        if "\r" in self.file.text:  # lone carriage returns end lines too: look everywhere
+        text = self.file.text
+        if "\r" in text:  # lone carriage returns end lines too: look everywhere
             self.lines = None
+        else:
+            self.lines, line, at = set(), 1, 0
+            for m in _CALL.finditer(text):  # in order: count the newlines since the last match
+                line += text.count("\n", at, m.start())
+                at = m.start()
+                self.lines.add(line)
         self._block(tree.body, depth=0)
         self._record()
 
