@@ -25,7 +25,7 @@ from .values import evaluate, seconds
 # followed by a comma, parenthesis or comment, unlike "a task as well"), or
 # a class with a ...Task base, or a class registered with
 # ``app.register_task(...)``/``app.tasks.register(...)``.
-TASK_DEFINITION = All(((b"task", b"Task"), (
+TASK_DEFINITION = All((b"ask", (b"task", b"Task"), (  # "ask": one search refutes both spellings
     Regex(rb"\.(?:register_task|tasks\s*\.\s*register)\s*\("),
     Regex(rb"@\s*[\w.]*task\b"),
     # one expression per prefix, each starting with its literal (which the

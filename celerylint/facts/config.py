@@ -30,7 +30,7 @@ from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
 from ..context import FileContext
-from ..rule import Checker, Regex
+from ..rule import All, Checker, Regex
 from .config_redis import RedisConfigSet, string as _string
 from .config_shapes import CONFIG_CLASS, DEPLOYMENT_DEFAULT, AppShapes
 from .settings_chain import if_else_branches, module_info, record_star_import, unpacked
@@ -76,7 +76,7 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
     # upper-case ones written ``CELERY_X = v``).
     REQUIRES = (
         # an app is made by a call of ``Celery`` (or of an alias of it)
-        Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"), Regex(rb"\.conf\s*[.\[]"),
+        All((b"elery", Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"))), Regex(rb"\.conf\s*[.\[]"),
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
         Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings

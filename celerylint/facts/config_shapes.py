@@ -45,11 +45,18 @@ _EMPTY = cst.Module([])
 DEPLOYMENT_DEFAULT = All((b"CELERY_", Regex(rb"""['"]CELERY_\w*['"][ \t]*:[ \t]*\{[ \t]*\}""")))
 # A configuration class (``config_from_object(Config)``) in a file with no
 # other configuration: a class with an indented assignment of a common setting.
-# One expression per name: each is tried only where its name occurs.
-CONFIG_CLASS = All((b"class", tuple(
-    Regex(rb"\n[ \t]+" + name + rb"[ \t]*[:=]")
-    for name in (b"broker_url", b"result_backend", b"task_acks_late", b"worker_prefetch_multiplier",
-                 b"task_serializer", b"result_serializer", b"accept_content"))))
+# One expression per name: each is tried only where its name occurs; the
+# names that share a word are searched only where the word is ("ask" is
+# searched for every file anyway).
+def _indented(*names: bytes) -> tuple:
+    return tuple(Regex(rb"\n[ \t]+" + name + rb"[ \t]*[:=]") for name in names)
+
+
+CONFIG_CLASS = All((b"class", (
+    *_indented(b"broker_url", b"worker_prefetch_multiplier", b"accept_content"),
+    All((b"ask", _indented(b"task_acks_late", b"task_serializer"))),
+    All((b"result_", _indented(b"result_backend", b"result_serializer"))),
+)))
 
 
 def _index(node: cst.Subscript, ctx) -> str | None:

@@ -30,7 +30,7 @@ class TaskCollector(Checker):
     # a task, or a class that may be a task class through a base of the
     # project: one whose name or a base's name says Task, or a class with a
     # base in a file that defines ``run``
-    REQUIRES = (TASK_DEFINITION, All((b"Task", (Regex(rb"class\s+\w*Task\w*\s*\("), Regex(rb"class\s+\w+\s*\([^:)]*Task")))),
+    REQUIRES = (TASK_DEFINITION, All((b"ask", b"Task", (Regex(rb"class\s+\w*Task\w*\s*\("), Regex(rb"class\s+\w+\s*\([^:)]*Task")))),
                 CLASS_WITH_RUN)
 
     def _options(self, options: dict[str, cst.BaseExpression]) -> dict:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ..rule import Invalid, Rule, Valid
+from ..rule import All, Invalid, Rule, Valid
 
 
 class UnparsableFile(Rule):
@@ -61,7 +61,8 @@ class UnparsableFile(Rule):
     SUMMARY = "A file that cannot be decoded or parsed, so nothing in it was checked"
     HINT = "celerylint could not read this file; fix the syntax or encoding (it is never fixed automatically)"
     TAGS = ("syntax",)
-    REQUIRES = (b"celery", b"Celery", b"redis")
+    # "elery" first: one search refutes both spellings in most files
+    REQUIRES = (All((b"elery", (b"celery", b"Celery"))), b"redis")
 
     VALID = (
         Valid("from celery import shared_task\n"),
