@@ -46,9 +46,11 @@ def read_source(path: os.PathLike | str) -> bytes:
     to ``/dev/zero``); the open itself must not wait for a writer."""
     fd, st = _open_regular(path)
     try:
-        chunks = []
-        while chunk := os.read(fd, max(st.st_size, 1 << 16)):
+        chunks, size = [], max(st.st_size, 1 << 16)
+        while chunk := os.read(fd, size):
             chunks.append(chunk)
+            if len(chunk) < size:  # a short read of a regular file is its end: no read just to see it
+                break
         return b"".join(chunks)
     finally:
         os.close(fd)
