@@ -135,8 +135,9 @@ class Checker(cst.BatchableCSTVisitor):
     (and whose relative posix path matches ``PATHS``, a regular expression,
     when set).  ``GATE``, optional, names a function ``"module:name"`` of a
     module that does not import libcst: given the file's CPython ``ast`` and
-    its text, it says whether the checker can find anything there (a superset of what it
-    reports); when it says no, the file is not parsed for the checker."""
+    its text, it says whether the checker can find anything there (a
+    superset of what it reports); when it says no, the file is not parsed
+    for the checker."""
 
     REQUIRES: ClassVar[tuple] = ()
     PATHS: ClassVar[str | None] = None

@@ -1,6 +1,6 @@
 """The shapes of lock calls as CPython's ``ast`` sees them: the gates of
 CL203 and CL204, which keep files without a lock take or release from
-libcst.  No libcst here; ``locks.py`` and ``clients.py`` take their names
+libcst.  No libcst here; ``locks.py`` and the lock rules take their names
 from this module."""
 
 from __future__ import annotations

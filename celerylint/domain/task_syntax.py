@@ -43,7 +43,8 @@ def _imports(statements: list[ast.stmt]) -> dict[str, str]:
                 names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                names[alias.asname or alias.name.partition(".")[0]] = alias.name if alias.asname else alias.name.partition(".")[0]
+                head = alias.name.partition(".")[0]
+                names[alias.asname or head] = alias.name if alias.asname else head
     return names
 
 

@@ -16,9 +16,8 @@ from ..domain.tasks import (
 )
 from ..rule import All, Checker, Regex
 
-# plain substrings first: the prefilter tries the cheapest part of an All first
-# "class" first: most files of a tree do not define a class, and "run" is a
-# short, slow needle
+# plain substrings before the expressions, "class" before "run": most files
+# of a tree define no class, and "run" is a short, slow needle
 CLASS_WITH_RUN = All((b"class", b"run", Regex(rb"def\s+run\s*\("), Regex(rb"class\s+\w+\s*\(\s*\w")))
 
 RETRY_DELAY_FACT = "retry-delay"  # a task's default_retry_delay: seconds, or a setting_delay
