@@ -37,6 +37,35 @@ def cli(tmp_path):
     return call
 
 
+def write_file(root: Path, name: str, text: str) -> Path:
+    """Write ``root/name`` (its directories made); returns the path."""
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def write_project(root: Path, source: str, *more: str) -> None:
+    """Write the files of ``# file:`` sections (``testing.split_files``;
+    before the first, ``proj.py``), each part dedented."""
+    import textwrap
+
+    from celerylint.testing import split_files
+
+    source = "".join(textwrap.dedent(part).lstrip("\n") for part in (source, *more))
+    for rel, text in split_files(source, "proj.py").items():
+        write_file(root, rel, text)
+
+
+def show_apps(cli, root: Path, *args: str) -> list[dict]:
+    """``celerylint --show-apps --format json`` in ``root``: its apps."""
+    import json
+
+    proc = cli("--show-apps", "--format", "json", *args, ".", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["apps"]
+
+
 def lint_json(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[int, list[dict], str]:
     """The real CLI in this process, in ``root``, as JSON: (exit status, findings, stderr)."""
     import json

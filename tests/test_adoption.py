@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+from conftest import write_file as write
 from celerylint.fixing import parses
 
 LOCKS = (
@@ -20,13 +21,6 @@ LOCKS = (
     "    r.lock('''a\n"
     "b''').acquire()\n"
 )
-
-
-def write(root, name, text):
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def codes(proc):

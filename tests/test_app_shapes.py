@@ -6,23 +6,9 @@ hypothesis/h, DefectDojo), written anew."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 
-from conftest import lint_json
-from celerylint.testing import split_files
-
-
-def write(root, source: str) -> None:
-    for rel, text in split_files(textwrap.dedent(source).lstrip("\n"), "proj.py").items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
-def apps(cli, root):
-    proc = cli("--show-apps", "--format", "json", ".", cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)["apps"]
+from conftest import lint_json, show_apps as apps, write_project as write
 
 
 def codes(root, *select):

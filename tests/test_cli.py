@@ -7,6 +7,8 @@ import json
 import re
 import textwrap
 
+from conftest import write_file as write
+
 LOCK = textwrap.dedent("""\
     import redis
 
@@ -19,13 +21,6 @@ LOCK = textwrap.dedent("""\
             r.delete(lock_key)
 """)
 ETA = "from proj.tasks import report\nreport.apply_async(countdown=7200)\n"
-
-
-def write(tmp_path, name, text):
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def test_clean_run_exits_zero(cli, tmp_path):

@@ -15,6 +15,8 @@ import textwrap
 
 import pytest
 
+from conftest import write_file as write
+
 # A tab in the indentation and a wide character before the span: the carets
 # must still sit under `r.lock("lock-a")`.
 WIDE = 'import redis\n\nr = redis.Redis()\n\n\ndef f(k):\n\tx = "表"; r.lock("lock-a")\n'
@@ -31,13 +33,6 @@ DELAY = textwrap.dedent("""\
         send.delay(order_id, countdown=60)
 """)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def write(root, name, text):
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def test_full_is_the_default_with_carets_under_the_span_and_the_fix_as_a_diff(cli, tmp_path):

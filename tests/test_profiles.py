@@ -4,11 +4,7 @@ json`` for the model, the JSON report for findings)."""
 
 from __future__ import annotations
 
-import json
-import textwrap
-
-from conftest import lint_json
-from celerylint.testing import split_files
+from conftest import lint_json, show_apps as show, write_project as write
 
 CELERY_APP = '''
     # file: proj/__init__.py
@@ -20,19 +16,6 @@ CELERY_APP = '''
     app.config_from_object("django.conf:settings", namespace="CELERY")
     # file: proj/settings/__init__.py
 '''
-
-
-def write(root, source: str, *more: str) -> None:
-    source = "".join(textwrap.dedent(part).lstrip("\n") for part in (source, *more))
-    for rel, text in split_files(source, "proj.py").items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
-def show(cli, root, *args):
-    proc = cli("--show-apps", "--format", "json", *args, ".", cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)["apps"]
 
 
 def by_profile(apps):

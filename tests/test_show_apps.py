@@ -3,24 +3,8 @@ the rules read, as the real CLI prints them (text and the JSON interface)."""
 
 from __future__ import annotations
 
-import json
-import textwrap
-
-from conftest import REPO
+from conftest import REPO, show_apps as apps, write_project as write
 from celerylint.cases import django_project
-from celerylint.testing import split_files
-
-
-def write(root, source: str) -> None:
-    for rel, text in split_files(textwrap.dedent(source).lstrip("\n"), "proj.py").items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
-def apps(cli, root, *args):
-    proc = cli("--show-apps", "--format", "json", *args, ".", cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)["apps"]
 
 
 def test_sample_project(cli):

@@ -15,11 +15,12 @@ from celerylint.context import ContextCloser, ContextOpener, FileContext
 
 
 class _Probe(cst.BatchableCSTVisitor):
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, candidates: bool = False) -> None:
         super().__init__()
         self.ctx = ctx
-        self.tasks = TaskTracker(ctx)
+        self.tasks = TaskTracker(ctx, candidates=candidates)
         self.found: dict[str, tuple[str, list[str], bool]] = {}  # function -> (task, options, bound)
+        self.infos: list = []  # every task body entered, in order
         self.flows: dict[str, list[tuple[str, str]]] = {}
         self.effects: list[str] = []
 
@@ -37,6 +38,7 @@ class _Probe(cst.BatchableCSTVisitor):
         task = self.tasks.current
         if task is not None:
             self.found[node.name.value] = (task.name, sorted(task.options), task.bound)
+            self.infos.append(task)
 
     def leave_FunctionDef(self, node):
         self.flows[node.name.value] = [(e.kind, e.key) for e in flow(node, self.ctx).events]
@@ -48,10 +50,10 @@ class _Probe(cst.BatchableCSTVisitor):
             self.effects.append(what)
 
 
-def probe(source: str, settings: Settings | None = None) -> _Probe:
+def probe(source: str, settings: Settings | None = None, candidates: bool = False) -> _Probe:
     text = textwrap.dedent(source)
     ctx = FileContext("tasks.py", text, settings or Settings(), "proj.tasks")
-    p = _Probe(ctx)
+    p = _Probe(ctx, candidates)
     cst.visit_batched(cst.parse_module(text), [ContextOpener(ctx), p, ContextCloser(ctx)])
     return p
 
@@ -211,43 +213,17 @@ def test_task_classes_through_bases_of_the_file_and_registration():
         @app.task(base=Middle, bind=True)
         def f(self): ...
     """)
-    ctx = FileContext("tasks.py", text, Settings(), "proj.tasks")
-    found = []
 
-    class Collect(cst.BatchableCSTVisitor):
-        def __init__(self, candidates):
-            super().__init__()
-            self.tasks = TaskTracker(ctx, candidates=candidates)
+    def found(candidates):
+        return [(t.name, sorted(t.inherited or {}), t.candidate) for t in probe(text, candidates=candidates).infos]
 
-        def visit_Module(self, node):
-            self.tasks.visit_Module(node)
-
-        def visit_ClassDef(self, node):
-            self.tasks.visit_ClassDef(node)
-
-        def leave_ClassDef(self, node):
-            self.tasks.leave_ClassDef(node)
-
-        def visit_FunctionDef(self, node):
-            self.tasks.visit_FunctionDef(node)
-            task = self.tasks.current
-            if task is not None:
-                found.append((task.name, sorted(task.inherited or {}), task.candidate))
-
-        def leave_FunctionDef(self, node):
-            self.tasks.leave_FunctionDef(node)
-
-    module = cst.parse_module(text)
-    cst.visit_batched(module, [ContextOpener(ctx), Collect(False), ContextCloser(ctx)])
-    assert found == [
+    assert found(False) == [
         ("Leaf", ["autoretry_for", "time_limit"], False),
         ("Registered", [], False),
         ("f", ["autoretry_for", "base", "bind", "time_limit"], False),
     ]
-    found.clear()
-    ctx = FileContext("tasks.py", text, Settings(), "proj.tasks")
-    cst.visit_batched(module, [ContextOpener(ctx), Collect(True), ContextCloser(ctx)])
-    assert ("NotRegistered", [], True) in found and all(name != "Plain" for name, _, _ in found)
+    candidates = found(True)
+    assert ("NotRegistered", [], True) in candidates and all(name != "Plain" for name, _, _ in candidates)
 
 
 def test_inherited_options():
