@@ -205,13 +205,6 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def settings_from_table(table: dict[str, Any], source: str, root: Path, known: frozenset[str]) -> Settings:
-    """One file's table as Settings (no ``extend``: see ``load_settings``)."""
-    from .config_extend import settings_from_values
-
-    return settings_from_values(table_values(table, source, known), root)
-
-
 def table_values(table: dict[str, Any], source: str, known: frozenset[str], lines: list[str] | None = None,
                  base: Path | None = None) -> dict[str, Any]:
     """The keys of one file's table, checked and converted (Settings field
