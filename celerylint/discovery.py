@@ -26,7 +26,9 @@ def _pattern_rel(path: Path, settings: Settings) -> str:
     return relative_path(path, settings.config_dir or settings.root)
 
 
-def discover(paths: list[Path], settings: Settings) -> Discovery:
+def discover(paths: list[Path], settings: Settings, cache_dir: Path | None = None) -> Discovery:
+    """The files to lint under ``paths``; ``cache_dir`` keeps what the
+    ignore files translate to (gitignore_patterns.py)."""
     found = Discovery()
     seen: set[str] = set()
     python: list[str] = []
@@ -41,7 +43,7 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
         if path.is_dir():
             top = str(path)  # a Path has no trailing separator: file[len(top):] starts with one
             absolute = os.path.abspath(top)
-            for file, is_python in _walk(top, settings, found):
+            for file, is_python in _walk(top, settings, found, cache_dir):
                 # file starts with top: its absolute form without a syscall per file
                 add(python if is_python else other, file, absolute + file[len(top):])
         elif path.exists() or path.is_symlink():
@@ -63,10 +65,10 @@ def _posix(path: str) -> str:
     return path if os.sep == "/" else path.replace(os.sep, "/")
 
 
-def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str, bool]]:
+def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None) -> Iterator[tuple[str, bool]]:
     wanted_other = settings.redis_config_files
     visited: set[tuple[int, int]] = set()
-    git = _gitignore(top, settings)
+    git = _gitignore(top, settings, cache_dir)
     states: dict[str, tuple] = {}  # directory to walk -> its gitignore state
     for dirpath, dirnames, filenames in walk(top, onerror=lambda e: found.skipped.append((str(e.filename), e.strerror or str(e)))):
         try:
@@ -78,14 +80,10 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
         except OSError:
             pass
         base = Path(dirpath) if settings.exclude else None
-        state, check = None, False
-        if git is not None:
-            state = git.enter(dirpath, filenames, states.pop(dirpath, None))
-            check = bool(state[0])  # else no pattern applies here: nothing to check
         wanted = [n for n in filenames if n.endswith(_SUFFIXES if wanted_other else _PYTHON)]
-        ignored = ()
-        if check and (dirnames or wanted):
-            ignored = git.ignored_entries(state, [d + "/" for d in dirnames] + wanted, dirnames + wanted)
+        ignored: set[str] | tuple = ()
+        if git is not None:
+            state, ignored = git.directory(dirpath, filenames, dirnames, wanted, states.pop(dirpath, None))
         keep = []
         for name in sorted(dirnames):
             if name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or name in ignored:
@@ -113,14 +111,14 @@ def _walk(top: str, settings: Settings, found: Discovery) -> Iterator[tuple[str,
                 yield path, False
 
 
-def _gitignore(top: str, settings: Settings):
+def _gitignore(top: str, settings: Settings, cache_dir: Path | None):
     """What git ignores under ``top`` (gitignore.py), or None: turned off, or
     not in a git repository."""
     if not settings.respect_gitignore:
         return None
     from .gitignore import GitIgnore
 
-    git = GitIgnore(top)
+    git = GitIgnore(top, cache_dir)
     return git if git.repo is not None else None
 
 

@@ -41,7 +41,7 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
     linter.keep_digests = fix or diff
     seen = focus(paths, settings)
-    found = discover([seen.directory, *paths] if seen else paths, settings)
+    found = discover([seen.directory, *paths] if seen else paths, settings, directory)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
     out.files = len(seen.files) if seen else len(found.python)
     # A fix reads again the file it changes (fix_files): with fixes only to
@@ -94,7 +94,7 @@ def read_project(paths: list[Path], settings: Settings, *, jobs: int | None = No
     out = RunResult()
     directory = usable_cache_dir(settings.root, settings.cache_dir)[0] if cache else None
     linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
-    found = discover(paths, settings)
+    found = discover(paths, settings, directory)
     results = lint_files(found.python, linter, jobs, out.notices)
     other, skipped = _read_other(found.other, linter)
     return make_project(results, other, linter), out.notices + skipped

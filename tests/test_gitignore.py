@@ -4,7 +4,9 @@ and nothing of it outside a git repository.  The real CLI, ``--show-files``."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 
 import pytest
 
@@ -91,11 +93,10 @@ def test_negated_directory_and_deeper_file_wins(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     tree(tmp_path, {".gitignore": "*.py\n!/src/\n", "src/.gitignore": "!*.py\n", "src/a.py": "", "b.py": ""})
     git = GitIgnore(str(tmp_path))
-    top = git.enter(str(tmp_path), [".gitignore", "b.py"], None)
-    assert git.ignored(top, "b.py", False) is True
-    assert git.ignored(top, "src", True) is False
-    src = git.enter(str(tmp_path / "src"), [".gitignore", "a.py"], git.child(top, "src"))
-    assert git.ignored(src, "a.py", False) is False  # src/.gitignore re-includes it
+    top, ignored = git.directory(str(tmp_path), [".gitignore", "b.py"], ["src"], ["b.py"], None)
+    assert ignored == {"b.py"}  # not src: !/src/ re-includes it
+    src, ignored = git.directory(str(tmp_path / "src"), [".gitignore", "a.py"], [], ["a.py"], (top[0], "src/"))
+    assert ignored == set()  # src/.gitignore re-includes a.py
 
 
 def test_globs_of_every_kind_agree_with_git(cli, tmp_path):
@@ -116,3 +117,67 @@ def test_a_directory_named_explicitly_is_walked_with_the_patterns_inside(cli, tm
     tree(tmp_path, {".gitignore": "gen/\n*_pb2.py\n", "gen/a.py": "", "gen/b_pb2.py": "", "gen/sub/c.py": ""})
     assert cli("--show-files", ".").stdout == ""
     assert cli("--show-files", "gen").stdout.split() == ["gen/a.py", "gen/sub/c.py"]
+
+
+VERDICT_PATTERNS = [
+    "*.py[co]", "a?c.py", "[ab]x.py", "docs/*.py", "**/fixtures/", ".*", "!.keep.py", "sub/deep/", "*_gen*.py",
+    "/lib/only.py", "build/", "!build/keep/", "*.log", "!important.log", "logs/**", "!logs/**/", "a/**/b.py",
+    "\\#literal.py", "trailing\\ ", "node_modules", "!/node_modules/kept.py", "x/", "!x/y.py", "[!a]*.txt",
+]
+VERDICT_PATHS = [
+    "abc.py", "axc.py", "ax.py", "cx.py", "docs/conf.py", "docs/more/x.py", "app/docs/y.py", "a/fixtures/f.py",
+    "fixtures/", "a/fixtures/", ".hidden.py", ".keep.py", ".github/", "sub/deep/", "sub/deep/z.py", "m_gen1.py",
+    "lib/only.py", "app/lib/only.py", "build/", "build/keep/", "build/keep/k.py", "app/build/", "x.log",
+    "important.log", "logs/a.py", "logs/sub/", "a/b.py", "a/c/d/b.py", "#literal.py", "trailing ", "node_modules/",
+    "node_modules/kept.py", "x/", "x/y.py", "x/z.py", "b.txt", "a.txt", "plain.py", "src/app/tasks.py",
+]
+
+
+def test_the_verdict_is_pathspecs():
+    """gitignore_patterns.py decides over pathspec's translations without
+    importing pathspec on a warm run: its verdict must be GitIgnoreSpec's,
+    for every pattern and path here, from every prefix of the list (so that
+    later patterns overriding earlier ones are covered)."""
+    from pathspec import GitIgnoreSpec
+
+    from celerylint.gitignore_patterns import Patterns, translate
+
+    for end in range(1, len(VERDICT_PATTERNS) + 1):
+        lines = VERDICT_PATTERNS[:end]
+        spec, ours = GitIgnoreSpec.from_lines(lines), Patterns(translate(lines))
+        for path in VERDICT_PATHS:
+            assert ours.verdict(path) == spec.check_file(path).include, (lines, path)
+
+
+def test_a_warm_run_does_not_import_pathspec_and_sees_an_edited_gitignore(cli, repo):
+    (repo / "app" / "gen" / "made.py").write_text("import redis\nr = redis.Redis()\nwith r.lock('x'):\n    pass\n")
+    cached = repo / ".celerylint_cache" / "gitignore-patterns.json"
+
+    def run():
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "celerylint", "--exit-zero", "--output-format",
+                            "concise", "."], cwd=repo, capture_output=True, text=True, check=True)
+        return " pathspec" in done.stderr, done.stdout
+
+    imported, cold = run()
+    assert imported and cached.is_file() and "made.py" not in cold
+    imported, warm = run()
+    assert not imported and warm == cold
+    (repo / ".gitignore").write_text("*_pb2.py\n")  # gen/ no longer ignored
+    imported, edited = run()
+    assert imported and "app/gen/made.py:3:6: CL203" in edited  # a new text: translated again
+
+
+def test_a_broken_memo_is_a_miss(cli, repo):
+    """The memo (gitignore_patterns.py) is read like the result cache:
+    anything not of the shape written is a miss, never a failure."""
+    (repo / "app" / "gen" / "made.py").write_text("import redis\nr = redis.Redis()\nwith r.lock('x'):\n    pass\n")
+    cached = repo / ".celerylint_cache" / "gitignore-patterns.json"
+    cli("--exit-zero", ".")
+    stamp = json.loads(cached.read_text())["pathspec"]
+    text = (repo / ".gitignore").read_text()
+    for broken in ("{not json", "[]", json.dumps({"pathspec": "elsewhere", "files": {text: []}}),
+                   json.dumps({"pathspec": stamp, "files": {text: [[1]]}}),
+                   json.dumps({"pathspec": stamp, "files": {text: [["^x$", "0", True]]}}), json.dumps({"pathspec": stamp, "files": 3})):
+        cached.write_text(broken)
+        done = cli("--output-format", "concise", ".")
+        assert done.returncode == 0 and "made.py" not in done.stdout, (broken, done.stdout, done.stderr)
