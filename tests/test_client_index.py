@@ -165,3 +165,30 @@ def test_an_async_helper_gives_its_client_to_await(tmp_path):
     })
     _, findings = lint(tmp_path, "--no-cache")
     assert cl2(findings) == [("CL204", "ajobs.py", 8)]
+
+
+def test_a_client_passed_as_an_annotated_parameter_is_a_client(tmp_path):
+    """A client injected into lock helpers: the annotation says what it is
+    (forward references and ``| None`` included); an unannotated parameter
+    or one annotated with a project class stays unknown."""
+    write(tmp_path, {
+        "locks.py": """
+            from __future__ import annotations
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from redis import Redis
+            import redis
+            client = redis.Redis()
+            class Store: ...
+            def acquire_lock(r: Redis | None, lock_id):
+                return r.set(lock_id, "1", nx=True, ex=300)
+            def release_lock(r: "redis.Redis", lock_id):
+                r.delete(lock_id)
+            def release_other(client, lock_id):
+                client.delete(lock_id)  # whatever the caller passes
+            def release_store(client: Store, lock_id):
+                client.delete(lock_id)
+        """,
+    })
+    _, findings = lint(tmp_path, "--no-cache")
+    assert cl2(findings) == [("CL204", "locks.py", 12)]

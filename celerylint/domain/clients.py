@@ -8,7 +8,7 @@ import re
 import libcst as cst
 
 from ..context import FileContext, dotted_name
-from ..facts.client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, REDIS, REDIS_FACTORIES
+from ..facts.client_index import CACHE, CACHE_CLASSES, CACHE_MAPPINGS, CACHE_OBJECTS, REDIS, REDIS_CLASSES, REDIS_FACTORIES
 from ..rule import Regex
 
 __all__ = ["CACHE", "CACHE_MAPPINGS", "CACHE_OBJECTS", "REDIS", "REDIS_FACTORIES", "client_kind", "receiver"]
@@ -57,6 +57,9 @@ def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> s
     if isinstance(node, cst.Subscript):
         return CACHE if ctx.imported_name(node.value) in CACHE_MAPPINGS else None
     if isinstance(node, cst.Name):
+        parameter, annotation = _parameter(node.value, ctx)
+        if parameter:  # a parameter shadows what the module binds: its annotation says what it is
+            return annotation_kind(annotation, ctx) if annotation is not None else None
         bound = ctx.lookup(node.value)  # a local variable shadows an import
         if bound is not None:
             return client_kind(bound, ctx, depth + 1)
@@ -97,7 +100,7 @@ def _provided(func: cst.BaseExpression, ctx: FileContext, suffix: str) -> str | 
     if name is None:
         return None
     head = name.partition(".")[0]
-    if _parameter(head, ctx):
+    if _parameter(head, ctx)[0]:
         return None  # a parameter shadows the import or module name
     if head in ctx.imports:
         qualified = ctx.qualify(func)
@@ -120,13 +123,63 @@ def _mentioned(ctx: FileContext) -> frozenset[str]:
     return found
 
 
-def _parameter(name: str, ctx: FileContext) -> bool:
-    """``name`` is a parameter of a function around the current node."""
-    for function in ctx.functions:
+def _parameter(name: str, ctx: FileContext) -> tuple[bool, cst.BaseExpression | None]:
+    """Whether ``name`` is, where the current node is, a parameter of a
+    function around it (not assigned in that function's body, where the
+    assignment decides), and the parameter's annotation."""
+    for scope in reversed(ctx.scopes):
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef):
+            continue
+        if name in scope.bindings or name in scope.reassigned:
+            return False, None
         p = function.params
-        if any(x.name.value == name for x in (*p.posonly_params, *p.params, *p.kwonly_params)):
-            return True
-    return False
+        for x in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg):
+            if isinstance(x, cst.Param) and x.name.value == name:
+                star = x is p.star_arg or x is p.star_kwarg  # *clients: a tuple of them, not one
+                return True, x.annotation.annotation if x.annotation is not None and not star else None
+    return False, None
+
+
+_OPTIONAL = frozenset({"typing.Optional", "typing.Annotated", "typing_extensions.Annotated"})
+
+
+def annotation_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> str | None:
+    """REDIS or CACHE when the annotation names a Redis client class
+    (``redis.Redis``, ``"Redis"``, ``Redis | None``, ``Optional[Redis]``)
+    or Django's ``BaseCache``; None for anything else (a project class, a
+    protocol, ``Any``)."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(node, cst.SimpleString):  # a forward reference: "redis.Redis"
+        text = node.evaluated_value
+        try:
+            node = cst.parse_expression(text) if isinstance(text, str) else None
+        except (cst.ParserSyntaxError, RecursionError):
+            return None
+        return annotation_kind(node, ctx, depth + 1) if node is not None else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        kinds = {annotation_kind(side, ctx, depth + 1) for side in (node.left, node.right) if not _is_none(side)}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(node, cst.Subscript):
+        head = ctx.imported_name(node.value)
+        if head in _OPTIONAL or head == "typing.Union":
+            elements = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+            if head != "typing.Union":
+                elements = elements[:1]
+            kinds = {annotation_kind(e, ctx, depth + 1) for e in elements if not _is_none(e)}
+            return kinds.pop() if len(kinds) == 1 else None
+        node = node.value  # redis.Redis[bytes] (types-redis)
+    name = ctx.imported_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    if name in REDIS_CLASSES:
+        return REDIS
+    if name in CACHE_CLASSES:
+        return CACHE
+    return None
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def code_text(ctx: FileContext) -> str:

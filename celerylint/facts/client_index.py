@@ -25,13 +25,15 @@ PROVIDERS_FACT = "client-providers"
 LOOKUPS_FACT = "client-lookups"
 
 _REDIS_MODULES = ("redis", "redis.asyncio", "redis.client", "redis.asyncio.client", "redis.cluster", "aioredis")
+REDIS_CLASSES = frozenset(f"{m}.{c}" for m in _REDIS_MODULES for c in ("Redis", "StrictRedis", "RedisCluster"))
 REDIS_FACTORIES = frozenset(
-    [f"{m}.{c}" for m in _REDIS_MODULES for c in ("Redis", "StrictRedis", "RedisCluster")]
-    + [f"{m}.{c}.from_url" for m in _REDIS_MODULES for c in ("Redis", "StrictRedis", "RedisCluster")]
+    [*REDIS_CLASSES]
+    + [f"{c}.from_url" for c in REDIS_CLASSES]
     + [f"{m}.from_url" for m in _REDIS_MODULES]
     + ["django_redis.get_redis_connection", "redis.sentinel.Sentinel.master_for"]
 )
 CACHE_OBJECTS = frozenset({"django.core.cache.cache"})
+CACHE_CLASSES = frozenset({"django.core.cache.backends.base.BaseCache"})
 CACHE_MAPPINGS = frozenset({"django.core.cache.caches"})
 # names under these are the libraries', never a project helper's
 LIBRARY_PREFIXES = ("redis.", "aioredis.", "django.", "django_redis.")

@@ -29,9 +29,10 @@ class LockWithoutTtl(PendingTakes, Rule):
     `caches[...]`), also through aliases and `self.` attributes, or by a
     project helper in any module: a function (also `lru_cache`d, or a lazy
     `global` singleton) that returns one, a module or class attribute that
-    holds one. A Redis helper counts in a file that mentions redis (its
-    module, its name), a cache helper where it is called on directly
-    (`get_cache().add(...)`). Never by a variable name alone, nor by an
+    holds one, or by a parameter's annotation (`r: redis.Redis`,
+    `Optional["Redis"]`, Django's `BaseCache`). A Redis helper counts in a
+    file that mentions redis (its module, its name), a cache helper where
+    it is called on directly (`get_cache().add(...)`). Never by a variable name alone, nor by an
     `nx=True` keyword alone (django-redis and project wrappers take it too).
 
     A `SET NX`, `setnx` or `cache.add` is treated as a lock when the key (or
@@ -130,10 +131,12 @@ class LockWithoutTtl(PendingTakes, Rule):
         """),
         Valid("""
             from redis import Redis as R
+            from redis.lock import Lock
             client = R.from_url("redis://")
             def f(name):
                 with client.lock(name, timeout=30):
                     pass
+                Lock(R(), "name", 30)
         """),
         Valid("""
             from django.core.cache import cache
@@ -148,14 +151,21 @@ class LockWithoutTtl(PendingTakes, Rule):
                 # a permanent "done" marker, never released: not a lock
                 if r.set(f"sent:{order_id}", 1, nx=True):
                     send(order_id)
+            def mark_sent(order_id):
+                # a "done" marker: a constant value, never deleted, a raise on failure
+                if not r.set(f"paid:{order_id}", 1, nx=True):
+                    raise AlreadySent(order_id)
         """),
         Valid("""
+            import redis
             class Registry:
                 def add(self, key, value, timeout=None): ...
             lock_registry = Registry()
+            thing = redis.Redis()
             lock_registry.add("lock", 1, None)
-            def f(thing):
-                thing.set("lock", 1, nx=True)
+            def f(thing, registry: Registry):
+                thing.set("lock", 1, nx=True)  # a parameter, not the module's client
+                registry.add("lock", 1, None)
         """),
         Valid("""
             import redis.asyncio as aioredis
@@ -163,20 +173,6 @@ class LockWithoutTtl(PendingTakes, Rule):
             async def f(lock_key):
                 if await r.set(lock_key, "1", nx=True, px=5000):
                     await r.delete(lock_key)
-        """),
-        Valid("""
-            from redis.lock import Lock
-            import redis
-            def f():
-                Lock(redis.Redis(), "name", 30)
-        """),
-        Valid("""
-            import redis
-            r = redis.Redis()
-            def mark_sent(order_id):
-                # a "done" marker: a constant value, never deleted, a raise on failure
-                if not r.set(f"sent:{order_id}", 1, nx=True):
-                    raise AlreadySent(order_id)
         """),
         Valid("""
             import uuid
@@ -210,6 +206,12 @@ class LockWithoutTtl(PendingTakes, Rule):
             r = aioredis.from_url("redis://")
             async def claim_order(order):
                 return await r.set(f"order:{order}", 1, None, None, True)
+        """),
+        Invalid("""
+            from typing import Optional
+            import redis
+            def acquire(r: Optional["redis.Redis"], key):
+                return r.set(key, 1, nx=True)
         """),
         Invalid("""
             import redis

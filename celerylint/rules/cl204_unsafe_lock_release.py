@@ -14,9 +14,9 @@ class UnsafeLockRelease(TakeTracker, Rule):
     """
     ## What it does
     Finds locks released with a plain `delete`/`unlink` (Redis `DEL`) on a
-    Redis client (redis-py, `redis.asyncio`, django-redis
-    `get_redis_connection()`, or one from a project helper as in CL203) or
-    a Django cache, instead of a compare-and-delete. A key is a lock when
+    Redis client (redis-py, `redis.asyncio`, `get_redis_connection()`, one
+    from a project helper or an annotated parameter, as in CL203) or a
+    Django cache, instead of a compare-and-delete. A key is a lock when
 
     - the same function took it before with `set(..., nx=True)`, `setnx`,
       `cache.add(...)` (whose result is used), `lock(...)` or `Lock(...)`;
