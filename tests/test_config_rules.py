@@ -139,3 +139,16 @@ def test_one_rename_of_old_names_is_one_fix(tmp_path, cli):
     assert "1 fixable" in cli("--select", "CL109", ".", cwd=tmp_path).stdout
     cli("--select", "CL109", "--fix", ".", cwd=tmp_path)
     assert (tmp_path / "celeryconfig.py").read_text() == 'broker_url = "redis://localhost"\ntask_acks_late = True\n'
+
+
+def test_branches_are_combined_up_to_sixteen_worlds(tmp_path):
+    """worlds.py: four ifs with two branches each (16 combinations) are
+    checked branch by branch; a fifth (32) leaves them unknown: no finding."""
+    flags = [f'if os.environ.get("F{i}"):\n    {name} = {bad}\nelse:\n    {name} = {bad + 1}'
+             for i, (name, bad) in enumerate([("worker_prefetch_multiplier", 4)] + [(f"unused_{i}", 0) for i in range(3)])]
+    def codes(extra):
+        write(tmp_path, ["import os", "task_acks_late = True", "task_reject_on_worker_lost = True",
+                         'broker_transport_options = {"visibility_timeout": 10800}', *flags, *extra])
+        return sorted((f.code, f.line) for f in lint(tmp_path).findings if f.code == "CL103")
+    assert codes([]) == [("CL103", 7), ("CL103", 9)]
+    assert codes(['if os.environ.get("F4"):\n    more = 1\nelse:\n    more = 2']) == []

@@ -37,7 +37,9 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     In a Django project with settings profiles (`settings/production.py`,
     `settings/local.py`, ...), each profile the rules check is read (the
     deployed ones by default; see the README's "Settings profiles"), and the
-    message names the profile.
+    message names the profile. A value set differently in the branches of an
+    `if`/`else` is reported at each branch's assignment only when every
+    branch is reported (the README's "Conditional settings").
 
     ## Why is this bad?
     Each worker process reserves `concurrency x multiplier` messages ahead.
@@ -121,6 +123,19 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             app = Celery("proj", broker="redis://localhost")
             # file: docker/worker.sh
             exec celery -A proj worker --prefetch-multiplier=1 --concurrency=4
+        """),
+        Valid("""
+            # file: celeryconfig.py
+            import os
+            task_acks_late = True
+            if os.environ.get("BATCH"):
+                worker_prefetch_multiplier = 8
+            else:
+                worker_prefetch_multiplier = 1  # this branch is safe: not in every branch, no finding
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
         """),
         Valid("""
             # file: proj/queue.py
@@ -213,6 +228,22 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             CELERY_TASK_ACKS_LATE = True
             CELERYD_PREFETCH_MULTIPLIER = 1
             """,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            import os
+            task_acks_late = True
+            if os.environ.get("BATCH"):
+                worker_prefetch_multiplier = 16
+            else:
+                worker_prefetch_multiplier = 8
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """,
+            count=2, at="4:34",
         ),
         Invalid(
             """

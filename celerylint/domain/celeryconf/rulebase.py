@@ -13,6 +13,7 @@ from .model import App, Assignment, Model, Pos, Resolved, Source, find, model
 from .settings import _resolved
 from .settings_table import table
 from .values import NULL
+from .worlds import in_every_world
 
 
 class ConfigRule(ProjectRule):
@@ -20,6 +21,9 @@ class ConfigRule(ProjectRule):
         m = model(project)
         if not m.apps and not m.by_kind["setting"]:
             return []
+        return in_every_world(m, self._check)
+
+    def _check(self, m: Model) -> list[Finding]:
         if not any(app.profile for app in m.apps.values()):
             return list(self.check_model(m))
         return per_profile(m, self.check_model)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -14,6 +15,12 @@ from .values import NULL, plain
 
 _TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$")
 DJANGO_TARGETS = frozenset({"django.conf:settings", "django.conf.settings"})
+
+
+# (path, if id) -> the branch an if/elif/else takes: the world the
+# configuration rules are checked in (worlds.py); none: every such
+# setting whose branches differ is unknown, one of ``Resolved.values``
+BRANCHES: ContextVar[dict[tuple[str, int], int] | None] = ContextVar("branches", default=None)
 
 
 def is_test_path(path: str) -> bool:
@@ -198,6 +205,11 @@ class App:
 
 
 def _resolved(a: Assignment) -> Resolved:
+    taken = BRANCHES.get()
+    if taken and a.cond and a.alternatives and a.alt and (a.path, a.alt[0]) in taken:
+        chosen = a.alternatives[taken[(a.path, a.alt[0])]]
+        value, env = plain(chosen.value)
+        return Resolved("unknown", at=chosen) if value is None else Resolved("set", value, env, chosen)
     if a.cond and a.alternatives:
         found = [plain(x.value) for x in a.alternatives]
         if all(v is not None for v, _ in found) and all(f == found[0] for f in found):

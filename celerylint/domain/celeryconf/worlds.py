@@ -1,0 +1,70 @@
+"""Settings an ``if``/``elif``/``else`` sets to different values in its
+branches (``DEBUG`` on or off, an environment flag): a configuration rule
+reports what it reports in every branch, and nothing that depends on the
+branch taken.
+
+Each combination of branches is a world (at most ``MAX_WORLDS``; with
+more, those settings stay unknown, as when no world is taken).  The rule
+runs once per world; a finding is kept when every world has one of the
+same code at the same place, where the assignments of one name in the
+branches of one ``if`` count as one place: ``prefetch = 8`` in one branch
+and ``prefetch = 16`` in the other give both findings, each at its own
+line, while ``acks_late = False`` / ``acks_late = True`` gives none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from itertools import product
+
+from ...model import Finding
+from .settings import BRANCHES
+from .values import plain
+
+MAX_WORLDS = 16
+
+
+def in_every_world(m, run: Callable[[object], Iterable[Finding]]) -> list[Finding]:
+    ifs, place = _varying(m)
+    worlds = 1
+    for _, _, branches in ifs:
+        worlds *= branches
+    if not ifs or worlds > MAX_WORLDS:
+        return list(run(m))
+    results = []
+    for choice in product(*(range(branches) for _, _, branches in ifs)):
+        token = BRANCHES.set({(path, if_id): branch for (path, if_id, _), branch in zip(ifs, choice)})
+        try:
+            results.append(list(run(m)))
+        finally:
+            BRANCHES.reset(token)
+
+    def key(f: Finding) -> tuple:
+        return f.code, f.path, place.get((f.path, f.line), f.line)
+
+    common = set.intersection(*({key(f) for f in found} for found in results))
+    out: list[Finding] = []
+    for found in results:
+        out.extend(f for f in found if key(f) in common and f not in out)
+    return out
+
+
+def _varying(m) -> tuple[list[tuple[str, int, int]], dict[tuple[str, int], tuple]]:
+    """The ifs whose branches set a setting to different known values
+    (path, if id, number of branches), and the place of each line of
+    those assignments: (path, if id, name)."""
+    ifs: dict[tuple[str, int], int] = {}
+    place: dict[tuple[str, int], tuple] = {}
+    for assigned in m.assignments.values():
+        for a in assigned:
+            if not (a.alternatives and a.alt):
+                continue
+            values = [plain(x.value) for x in a.alternatives]
+            if any(v is None for v, _ in values) or all(v == values[0] for v in values):
+                continue
+            ifs[(a.path, a.alt[0])] = a.alt[2]
+            for x in a.alternatives:
+                for pos in (x.pos, x.value_pos):
+                    if pos is not None:
+                        place[(x.path, pos[0])] = (a.path, a.alt[0], a.name)
+    return [(path, if_id, n) for (path, if_id), n in sorted(ifs.items())], place
