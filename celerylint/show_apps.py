@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from .domain.celeryconf.model import App, Model
+from .domain.celeryconf.profiles import missing_profiles
 from .domain.celeryconf.settings import Resolved
 from .domain.celeryconf.values import NULL
 from .domain.celeryconf.worker_cli import commands_for, env_overrides
@@ -126,11 +127,13 @@ def describe(m: Model) -> dict[str, Any]:
             continue  # the other profiles of an app already shown
         done.add((listed.path, listed.pos))
         workers, env = _launch(m, listed)
+        missing = missing_profiles(m, listed)
         for app, profile in _every_profile(m, listed):
             line, col = app.pos[0], app.pos[1]
             apps.append({
                 "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
-                "kind": _kind(listed, configured), "profile": profile, "sources": _sources(app),
+                "kind": _kind(listed, configured), "profile": profile, "missing_profiles": missing,
+                "sources": _sources(app),
                 "unknown": list(app.open), "notes": list(app.notes),
                 "settings": {name: _setting(app.get(name)) for name in SHOWN},
                 "worker_command_lines": workers, "environment_overrides": env,
@@ -155,6 +158,9 @@ def as_text(described: dict[str, Any]) -> str:
                 "not checked (a test, CI, development or local profile, or not in `settings-profiles`)")
             named = f"; DJANGO_SETTINGS_MODULE in {', '.join(profile['named_by'])}" if profile.get("named_by") else ""
             lines.append(f"  settings profile: {profile['name']} ({profile['path']}), {checked}{named}")
+        for missing in app["missing_profiles"]:
+            lines.append(f"  settings profile: {missing['name']}, not in the linted files: unknown, not checked; "
+                         f"DJANGO_SETTINGS_MODULE in {', '.join(missing['named_by'])}")
         for source in app["sources"]:
             lines.append(f"  source: {_source_text(source)}")
         for why in app["unknown"]:

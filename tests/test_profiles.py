@@ -379,3 +379,31 @@ def test_a_profile_that_does_not_parse_is_listed_with_unknown_settings(cli, tmp_
     assert production["profile"]["checked"] and production["profile"]["named_by"] == [".envs/.production/.django"]
     assert production["settings"]["task_acks_late"]["state"] == "unknown"
     assert not {"CL101", "CL103"} & {f["code"] for f in codes(tmp_path)}
+
+
+def test_a_deployed_profile_not_in_the_tree_is_listed_as_unknown(cli, tmp_path):
+    """taiga's shape: its Dockerfile names ``settings.config``, which the
+    image copies into place; the tree has only ``settings/common.py``."""
+    write(tmp_path, '''
+        # file: taiga/__init__.py
+        # file: taiga/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings.common")
+        app = Celery("taiga")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: settings/__init__.py
+        # file: settings/common.py
+        CELERY_BROKER_URL = "amqp://guest:guest@localhost:5672//"
+        # file: docker/Dockerfile
+        RUN cp docker/config.py settings/config.py
+        ENV DJANGO_SETTINGS_MODULE=settings.config
+        # file: docker/config.py
+        from .common import *
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert app["missing_profiles"] == [{"name": "settings.config", "named_by": ["docker/Dockerfile"]}]
+    assert app["profile"] is None or app["profile"]["name"] == "settings.common"
+    text = cli("--show-apps", ".", cwd=tmp_path).stdout
+    assert "settings profile: settings.config, not in the linted files: unknown, not checked; " \
+           "DJANGO_SETTINGS_MODULE in docker/Dockerfile" in text

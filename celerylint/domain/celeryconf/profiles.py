@@ -237,14 +237,7 @@ def find_profiles(m, app) -> list[Profile]:
             modules[path] = package
         elif "." not in stem:
             modules[path] = f"{package}.{stem}" if package else stem
-    named: dict[str, list[str]] = {}
-    for f in m.by_kind["django_settings_module"]:
-        named.setdefault(f["value"], []).append(f["path"])
-    outside = getattr(m, "_dsm_outside", None)
-    if outside is None:
-        outside = m._dsm_outside = named_outside_python(m.root)
-    for value, where in outside.items():
-        named.setdefault(value, []).extend(where)
+    named = _named(m)
     built_on = set().union(*links.values())
     exports = {p for p in family if any(i["kind"] == "settings_export" for i in m.by_path_stars.get(p, ()))}
     profiles: list[Profile] = []
@@ -267,6 +260,33 @@ def find_profiles(m, app) -> list[Profile]:
             continue
         profiles.append(Profile(module, module, path, why=why, named_by=sorted(set(named.get(module, ())))))
     return profiles or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]
+
+
+def _named(m) -> dict[str, list[str]]:
+    """DJANGO_SETTINGS_MODULE values -> the files that set them (Python and launch files)."""
+    named: dict[str, list[str]] = {}
+    for f in m.by_kind["django_settings_module"]:
+        named.setdefault(f["value"], []).append(f["path"])
+    outside = getattr(m, "_dsm_outside", None)
+    if outside is None:
+        outside = m._dsm_outside = named_outside_python(m.root)
+    for value, where in outside.items():
+        named.setdefault(value, []).extend(where)
+    return named
+
+
+def missing_profiles(m, app) -> list[dict]:
+    """Settings modules of the app's package that a file names as
+    DJANGO_SETTINGS_MODULE but that are not in the linted files (taiga's
+    Dockerfile names ``settings.config``, which its image copies from
+    elsewhere): shown by ``--show-apps``, their settings unknown; the
+    rules check the profiles found."""
+    if app.source is None or not app.source.django:
+        return []
+    path = app.source.path
+    package = app.source.module if path.endswith("__init__.py") else app.source.module.rpartition(".")[0]
+    return [{"name": value, "named_by": sorted(set(where))} for value, where in sorted(_named(m).items())
+            if value.rpartition(".")[0] == package and m.path_of(value) is None]
 
 
 def _configuration_classes(m, module: str) -> list[str]:
