@@ -4,6 +4,8 @@ json`` for the model, the JSON report for findings)."""
 
 from __future__ import annotations
 
+import json
+
 from conftest import lint_json, show_apps as show, write_project as write
 
 CELERY_APP = '''
@@ -407,3 +409,36 @@ def test_a_deployed_profile_not_in_the_tree_is_listed_as_unknown(cli, tmp_path):
     text = cli("--show-apps", ".", cwd=tmp_path).stdout
     assert "settings profile: settings.config, not in the linted files: unknown, not checked; " \
            "DJANGO_SETTINGS_MODULE in docker/Dockerfile" in text
+
+
+def test_launch_files_of_another_project_beside_it_are_not_read(cli, tmp_path):
+    """A directory of checkouts (or a monorepo): linting one project from
+    the parent must not take another's DJANGO_SETTINGS_MODULE for its own."""
+    write(tmp_path, '''
+        # file: one/pyproject.toml
+        [project]
+        name = "one"
+        # file: one/taiga/__init__.py
+        # file: one/taiga/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings.common")
+        app = Celery("taiga")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: one/settings/__init__.py
+        # file: one/settings/common.py
+        CELERY_BROKER_URL = "amqp://localhost//"
+        # file: other/pyproject.toml
+        [project]
+        name = "other"
+        # file: other/Dockerfile
+        ENV DJANGO_SETTINGS_MODULE=settings.main
+    ''')
+    def missing():
+        proc = cli("--show-apps", "--format", "json", "one", cwd=tmp_path)
+        (app,) = json.loads(proc.stdout)["apps"]
+        return app["missing_profiles"]
+
+    assert missing() == []
+    (tmp_path / "one" / "Dockerfile").write_text("ENV DJANGO_SETTINGS_MODULE=settings.main\n")
+    assert missing() == [{"name": "settings.main", "named_by": ["one/Dockerfile"]}]

@@ -16,8 +16,10 @@ the one ``os.environ.setdefault`` chooses, as without profiles."""
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,17 +66,37 @@ def wanted(profile: Profile, configured: tuple[str, ...]) -> bool:
     return deployed_name(profile.name)
 
 
-def named_outside_python(root: Path) -> dict[str, list[str]]:
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "manage.py", ".git")
+
+
+def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> dict[str, list[str]]:
     """DJANGO_SETTINGS_MODULE values in compose files, Dockerfiles, Procfiles,
-    ``.env`` files, shell scripts, tox/ini files of the linted tree."""
+    ``.env`` files, shell scripts, tox/ini files of the linted tree: under
+    the root (compose files and .env sit beside the package, also when only
+    ``src/`` is linted), but not in a directory that holds no linted file
+    and is a project of its own (a ``pyproject.toml``, ``manage.py``, ...:
+    the other projects of a monorepo, or of a directory of checkouts)."""
     from ...config import DEFAULT_EXCLUDE
     from ...discovery import walk
     from ...source import read_capped
 
+    holding = {""}  # directories (relative) that hold a linted file
+    for path in python_files:
+        while path:
+            path = posixpath.dirname(path)
+            if path in holding:
+                break
+            holding.add(path)
+
+    def foreign(directory: str, name: str) -> bool:
+        rel = posixpath.relpath(posixpath.join(Path(directory).as_posix(), name), root.as_posix())
+        return rel not in holding and any(os.path.lexists(os.path.join(directory, name, m)) for m in _PROJECT_MARKERS)
+
     out: dict[str, list[str]] = {}
-    top = root  # the directory linted: compose files and .env sit beside the package
+    top = root
     for directory, dirnames, filenames in walk(str(top)):
-        dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")]
+        dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")
+                       and not foreign(directory, d)]
         in_env_dir = "/.env" in "/" + posixpath.relpath(Path(directory).as_posix(), top.as_posix())  # .envs/.production/.django
         for name in filenames:
             if not (_LAUNCH.match(name) or in_env_dir):
@@ -269,7 +291,7 @@ def _named(m) -> dict[str, list[str]]:
         named.setdefault(f["value"], []).append(f["path"])
     outside = getattr(m, "_dsm_outside", None)
     if outside is None:
-        outside = m._dsm_outside = named_outside_python(m.root)
+        outside = m._dsm_outside = named_outside_python(m.root, m.project.python_files)
     for value, where in outside.items():
         named.setdefault(value, []).extend(where)
     return named
