@@ -10,6 +10,9 @@ same code at the same place, where the assignments of one name in the
 branches of one ``if`` count as one place: ``prefetch = 8`` in one branch
 and ``prefetch = 16`` in the other give both findings, each at its own
 line, while ``acks_late = False`` / ``acks_late = True`` gives none.
+Elsewhere (a setting missing where the app loads its configuration) the
+finding is the first world's, whose message may name that world's value
+of another setting.
 """
 
 from __future__ import annotations
@@ -43,10 +46,12 @@ def in_every_world(m, run: Callable[[object], Iterable[Finding]]) -> list[Findin
         return f.code, f.path, place.get((f.path, f.line), f.line)
 
     common = set.intersection(*({key(f) for f in found} for found in results))
-    out: list[Finding] = []
+    out: dict[tuple, Finding] = {}
     for found in results:
-        out.extend(f for f in found if key(f) in common and f not in out)
-    return out
+        for f in found:
+            if key(f) in common:
+                out.setdefault((key(f), f.line, f.col), f)
+    return list(out.values())
 
 
 def _varying(m) -> tuple[list[tuple[str, int, int]], dict[tuple[str, int], tuple]]:
