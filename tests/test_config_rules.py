@@ -152,3 +152,13 @@ def test_branches_are_combined_up_to_sixteen_worlds(tmp_path):
         return sorted((f.code, f.line) for f in lint(tmp_path).findings if f.code == "CL103")
     assert codes([]) == [("CL103", 7), ("CL103", 9)]
     assert codes(['if os.environ.get("F4"):\n    more = 1\nelse:\n    more = 2']) == []
+
+
+def test_a_finding_the_branches_word_differently_keeps_no_fix(tmp_path):
+    """The visibility timeout is too short for either branch's time limit:
+    reported once, without the first branch's fix (too small for the other)."""
+    write(tmp_path, ["import os", "task_acks_late = True", "task_reject_on_worker_lost = True",
+                     "worker_prefetch_multiplier = 1", 'broker_transport_options = {"visibility_timeout": 3600}',
+                     'if os.environ.get("BIG"):\n    task_time_limit = 9000\nelse:\n    task_time_limit = 10800'])
+    (found,) = [f for f in lint(tmp_path).findings if f.code == "CL104"]
+    assert found.line == 6 and found.fix is None and "150 min" in found.message

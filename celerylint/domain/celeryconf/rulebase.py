@@ -21,7 +21,7 @@ class ConfigRule(ProjectRule):
         m = model(project)
         if not m.apps and not m.by_kind["setting"]:
             return []
-        return in_every_world(m, self._check)
+        return in_every_world(m, self._check, self.HINT)
 
     def _check(self, m: Model) -> list[Finding]:
         if not any(app.profile for app in m.apps.values()):

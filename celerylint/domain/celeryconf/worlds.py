@@ -12,12 +12,14 @@ and ``prefetch = 16`` in the other give both findings, each at its own
 line, while ``acks_late = False`` / ``acks_late = True`` gives none.
 Elsewhere (a setting missing where the app loads its configuration) the
 finding is the first world's, whose message may name that world's value
-of another setting.
+of another setting; when the worlds' findings there differ, it has no
+fix (one world's fix need not do for the others).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from itertools import product
 
 from ...model import Finding
@@ -27,7 +29,8 @@ from .values import plain
 MAX_WORLDS = 16
 
 
-def in_every_world(m, run: Callable[[object], Iterable[Finding]]) -> list[Finding]:
+def in_every_world(m, run: Callable[[object], Iterable[Finding]], hint: str | None = None) -> list[Finding]:
+    """The findings ``run`` gives in every world; ``hint``: the rule's, for a finding whose fix is dropped."""
     ifs, place = _varying(m)
     worlds = 1
     for _, _, branches in ifs:
@@ -49,8 +52,12 @@ def in_every_world(m, run: Callable[[object], Iterable[Finding]]) -> list[Findin
     out: dict[tuple, Finding] = {}
     for found in results:
         for f in found:
-            if key(f) in common:
-                out.setdefault((key(f), f.line, f.col), f)
+            if key(f) not in common:
+                continue
+            first = out.setdefault((key(f), f.line, f.col), f)
+            if f != first and first.fix is not None:
+                # another world says it differently: its fix would not do for every branch
+                out[(key(f), f.line, f.col)] = replace(first, fix=None, hint=hint)
     return list(out.values())
 
 
