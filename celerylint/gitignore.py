@@ -51,7 +51,6 @@ class Chain:
     def __init__(self, links: tuple[tuple[int, Patterns], ...]) -> None:
         self.links = links
         self.path_links = tuple((length, p) for length, p in links if p.path_expression is not None)
-        self.exact = all(p.exact for _, p in links)
         self.literals = frozenset().union(*(p.literals for _, p in links))
         # searched in "\n" + the entries joined by newlines; a glob anchored
         # at the line start (``.*``) as one after a newline: an alternation
@@ -63,7 +62,8 @@ class Chain:
         try:
             self.searches = tuple(re.compile("|".join(f"(?:{g})" for g in group), re.MULTILINE).search
                                   for group in (free, line) if group)
-        except re.error:
+            self.exact = True
+        except re.error:  # then every directory takes the spec-by-spec tests
             self.searches, self.exact = (), False
 
 
@@ -110,13 +110,12 @@ class GitIgnore:
     def directory(self, dirpath: str, filenames: list[str], dirnames: list[str], files: list[str],
                   state: State | None) -> tuple[State, set[str] | tuple]:
         """For discovery, once per directory walked: the state of ``dirpath``
-        (the state given for it while walking its parent, ``(chain, prefix +
-        name + "/")``,
-        None for the walked top; ``filenames`` tells whether it holds a
-        ``.gitignore``), and the names among ``dirnames`` and ``files`` git
-        ignores.  First one test of the whole chain on all the entries,
-        built without a list: the usual answer is that no pattern can match
-        here."""
+        and the names among ``dirnames`` and ``files`` git ignores.  ``state``
+        is the one given for it while walking its parent (``(chain, prefix +
+        name + "/")``; None for the walked top), ``filenames`` tells whether
+        it holds a ``.gitignore``.  First one test of the whole chain on all
+        the entries, built without a list: the usual answer is that no
+        pattern can match here."""
         chain, prefix = state = self.top if state is None else state
         if GITIGNORE in filenames:
             chain = self._add(chain, os.path.join(dirpath, GITIGNORE), len(prefix))
@@ -153,10 +152,7 @@ class GitIgnore:
             if not undecided:
                 break
             base = prefix[length:]
-            if not p.exact:
-                candidates = set(undecided)
-            else:
-                candidates = _candidates(p, base, entries, names, undecided, one_per_line)
+            candidates = _candidates(p, base, entries, names, undecided, one_per_line)
             decided = set()
             for i in sorted(candidates):
                 include = p.verdict(base + entries[i])

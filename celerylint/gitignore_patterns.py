@@ -35,7 +35,8 @@ def translate(lines: list[str]) -> list[Rule]:
 
 class Memo:
     """Translations of ignore files by content, read from and written to
-    ``directory`` (None: kept for this run only)."""
+    ``directory`` (None, as with ``--no-cache``: every ignore file is
+    translated by pathspec)."""
 
     def __init__(self, directory: Path | None) -> None:
         self.path = directory / MEMO if directory is not None else None
@@ -122,9 +123,9 @@ class Patterns:
     one per line, joined in ``search_name``).  The others, on the whole
     path: ``path_expression`` (None when there are none), matched by
     ``by_path``, and ``tops``, the literal first components they are
-    anchored at (/media/), or None when any path may match.  ``exact`` is
-    False when the expressions could not be read so: every entry is a
-    candidate.  Expressions are compiled when first needed."""
+    anchored at (/media/), or None when any path may match.  Expressions
+    are compiled when first needed; joined ones that do not compile make
+    every entry a candidate."""
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
@@ -136,11 +137,7 @@ class Patterns:
         self._search_name: re.Pattern | None = None
         self._by_path: re.Pattern | None = None
         self.tops: frozenset[str] | None = None
-        self.exact = True
-        try:
-            self._split()
-        except re.error:
-            self.exact = False
+        self._split()
 
     def _split(self) -> None:
         names, paths = [], []
@@ -170,12 +167,12 @@ class Patterns:
     @property
     def search_name(self) -> re.Pattern | None:
         if self._search_name is None and self.name_globs:
-            self._search_name = re.compile("|".join(f"(?:{g})" for g in self.name_globs), re.MULTILINE)
+            self._search_name = _compiled("|".join(f"(?:{g})" for g in self.name_globs), re.MULTILINE)
         return self._search_name
 
     def by_path(self, path: str) -> re.Match | None:
         if self._by_path is None:
-            self._by_path = re.compile(self.path_expression or "(?!)")
+            self._by_path = _compiled(self.path_expression or "(?!)")
         return self._by_path.match(path)
 
     def verdict(self, path: str) -> bool | None:
@@ -198,3 +195,11 @@ class Patterns:
             if (include and dir_mark) or priority >= out_priority:
                 out, out_priority = include, priority
         return out
+
+
+def _compiled(expression: str, flags: int = 0) -> re.Pattern:
+    """``expression`` compiled, or one that matches everywhere (every entry a candidate)."""
+    try:
+        return re.compile(expression, flags)
+    except re.error:
+        return re.compile("", re.MULTILINE)
