@@ -442,3 +442,40 @@ def test_launch_files_of_another_project_beside_it_are_not_read(cli, tmp_path):
     assert missing() == []
     (tmp_path / "one" / "Dockerfile").write_text("ENV DJANGO_SETTINGS_MODULE=settings.main\n")
     assert missing() == [{"name": "settings.main", "named_by": ["one/Dockerfile"]}]
+
+
+def test_settings_a_registry_sets_at_run_time_are_unknown(cli, tmp_path):
+    """Mayan-EDMS' shape: ``base.py`` hands its ``globals()`` to a settings
+    registry, and the apps' ``settings.py`` register the names it sets
+    (``global_name=``): those are unknown where assigned before it, others
+    (``task_acks_late``) keep what the files say, so CL101 still fires."""
+    write(tmp_path, '''
+        # file: mayan/__init__.py
+        # file: mayan/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mayan.settings")
+        app = Celery("mayan")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: mayan/settings/__init__.py
+        from .base import *
+        # file: mayan/settings/base.py
+        from mayan.apps.smart_settings.utils import SettingNamespaceSingleton
+        CELERY_RESULT_BACKEND = "redis://localhost:6379/1"
+        setting_namespace = SettingNamespaceSingleton(global_symbol_table=globals())
+        setting_namespace.update_globals()
+        CELERY_TASK_SERIALIZER = "json"
+        # file: mayan/apps/task_manager/settings.py
+        from mayan.apps.smart_settings.classes import SettingNamespace
+        namespace = SettingNamespace(label="Celery", name="celery")
+        setting_broker = namespace.add_setting(default="memory://", global_name="CELERY_BROKER_URL")
+        setting_backend = namespace.add_setting(default=None, global_name="CELERY_RESULT_BACKEND")
+        setting_serializer = namespace.add_setting(default="json", global_name="CELERY_TASK_SERIALIZER")
+    ''')
+    (app,) = show(cli, tmp_path)
+    settings = app["settings"]
+    assert settings["broker_url"] == {"state": "unknown", "value": None}
+    assert settings["result_backend"] == {"state": "unknown", "value": None}  # assigned before: set again at run time
+    assert settings["task_serializer"]["value"] == "json"  # assigned after: what the file says
+    assert settings["task_acks_late"] == {"state": "default", "value": False}
+    assert "CL101" in {f["code"] for f in codes(tmp_path)}

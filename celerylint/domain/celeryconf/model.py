@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ...facts.runtime_settings import GLOBALS_HANDED, RUNTIME_NAMES
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
@@ -64,6 +65,10 @@ class Model:
             if f["source"].startswith("module:"):
                 self.module_paths.setdefault(f["source"][7:], f["path"])
         self.module_info = {f["module"]: f for f in self.by_kind["module_info"]}
+        # settings the project's code sets at run time (facts/runtime_settings.py)
+        self.runtime_names = frozenset(n for f in self.by_kind[RUNTIME_NAMES] for n in f["names"])
+        self.globals_handed = {f["path"]: f["line"] for f in self.by_kind[GLOBALS_HANDED]} if self.runtime_names else {}
+        self._handed_at: int | None = None  # where the source being flattened hands its globals
         # module names differ with the linted root; module sources are matched by file
         self.by_path_assignments: dict[str, list[Assignment]] = defaultdict(list)
         for source, assigned in self.assignments.items():
@@ -104,12 +109,14 @@ class Model:
         assignments: list[Assignment] = []
         files: list[str] = []
         problems: list[str] = []
+        self._handed_at: int | None = None
         self._flatten(module, assignments, files, problems, set())
         if cls is not None:  # a django-configurations class: its settings after the module's
             assignments.extend(class_settings(self, f"{module}.{cls}", files, problems))
         if django and not any(a.name.startswith(("CELERY", "BROKER")) for a in assignments):
             problems.append("no Celery setting is visible at module level of the Django settings")
-        return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files)
+        runtime = (self._handed_at, self.runtime_names) if self._handed_at is not None else None
+        return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files, runtime)
 
     def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
         path = self.path_of(module)
@@ -129,9 +136,13 @@ class Model:
         files.append(path)
         own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
         stars = [(s["line"], 0, s) for s in self.by_path_stars.get(path, ())]
-        for _, kind, item in sorted(own + stars, key=lambda x: (x[0], x[1])):
+        handed = [(self.globals_handed[path], 2, None)] if path in self.globals_handed else []
+        for _, kind, item in sorted(own + stars + handed, key=lambda x: (x[0], x[1])):
             if kind == 1:
                 out.append(item)
+            elif kind == 2:
+                if self._handed_at is None:
+                    self._handed_at = len(out)  # what is assigned before may be set again at run time
             elif item["kind"] == "settings_include":
                 for target in included(self, path, item, problems):
                     self._flatten_path(target, out, files, problems, seen)

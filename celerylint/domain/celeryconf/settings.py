@@ -116,6 +116,9 @@ class Source:
     assignments: list[Assignment]  # in effect order
     open: str | None  # why settings may come from elsewhere
     files: list[str]  # the chain's files, the target first
+    # (index in ``assignments``, names): where the chain hands its globals()
+    # to code that may set these settings at run time (facts/runtime_settings.py)
+    runtime: tuple[int, frozenset[str]] | None = None
 
     @cached_property
     def by_name(self) -> dict[str, list[Assignment]]:
@@ -183,6 +186,8 @@ class App:
             if self.source is None:
                 return Resolved("unknown")
             found = find(self.source, name, t)
+            if set_at_run_time(self.source, name, found, t):
+                return Resolved("unknown")
             if found is not None:
                 return _resolved(found)
             if self.source.open:
@@ -227,19 +232,33 @@ def _resolved(a: Assignment) -> Resolved:
     return Resolved("set", value, env, a)
 
 
-def find(source: Source, name: str, t: Table) -> Assignment | None:
-    """The assignment of the source that Celery reads for ``name``:
-    the namespaced name first, then the plain name, then the old name."""
+def _keys(source: Source, name: str, t: Table) -> list[str]:
+    """The names Celery reads ``name`` by in ``source``, in order: the
+    namespaced name, the plain name, the old name."""
     keys = []
     ns = source.namespace
     if ns:
         prefix = ns.rstrip("_") + "_"
         keys.append((prefix + name).upper() if prefix.isupper() else prefix + name)
     keys += [name, t.to_old.get(name)]
-    for key in keys:
-        if not key or (source.django and not key.isupper()):
-            continue
+    return [k for k in keys if k and not (source.django and not k.isupper())]
+
+
+def find(source: Source, name: str, t: Table) -> Assignment | None:
+    """The assignment of the source that Celery reads for ``name``."""
+    for key in _keys(source, name, t):
         assigned = source.by_name.get(key)
         if assigned:
             return assigned[-1]
     return None
+
+
+def set_at_run_time(source: Source, name: str, found: Assignment | None, t: Table) -> bool:
+    """Whether code the chain hands its ``globals()`` to may set ``name``
+    after ``found`` (Source.runtime): then its value is unknown."""
+    if source.runtime is None:
+        return False
+    at, names = source.runtime
+    if not any(key in names for key in _keys(source, name, t)):
+        return False
+    return found is None or next((i for i, a in enumerate(source.assignments) if a is found), -1) < at
