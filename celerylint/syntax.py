@@ -108,14 +108,18 @@ class SyntaxCollector:
         raise NotImplementedError
 
 
-def statements(body: list[ast.stmt]):
-    """Every statement of ``body`` and of the blocks nested in it, in order."""
+def statements(body: list[ast.stmt], definitions: bool = True):
+    """Every statement of ``body`` and of the blocks nested in it, in order;
+    without ``definitions``, not those of function and class bodies (what
+    runs at import time)."""
     for node in body:
         yield node
+        if not definitions and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             nested = getattr(node, field, None)
             if nested:
-                yield from statements(nested)
+                yield from statements(nested, definitions)
 
 
 def parse(text: str) -> ast.Module | None:

@@ -43,22 +43,28 @@ def _keywords(call: ast.Call) -> set[str]:
     return {k.arg for k in call.keywords}
 
 
-def may_take_without_ttl(tree: ast.Module, text: str) -> bool:
-    """A superset of the calls CL203 reports (``lock_expiry.unexpiring_take``):
-    ``Lock(...)``, ``.lock(...)``, ``.setnx(...)``, ``.add(...)`` given a
-    timeout, ``.set(...)`` given ``nx``."""
-    imported = _lock_class_names(tree)
-    for call in _calls(tree):
+def _may_take(calls, imported: set[str], add_needs_timeout: bool) -> bool:
+    """A call that may take a lock: ``Lock(...)``, ``.lock(...)``,
+    ``.setnx(...)``, ``.add(...)`` (given a timeout, when
+    ``add_needs_timeout``), ``.set(...)`` given ``nx``."""
+    for call in calls:
         if _lock_class(call, imported):
             return True
         method = call.func.attr if isinstance(call.func, ast.Attribute) else None
         if method in ("lock", "setnx"):
             return True
-        if method == "add" and ("timeout" in _keywords(call) or len(call.args) > 2):
+        if method == "add" and (not add_needs_timeout or "timeout" in _keywords(call) or len(call.args) > 2):
             return True
         if method == "set" and ("nx" in _keywords(call) or len(call.args) > 4):
             return True
     return False
+
+
+def may_take_without_ttl(tree: ast.Module, text: str) -> bool:
+    """A superset of the calls CL203 reports (``lock_expiry.unexpiring_take``):
+    a take, ``.add(...)`` only when given a timeout (without one it takes the
+    cache's default, which expires)."""
+    return _may_take(_calls(tree), _lock_class_names(tree), add_needs_timeout=True)
 
 
 def may_release_lock(tree: ast.Module, text: str) -> bool:
@@ -72,13 +78,4 @@ def may_release_lock(tree: ast.Module, text: str) -> bool:
     if LOCK_WORD.search(text) or any(isinstance(n, ast.Constant) and isinstance(n.value, str) and LOCK_WORD.search(n.value)
                                      for n in ast.walk(tree)):
         return True  # the key's code or its string's value (escapes, implicit concatenation) says lock
-    imported = _lock_class_names(tree)
-    for call in calls:
-        if _lock_class(call, imported):
-            return True
-        method = call.func.attr if isinstance(call.func, ast.Attribute) else None
-        if method in ("lock", "setnx", "add"):
-            return True
-        if method == "set" and ("nx" in _keywords(call) or len(call.args) > 4):
-            return True
-    return False
+    return _may_take(calls, _lock_class_names(tree), add_needs_timeout=False)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+from ..syntax import statements as _statements
+
 TASK_DECORATORS = frozenset({
     "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
     "celery.task.periodic_task", "celery.decorators.periodic_task",
@@ -18,19 +20,6 @@ EXECUTION_OPTIONS = frozenset({
 CALL_METHODS = frozenset({"delay", "s", "si"})
 # the last names of every way ``domain.tasks.task_options`` accepts a decorator
 _DECORATOR_ATTRS = frozenset({"task", "periodic_task", "shared_task"})
-
-
-def _module_level(body: list[ast.stmt]):
-    """The statements run at import time: module level and the blocks of its
-    compound statements, not function or class bodies."""
-    for node in body:
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            nested = getattr(node, field, None)
-            if nested:
-                yield from _module_level(nested)
 
 
 def _imports(statements: list[ast.stmt]) -> dict[str, str]:
@@ -66,7 +55,7 @@ def may_record_signatures(tree: ast.Module, text: str) -> bool:
     function with a decorator that may be a task's, or a module-level class
     that defines ``run``.  A test module whose ``.delay(`` and ``queue=``
     are in different calls passes the prefilter, not this."""
-    statements = list(_module_level(tree.body))
+    statements = list(_statements(tree.body, definitions=False))  # what runs at import time
     imports = _imports(statements)
     for node in statements:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
