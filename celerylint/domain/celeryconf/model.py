@@ -68,7 +68,6 @@ class Model:
         # settings the project's code sets at run time (facts/runtime_settings.py)
         self.runtime_names = frozenset(n for f in self.by_kind[RUNTIME_NAMES] for n in f["names"])
         self.globals_handed = {f["path"]: f["line"] for f in self.by_kind[GLOBALS_HANDED]} if self.runtime_names else {}
-        self._handed_at: int | None = None  # where the source being flattened hands its globals
         # module names differ with the linted root; module sources are matched by file
         self.by_path_assignments: dict[str, list[Assignment]] = defaultdict(list)
         for source, assigned in self.assignments.items():
@@ -109,21 +108,23 @@ class Model:
         assignments: list[Assignment] = []
         files: list[str] = []
         problems: list[str] = []
-        self._handed_at: int | None = None
-        self._flatten(module, assignments, files, problems, set())
+        handed: list[int] = []  # where the chain hands its globals: an index into ``assignments``
+        self._flatten(module, assignments, files, problems, set(), handed)
         if cls is not None:  # a django-configurations class: its settings after the module's
             assignments.extend(class_settings(self, f"{module}.{cls}", files, problems))
         if django and not any(a.name.startswith(("CELERY", "BROKER")) for a in assignments):
             problems.append("no Celery setting is visible at module level of the Django settings")
-        runtime = (self._handed_at, self.runtime_names) if self._handed_at is not None else None
+        runtime = (handed[0], self.runtime_names) if handed else None
         return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files, runtime)
 
-    def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
+    def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str],
+                 handed: list[int]) -> None:
         path = self.path_of(module)
         if path is not None:
-            self._flatten_path(path, out, files, problems, seen)
+            self._flatten_path(path, out, files, problems, seen, handed)
 
-    def _flatten_path(self, path: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
+    def _flatten_path(self, path: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str],
+                      handed: list[int]) -> None:
         if path in seen:
             return
         seen.add(path)
@@ -136,21 +137,21 @@ class Model:
         files.append(path)
         own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
         stars = [(s["line"], 0, s) for s in self.by_path_stars.get(path, ())]
-        handed = [(self.globals_handed[path], 2, None)] if path in self.globals_handed else []
-        for _, kind, item in sorted(own + stars + handed, key=lambda x: (x[0], x[1])):
+        marker = [(self.globals_handed[path], 2, None)] if path in self.globals_handed else []
+        for _, kind, item in sorted(own + stars + marker, key=lambda x: (x[0], x[1])):
             if kind == 1:
                 out.append(item)
             elif kind == 2:
-                if self._handed_at is None:
-                    self._handed_at = len(out)  # what is assigned before may be set again at run time
+                if not handed:
+                    handed.append(len(out))  # what is assigned before may be set again at run time
             elif item["kind"] == "settings_include":
                 for target in included(self, path, item, problems):
-                    self._flatten_path(target, out, files, problems, seen)
+                    self._flatten_path(target, out, files, problems, seen, handed)
             elif item["kind"] == "settings_export":
                 name = item["qualified"] or f"{item['module']}.{item['cls']}"
                 out.extend(class_settings(self, name, files, problems))
             elif self.path_of(item["target"]) is not None:
-                self._flatten(item["target"], out, files, problems, seen)
+                self._flatten(item["target"], out, files, problems, seen, handed)
             elif not item["guarded"]:
                 problems.append(f"`from {item['target']} import *` is not in the linted files")
 
