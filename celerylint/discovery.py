@@ -109,6 +109,8 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
                 yield path, True
             elif any(glob_match(rel, pattern) for pattern in wanted_other):
                 yield path, False
+    if git is not None:
+        git.finish()
 
 
 def _gitignore(top: str, settings: Settings, cache_dir: Path | None):

@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from .gitignore_patterns import Memo, Patterns
+from .gitignore_patterns import Memo, Patterns, Seen
 
 GITIGNORE = ".gitignore"
 
@@ -44,27 +44,66 @@ class Chain:
     directory relative to the repository with a trailing slash ("" at the
     top).  A chain is only used below its files.  ``literals`` and
     ``searches`` join the name tests of every link, so that a directory whose
-    entries no pattern can name costs one set test and one search."""
+    entries no pattern can name costs one set test and one search, and none
+    once ``seen`` (gitignore_patterns.py) holds every entry's name."""
 
-    __slots__ = ("links", "path_links", "literals", "searches", "exact")
+    __slots__ = ("links", "path_links", "literals", "exact", "key", "seen", "_searches")
 
-    def __init__(self, links: tuple[tuple[int, Patterns], ...]) -> None:
+    def __init__(self, links: tuple[tuple[int, Patterns], ...], memo: Memo | None = None) -> None:
         self.links = links
         self.path_links = tuple((length, p) for length, p in links if p.path_expression is not None)
         self.literals = frozenset().union(*(p.literals for _, p in links))
-        # searched in "\n" + the entries joined by newlines; a glob anchored
-        # at the line start (``.*``) as one after a newline: an alternation
-        # mixing ``^`` with literals defeats the engine's scan for the first
-        # character, and costs several times as much
-        globs = [g for _, p in links for g in p.name_globs]
-        free = [g for g in globs if not g.startswith("^")]
-        line = ["\n" + g[1:] for g in globs if g.startswith("^")]
-        try:
-            self.searches = tuple(re.compile("|".join(f"(?:{g})" for g in group), re.MULTILINE).search
-                                  for group in (free, line) if group)
-            self.exact = True
-        except re.error:  # then every directory takes the spec-by-spec tests
-            self.searches, self.exact = (), False
+        self.key = "|".join(f"{length}:{p.key}" for length, p in links)
+        self.seen = memo.seen(self.key) if memo is not None else Seen()
+        self._searches: tuple | None = None
+        self.exact = True
+
+    @property
+    def searches(self) -> tuple:
+        if self._searches is None:
+            # searched in "\n" + the entries joined by newlines; a glob anchored
+            # at the line start (``.*``) as one after a newline: an alternation
+            # mixing ``^`` with literals defeats the engine's scan for the first
+            # character, and costs several times as much
+            globs = [g for _, p in self.links for g in p.name_globs]
+            free = [g for g in globs if not g.startswith("^")]
+            line = ["\n" + g[1:] for g in globs if g.startswith("^")]
+            try:
+                self._searches = tuple(re.compile("|".join(f"(?:{g})" for g in group), re.MULTILINE).search
+                                       for group in (free, line) if group)
+            except re.error:  # then every directory takes the spec-by-spec tests
+                self._searches, self.exact = (), False
+        return self._searches
+
+    def unnamed(self, dirnames: list[str], files: list[str]) -> bool:
+        """Whether no name test can match an entry: known for the names
+        ``seen`` holds, searched for the others (which are then learnt)."""
+        seen = self.seen
+        if seen.dirs.issuperset(dirnames) and seen.files.issuperset(files):
+            return True
+        dirs = [d for d in dirnames if d not in seen.dirs]
+        new = [f for f in files if f not in seen.files]
+        text = ("\n" + "/\n".join(dirs) + "/" if dirs else "") + ("\n" + "\n".join(new) if new else "")
+        if text.count("\n") != len(dirs) + len(new):  # an entry holds a newline
+            return False
+        for search in self.searches:
+            if search(text) is not None:
+                return False
+        if not self.exact:
+            return False
+        seen.learn(dirs, new)
+        return True
+
+    def verdict(self, prefix: str, entries: list[str], names: list[str]) -> set[str]:
+        """``GitIgnore.ignored_entries`` of the directory ``prefix``, remembered
+        by its entries."""
+        key = prefix + "\0" + "\0".join(entries)  # no name holds a NUL
+        known = self.seen.verdicts.get(key)
+        if known is not None:
+            return set(known)
+        ignored = GitIgnore.ignored_entries((self, prefix), entries, names)
+        self.seen.remember(key, ignored)
+        return ignored
 
 
 EMPTY_CHAIN = Chain(())
@@ -104,8 +143,10 @@ class GitIgnore:
             return chain
         if not any(line.strip() and not line.startswith(b"#") for line in data.splitlines()):
             return chain
-        patterns = Patterns(self.memo.rules(data))
-        return Chain(((length, patterns), *chain.links)) if patterns.rules else chain
+        patterns = self.memo.patterns(data)
+        if not patterns.rules:
+            return chain
+        return Chain(((length, patterns), *chain.links), self.memo)
 
     def directory(self, dirpath: str, filenames: list[str], dirnames: list[str], files: list[str],
                   state: State | None) -> tuple[State, set[str] | tuple]:
@@ -122,20 +163,19 @@ class GitIgnore:
             state = chain, prefix
         if not chain.links or not (dirnames or files):
             return state, ()
-        if chain.exact and chain.literals.isdisjoint(dirnames) and chain.literals.isdisjoint(files):
-            text = ("\n" + "/\n".join(dirnames) + "/" if dirnames else "") + ("\n" + "\n".join(files) if files else "")
-            if text.count("\n") == len(dirnames) + len(files):  # no entry holds a newline
-                for search in chain.searches:
-                    if search(text) is not None:
-                        break
-                else:
-                    names = dirnames + files
-                    for length, p in chain.path_links:
-                        if _near(p, prefix[length:], names):
-                            break
-                    else:
-                        return state, ()
-        return state, self.ignored_entries(state, [d + "/" for d in dirnames] + files, dirnames + files)
+        names = dirnames + files
+        if chain.literals.isdisjoint(names) and chain.unnamed(dirnames, files):
+            for length, p in chain.path_links:
+                if _near(p, prefix[length:], names):
+                    break
+            else:
+                return state, ()
+        return state, chain.verdict(prefix, [d + "/" for d in dirnames] + files, names)
+
+    def finish(self) -> None:
+        """After the walk: remember what it learnt (gitignore_patterns.py)."""
+        if self.repo is not None:
+            self.memo.save()
 
     @staticmethod
     def ignored_entries(state: State, entries: list[str], names: list[str]) -> set[str]:

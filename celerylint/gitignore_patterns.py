@@ -1,26 +1,35 @@
-"""One ignore file's patterns: translated by pathspec, remembered by content.
+"""Ignore files' patterns, translated by pathspec, and what discovery learned
+from them, remembered in the cache directory.
 
 ``pathspec`` turns each line of an ignore file into a regular expression
 (git's wildmatch rules).  Those expressions, with whether each pattern
-ignores or re-includes, are kept in the cache directory
-(``gitignore-patterns.json``) keyed by the file's text and pathspec's
-version, so a run whose ignore files did not change never imports pathspec
-(about 15 ms).  The verdict on a path is pathspec's ``GitIgnoreSpec`` rule
-over those expressions: the last pattern that matches decides, except that
-a pattern matching the path itself outranks one matching only a directory
-above it, and a directory pattern that ignores always applies
-(``test_gitignore.py`` compares it with ``GitIgnoreSpec.check_file``).
+ignores or re-includes and the cheap tests derived from them (``Patterns``),
+are kept in ``gitignore-patterns.json`` keyed by the file's text; so is,
+for each chain of ignore files (``Seen``), which entry names no name pattern
+of it can match and the verdicts on the directories that took the full
+test.  The memo as a whole is keyed by pathspec's version and celerylint's
+(its own source files included), so a run whose ignore files did not change
+imports no pathspec, compiles no expression for a directory it walked
+before, and writes nothing.  The verdict on a path is pathspec's
+``GitIgnoreSpec`` rule over those expressions: the last pattern that
+matches decides, except that a pattern matching the path itself outranks one
+matching only a directory above it, and a directory pattern that ignores
+always applies (``test_gitignore.py`` compares it with
+``GitIgnoreSpec.check_file``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 MEMO = "gitignore-patterns.json"
-MEMO_MAX_FILES = 256  # ignore files remembered; past it the memo starts again
+MEMO_MAX_FILES = 256  # ignore files (and chains) remembered; past it the memo starts again
 MEMO_MAX_BYTES = 64 << 10  # a larger ignore file is translated on every run
+SEEN_MAX_NAMES = 1 << 16  # entry names remembered for one chain; past it they are learnt again
+SEEN_MAX_VERDICTS = 1024  # directories' verdicts remembered for one chain
 _DIR_MARK = "ps_d"  # pathspec's group for "matched a directory above the path"
 
 Rule = tuple[str, int, bool]  # (expression, flags, include)
@@ -33,78 +42,172 @@ def translate(lines: list[str]) -> list[Rule]:
             if p.include is not None and p.regex is not None]
 
 
+class Seen:
+    """What discovery learned about one chain of ignore files: the names of
+    directories (``dirs``) and files no name test of the chain matches, and
+    ``verdicts``, the ignored names of a directory that took the full test,
+    keyed by its path and entries (``Chain.verdict``)."""
+
+    __slots__ = ("dirs", "files", "verdicts", "changed")
+
+    def __init__(self, dirs=(), files=(), verdicts=None) -> None:
+        self.dirs: set[str] = set(dirs)
+        self.files: set[str] = set(files)
+        self.verdicts: dict[str, list[str]] = verdicts or {}
+        self.changed = False
+
+    def learn(self, dirs: list[str], files: list[str]) -> None:
+        if len(self.dirs) + len(self.files) + len(dirs) + len(files) > SEEN_MAX_NAMES:
+            self.dirs.clear()
+            self.files.clear()
+        self.dirs.update(dirs)
+        self.files.update(files)
+        self.changed = True
+
+    def remember(self, key: str, ignored: set[str]) -> None:
+        if len(self.verdicts) >= SEEN_MAX_VERDICTS:
+            self.verdicts.clear()
+        self.verdicts[key] = sorted(ignored)
+        self.changed = True
+
+    def stored(self) -> dict:
+        return {"dirs": sorted(self.dirs), "files": sorted(self.files), "verdicts": self.verdicts}
+
+    @classmethod
+    def from_stored(cls, raw) -> Seen:
+        """The stored record, or a new one when ``raw`` is not of the shape written."""
+        if isinstance(raw, dict):
+            dirs, files, verdicts = raw.get("dirs"), raw.get("files"), raw.get("verdicts")
+            if (_strings(dirs) and _strings(files) and isinstance(verdicts, dict)
+                    and all(_strings(v) for v in verdicts.values())):
+                return cls(dirs, files, verdicts)
+        return cls()
+
+
+def _strings(value) -> bool:
+    return isinstance(value, list) and all(type(v) is str for v in value)
+
+
 class Memo:
-    """Translations of ignore files by content, read from and written to
-    ``directory`` (None, as with ``--no-cache``: every ignore file is
-    translated by pathspec)."""
+    """Translations of ignore files by content, and what was learnt about
+    chains of them, read from and written to ``directory`` (None, as with
+    ``--no-cache``: kept for this run only)."""
 
     def __init__(self, directory: Path | None) -> None:
         self.path = directory / MEMO if directory is not None else None
         self._stored: dict | None = None
-        self._stamp: str | None = None
+        self._seen: dict[str, Seen] = {}
+        self._changed = False
 
-    def rules(self, data: bytes) -> list[Rule]:
+    def patterns(self, data: bytes) -> Patterns:
+        """The patterns of the ignore file whose text is ``data``."""
+        import hashlib
+
+        digest = hashlib.blake2b(data, digest_size=8).hexdigest()
         if self.path is None or len(data) > MEMO_MAX_BYTES:
-            return translate(data.decode("utf-8", "replace").splitlines())
-        key = data.decode("utf-8", "surrogateescape")  # the file itself: no hash to import and compute
-        stored = self._load()
-        rules = stored.get(key)
-        if isinstance(rules, list) and all(isinstance(r, list) and len(r) == 3 and isinstance(r[0], str)
-                                           and type(r[1]) is int and type(r[2]) is bool for r in rules):
-            return [(a, b, c) for a, b, c in rules]
-        rules = translate(data.decode("utf-8", "replace").splitlines())
-        if len(stored) >= MEMO_MAX_FILES:
-            stored.clear()
-        stored[key] = rules
-        self._save()
-        return rules
+            return Patterns(translate(data.decode("utf-8", "replace").splitlines()), digest)
+        key = data.decode("utf-8", "surrogateescape")  # the file itself: a digest could collide
+        files = self._load()["files"]
+        patterns = Patterns.from_stored(files.get(key), digest)
+        if patterns is None:
+            patterns = Patterns(translate(data.decode("utf-8", "replace").splitlines()), digest)
+            if len(files) >= MEMO_MAX_FILES:
+                files.clear()
+            files[key] = patterns.stored()
+            self._changed = True
+        return patterns
+
+    def seen(self, key: str) -> Seen:
+        """The record of the chain ``key`` (``Chain.key``)."""
+        seen = self._seen.get(key)
+        if seen is None:
+            seen = self._seen[key] = Seen.from_stored(self._load()["chains"].get(key))
+        return seen
 
     def _load(self) -> dict:
         if self._stored is None:
-            self._stored = {}
+            self._stored = {"files": {}, "chains": {}}
             if self.path is not None:
                 from .cache import load_json
 
                 raw = load_json(self.path, MEMO_MAX_FILES * MEMO_MAX_BYTES * 4)
-                if isinstance(raw, dict) and raw.get("pathspec") == self.stamp() and isinstance(raw.get("files"), dict):
-                    self._stored = raw["files"]
+                if (isinstance(raw, dict) and raw.get("stamp") == _stamp() and isinstance(raw.get("files"), dict)
+                        and isinstance(raw.get("chains"), dict)):
+                    self._stored = {"files": raw["files"], "chains": raw["chains"]}
         return self._stored
 
-    def stamp(self) -> str:
-        """Which pathspec translated: its version file's path, size and mtime."""
-        if self._stamp is None:
-            import importlib.util
-
-            spec = importlib.util.find_spec("pathspec")
-            origin = os.path.join(os.path.dirname(spec.origin), "_version.py") if spec and spec.origin else ""
-            try:
-                st = os.stat(origin)
-                self._stamp = f"{origin}:{st.st_size}:{st.st_mtime_ns}"
-            except OSError:
-                self._stamp = origin
-        return self._stamp
-
-    def _save(self) -> None:
-        if self.path is None:
+    def save(self) -> None:
+        """Write the memo if this run learnt anything."""
+        changed = [(key, seen) for key, seen in self._seen.items() if seen.changed]
+        if self.path is None or not (self._changed or changed):
             return
         import json
 
         from .cache import prepare_directory, write_replacing
 
-        payload = json.dumps({"pathspec": self.stamp(), "files": self._stored}).encode()
+        chains = self._load()["chains"]
+        if len(chains) + len(changed) > MEMO_MAX_FILES:
+            chains.clear()
+        chains.update((key, seen.stored()) for key, seen in changed)
+        payload = json.dumps({"stamp": _stamp(), **self._stored}, separators=(",", ":")).encode()
         try:
             prepare_directory(self.path.parent)
             write_replacing(self.path, payload)
         except OSError:
             self.path = None  # a cache that cannot be written: keep translating
+        self._changed = False
+        for _key, seen in changed:
+            seen.changed = False
+
+
+_STAMP: list[str] = []
+
+
+def _stamp() -> str:
+    """Which code translated and decided: celerylint's version and its
+    sources here, and the pathspec installed (its version file's path, size
+    and mtime)."""
+    if _STAMP:
+        return _STAMP[0]
+    from . import __version__
+
+    here = os.path.dirname(__file__)
+    parts = [__version__]
+    for origin in (os.path.join(here, "gitignore_patterns.py"), os.path.join(here, "gitignore.py"),
+                   _pathspec_version_file()):
+        try:
+            st = os.stat(origin)
+            parts.append(f"{origin}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(origin)
+    _STAMP.append("\0".join(parts))
+    return _STAMP[0]
+
+
+def _pathspec_version_file() -> str:
+    """Where pathspec's ``_version.py`` is: looked for along ``sys.path`` as
+    the import system would for a plain package, which costs a few ``stat``
+    calls where ``importlib.util.find_spec`` costs an import; that, when
+    the package is not found so."""
+    for entry in sys.path:
+        candidate = os.path.join(entry, "pathspec", "_version.py")
+        if os.path.isfile(candidate) and os.path.isfile(os.path.join(entry, "pathspec", "__init__.py")):
+            return candidate
+        if os.path.exists(os.path.join(entry, "pathspec.py")):
+            break
+    import importlib.util
+
+    spec = importlib.util.find_spec("pathspec")
+    return os.path.join(os.path.dirname(spec.origin), "_version.py") if spec and spec.origin else ""
 
 
 _ANY_DIRECTORY = "^(?:.+/)?"  # how pathspec starts the expression of a pattern without a slash
 _ANY_NAME = "^[^/]*"  # and a pattern starting with ``*``, once the above is taken off
 # pathspec's expression of a pattern anchored at a literal first component
-# (``/media/``, ``/.claude/skills/``), its ``(?P<ps_d>`` group made plain
-_LITERAL = re.compile(r"\^((?:[A-Za-z0-9_-]|\\[^A-Za-z0-9])+)(?:\(\?:/\)|\(\?:\(\?:/\)\|\$\))")
-_ANCHORED = re.compile(r"\^((?:[A-Za-z0-9_-]|\\[^A-Za-z0-9])+)(?:/|\(\?:/\)|\(\?:\(\?:/\)\|\$\))")
+# (``/media/``, ``/.claude/skills/``), its ``(?P<ps_d>`` group made plain;
+# compiled only when an ignore file is split, not on a run that remembers it
+_LITERAL = r"\^((?:[A-Za-z0-9_-]|\\[^A-Za-z0-9])+)(?:\(\?:/\)|\(\?:\(\?:/\)\|\$\))"
+_ANCHORED = r"\^((?:[A-Za-z0-9_-]|\\[^A-Za-z0-9])+)(?:/|\(\?:/\)|\(\?:\(\?:/\)\|\$\))"
 
 
 def _literal(escaped: str) -> str:
@@ -125,44 +228,67 @@ class Patterns:
     ``by_path``, and ``tops``, the literal first components they are
     anchored at (/media/), or None when any path may match.  Expressions
     are compiled when first needed; joined ones that do not compile make
-    every entry a candidate."""
+    every entry a candidate.  ``key`` names the file's text (``Chain.key``)."""
 
-    def __init__(self, rules: list[Rule]) -> None:
+    def __init__(self, rules: list[Rule], key: str = "", split: tuple | None = None) -> None:
         self.rules = rules
+        self.key = key
         self._compiled: list[re.Pattern | None] = [None] * len(rules)
-        self._needles: list[str | None] = [None] * len(rules)  # a string any path a rule matches holds
-        self.literals: frozenset[str] = frozenset()
-        self.name_globs: list[str] = []
-        self.path_expression: str | None = None  # the whole-path patterns' expressions, joined
         self._search_name: re.Pattern | None = None
         self._by_path: re.Pattern | None = None
-        self.tops: frozenset[str] | None = None
-        self._split()
+        if split is None:
+            split = self._split()
+        needles, literals, self.name_globs, self.path_expression, tops = split
+        self._needles: list[str | None] = needles  # a string any path a rule matches holds
+        self.literals = frozenset(literals)
+        self.tops: frozenset[str] | None = None if tops is None else frozenset(tops)
 
-    def _split(self) -> None:
-        names, paths = [], []
-        for index, (text, _flags, _include) in enumerate(self.rules):
+    def _split(self) -> tuple:
+        literal_name, anchored = re.compile(_LITERAL), re.compile(_ANCHORED)
+        names, paths, needles = [], [], []
+        for text, _flags, _include in self.rules:
             text = text.replace("(?P<ps_d>", "(?:")
             rest = text[len(_ANY_DIRECTORY):]
             if text.startswith(_ANY_DIRECTORY) and "/" not in rest.replace("(?:/)", "").replace("[^/]", ""):
                 names.append("^" + rest)
-                literal = _LITERAL.fullmatch(names[-1])
+                literal = literal_name.fullmatch(names[-1])
             else:
                 paths.append(text)
-                literal = _ANCHORED.match(text)
-            if literal:
-                self._needles[index] = _literal(literal.group(1))
-        self.literals = frozenset(_literal(m.group(1)) for t in names if (m := _LITERAL.fullmatch(t)))
-        globs = [t for t in names if not _LITERAL.fullmatch(t)]
+                literal = anchored.match(text)
+            needles.append(_literal(literal.group(1)) if literal else None)
+        literals = sorted({_literal(m.group(1)) for t in names if (m := literal_name.fullmatch(t))})
+        globs = [t for t in names if not literal_name.fullmatch(t)]
         # ``*.pyc``: on one component ``^[^/]*X`` is a search for X, which the
         # engine runs much faster than the backtracking of a leading ``[^/]*``;
         # searched in entries joined by newlines, a match must not cross a line
-        self.name_globs = [(t[len(_ANY_NAME):] if t.startswith(_ANY_NAME) else t).replace("[^/]", "[^/\n]")
-                           for t in globs]
+        name_globs = [(t[len(_ANY_NAME):] if t.startswith(_ANY_NAME) else t).replace("[^/]", "[^/\n]")
+                      for t in globs]
+        path_expression, tops = None, None
         if paths:
-            self.path_expression = "|".join(f"(?:{t})" for t in paths)
-            firsts = [_ANCHORED.match(t) for t in paths]
-            self.tops = frozenset(_literal(m.group(1)) for m in firsts) if all(firsts) else None
+            path_expression = "|".join(f"(?:{t})" for t in paths)
+            firsts = [anchored.match(t) for t in paths]
+            tops = sorted({_literal(m.group(1)) for m in firsts}) if all(firsts) else None
+        return needles, literals, name_globs, path_expression, tops
+
+    def stored(self) -> dict:
+        return {"rules": self.rules, "needles": self._needles, "literals": sorted(self.literals),
+                "name_globs": self.name_globs, "path_expression": self.path_expression,
+                "tops": None if self.tops is None else sorted(self.tops)}
+
+    @classmethod
+    def from_stored(cls, raw, key: str) -> Patterns | None:
+        """The patterns ``stored`` wrote, or None when ``raw`` is not of that shape."""
+        if not isinstance(raw, dict):
+            return None
+        rules, needles, tops, path = raw.get("rules"), raw.get("needles"), raw.get("tops"), raw.get("path_expression")
+        if not (isinstance(rules, list) and all(isinstance(r, list) and len(r) == 3 and type(r[0]) is str
+                                                and type(r[1]) is int and type(r[2]) is bool for r in rules)
+                and isinstance(needles, list) and len(needles) == len(rules)
+                and all(n is None or type(n) is str for n in needles)
+                and _strings(raw.get("literals")) and _strings(raw.get("name_globs"))
+                and (path is None or type(path) is str) and (tops is None or _strings(tops))):
+            return None
+        return cls([(a, b, c) for a, b, c in rules], key, (needles, raw["literals"], raw["name_globs"], path, tops))
 
     @property
     def search_name(self) -> re.Pattern | None:

@@ -173,11 +173,43 @@ def test_a_broken_memo_is_a_miss(cli, repo):
     (repo / "app" / "gen" / "made.py").write_text("import redis\nr = redis.Redis()\nwith r.lock('x'):\n    pass\n")
     cached = repo / ".celerylint_cache" / "gitignore-patterns.json"
     cli("--exit-zero", ".")
-    stamp = json.loads(cached.read_text())["pathspec"]
-    text = (repo / ".gitignore").read_text()
-    for broken in ("{not json", "[]", json.dumps({"pathspec": "elsewhere", "files": {text: []}}),
-                   json.dumps({"pathspec": stamp, "files": {text: [[1]]}}),
-                   json.dumps({"pathspec": stamp, "files": {text: [["^x$", "0", True]]}}), json.dumps({"pathspec": stamp, "files": 3})):
+    written = json.loads(cached.read_text())
+    stamp, text = written["stamp"], (repo / ".gitignore").read_text()
+    good = written["files"][text]
+
+    def memo(files=None, chains=None, **changed):
+        return json.dumps({"stamp": stamp, "files": {text: {**good, **changed}} if files is None else files,
+                           "chains": {} if chains is None else chains})
+
+    chain = next(iter(written["chains"]))
+    for broken in ("{not json", "[]", json.dumps({**written, "stamp": "elsewhere", "files": {text: []}}),
+                   memo(rules=[[1]]), memo(rules=[["^x$", "0", True]]), memo(needles=[]), memo(literals="gen"),
+                   memo(tops=[1]), memo(files=3), memo(chains=3),
+                   memo(chains={chain: {"dirs": [1], "files": [], "verdicts": {}}}),
+                   memo(chains={chain: {"dirs": [], "files": [], "verdicts": {"x": "gen"}}})):
         cached.write_text(broken)
         done = cli("--output-format", "concise", ".")
         assert done.returncode == 0 and "made.py" not in done.stdout, (broken, done.stdout, done.stderr)
+
+
+def test_a_warm_run_writes_nothing_and_new_entries_are_judged_again(cli, repo):
+    """What a walk learnt (names no pattern matches, the verdicts on
+    directories) is remembered by the directory's entries: a warm run
+    rewrites no memo, and a file added to a directory walked before is
+    judged afresh."""
+    cached = repo / ".celerylint_cache" / "gitignore-patterns.json"
+    lock = "import redis\nr = redis.Redis()\nwith r.lock('x'):\n    pass\n"
+
+    def flagged():
+        out = cli("--exit-zero", "--output-format", "concise", ".").stdout
+        return sorted({line.split(":")[0] for line in out.splitlines() if ": CL203" in line})
+
+    tree(repo, {"app/tasks.py": lock, "app/gen/made.py": lock})
+    assert flagged() == ["app/tasks.py"]
+    assert flagged() == ["app/tasks.py"]  # this run also learns the name of the cache directory made by the first
+    before = cached.stat().st_mtime_ns
+    assert flagged() == ["app/tasks.py"] and cached.stat().st_mtime_ns == before
+    tree(repo, {"new_pb2.py": lock, "app/other_pb2.py": lock, "app/gen2/x.py": lock, "local_settings.py": lock,
+                "app/local_settings.py": lock})
+    assert flagged() == ["app/gen2/x.py", "app/tasks.py", "local_settings.py"]
+    assert cached.stat().st_mtime_ns != before  # the new names were learnt
