@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 MEMO = "gitignore-patterns.json"
@@ -101,12 +100,14 @@ class Memo:
 
     def patterns(self, data: bytes) -> Patterns:
         """The patterns of the ignore file whose text is ``data``."""
+        key = data.decode("utf-8", "surrogateescape")  # the file itself: a digest could collide
+        if self.path is None:
+            return Patterns(translate(data.decode("utf-8", "replace").splitlines()), key)
         import hashlib
 
-        digest = hashlib.blake2b(data, digest_size=8).hexdigest()
-        if self.path is None or len(data) > MEMO_MAX_BYTES:
+        digest = hashlib.blake2b(data, digest_size=12).hexdigest()  # names the file in chains' keys
+        if len(data) > MEMO_MAX_BYTES:
             return Patterns(translate(data.decode("utf-8", "replace").splitlines()), digest)
-        key = data.decode("utf-8", "surrogateescape")  # the file itself: a digest could collide
         files = self._load()["files"]
         patterns = Patterns.from_stored(files.get(key), digest)
         if patterns is None:
@@ -185,16 +186,6 @@ def _stamp() -> str:
 
 
 def _pathspec_version_file() -> str:
-    """Where pathspec's ``_version.py`` is: looked for along ``sys.path`` as
-    the import system would for a plain package, which costs a few ``stat``
-    calls where ``importlib.util.find_spec`` costs an import; that, when
-    the package is not found so."""
-    for entry in sys.path:
-        candidate = os.path.join(entry, "pathspec", "_version.py")
-        if os.path.isfile(candidate) and os.path.isfile(os.path.join(entry, "pathspec", "__init__.py")):
-            return candidate
-        if os.path.exists(os.path.join(entry, "pathspec.py")):
-            break
     import importlib.util
 
     spec = importlib.util.find_spec("pathspec")
