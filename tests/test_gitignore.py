@@ -185,8 +185,8 @@ def test_a_broken_memo_is_a_miss(cli, repo):
     for broken in ("{not json", "[]", json.dumps({**written, "stamp": "elsewhere", "files": {text: []}}),
                    memo(rules=[[1]]), memo(rules=[["^x$", "0", True]]), memo(needles=[]), memo(literals="gen"),
                    memo(tops=[1]), memo(files=3), memo(chains=3),
-                   memo(chains={chain: {"dirs": [1], "files": [], "verdicts": {}}}),
-                   memo(chains={chain: {"dirs": [], "files": [], "verdicts": {"x": "gen"}}})):
+                   memo(chains={chain: {"dirs": ["gen"], "files": "", "verdicts": {}}}),
+                   memo(chains={chain: {"dirs": "", "files": "", "verdicts": {"x": "gen"}}})):
         cached.write_text(broken)
         done = cli("--output-format", "concise", ".")
         assert done.returncode == 0 and "made.py" not in done.stdout, (broken, done.stdout, done.stderr)
