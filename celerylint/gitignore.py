@@ -76,13 +76,14 @@ class Chain:
         return self._searches
 
     def unnamed(self, dirnames: list[str], files: list[str]) -> bool:
-        """Whether no name test can match an entry: known for the names
-        ``seen`` holds, searched for the others (which are then learnt)."""
+        """Whether no name test can match an entry whose name ``seen`` does
+        not hold (one it holds is known not to: no literal, no glob); those
+        that pass are learnt."""
         seen = self.seen
-        if seen.dirs.issuperset(dirnames) and seen.files.issuperset(files):
-            return True
         dirs = [d for d in dirnames if d not in seen.dirs]
         new = [f for f in files if f not in seen.files]
+        if not (self.literals.isdisjoint(dirs) and self.literals.isdisjoint(new)):
+            return False
         text = ("\n" + "/\n".join(dirs) + "/" if dirs else "") + ("\n" + "\n".join(new) if new else "")
         if text.count("\n") != len(dirs) + len(new):  # an entry holds a newline
             return False
@@ -154,9 +155,8 @@ class GitIgnore:
         and the names among ``dirnames`` and ``files`` git ignores.  ``state``
         is the one given for it while walking its parent (``(chain, prefix +
         name + "/")``; None for the walked top), ``filenames`` tells whether
-        it holds a ``.gitignore``.  First one test of the whole chain on all
-        the entries, built without a list: the usual answer is that no
-        pattern can match here."""
+        it holds a ``.gitignore``.  First the names the chain has seen before
+        (``Chain.unnamed``): the usual answer is that no pattern can match here."""
         chain, prefix = state = self.top if state is None else state
         if GITIGNORE in filenames:
             chain = self._add(chain, os.path.join(dirpath, GITIGNORE), len(prefix))
@@ -164,7 +164,8 @@ class GitIgnore:
         if not chain.links or not (dirnames or files):
             return state, ()
         names = dirnames + files
-        if chain.literals.isdisjoint(names) and chain.unnamed(dirnames, files):
+        seen = chain.seen
+        if (seen.dirs.issuperset(dirnames) and seen.files.issuperset(files)) or chain.unnamed(dirnames, files):
             for length, p in chain.path_links:
                 if _near(p, prefix[length:], names):
                     break
