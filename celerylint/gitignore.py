@@ -44,8 +44,8 @@ class Chain:
     directory relative to the repository with a trailing slash ("" at the
     top).  A chain is only used below its files.  ``literals`` and
     ``searches`` join the name tests of every link, so that a directory whose
-    entries no pattern can name costs one set test and one search, and none
-    once ``seen`` (gitignore_patterns.py) holds every entry's name."""
+    entries no pattern can name costs one set test and one search; ``seen``
+    (gitignore_patterns.py) holds the verdicts of directories walked before."""
 
     __slots__ = ("links", "path_links", "literals", "exact", "key", "seen", "_searches")
 
@@ -75,36 +75,25 @@ class Chain:
                 self._searches, self.exact = (), False
         return self._searches
 
-    def unnamed(self, dirnames: list[str], files: list[str]) -> bool:
-        """Whether no name test can match an entry whose name ``seen`` does
-        not hold (one it holds is known not to: no literal, no glob); those
-        that pass are learnt."""
-        seen = self.seen
-        dirs = [d for d in dirnames if d not in seen.dirs]
-        new = [f for f in files if f not in seen.files]
-        if not (self.literals.isdisjoint(dirs) and self.literals.isdisjoint(new)):
-            return False
-        text = ("\n" + "/\n".join(dirs) + "/" if dirs else "") + ("\n" + "\n".join(new) if new else "")
-        if text.count("\n") != len(dirs) + len(new):  # an entry holds a newline
-            return False
-        for search in self.searches:
-            if search(text) is not None:
-                return False
-        if not self.exact:
-            return False
-        seen.learn(dirs, new)
-        return True
-
-    def verdict(self, prefix: str, entries: list[str], names: list[str]) -> set[str]:
-        """``GitIgnore.ignored_entries`` of the directory ``prefix``, remembered
-        by its entries."""
-        key = prefix + "\0" + "\0".join(entries)  # no name holds a NUL
-        known = self.seen.verdicts.get(key)
-        if known is not None:
-            return set(known)
-        ignored = GitIgnore.ignored_entries((self, prefix), entries, names)
-        self.seen.remember(key, ignored)
-        return ignored
+    def ignored(self, prefix: str, dirnames: list[str], files: list[str]) -> set[str] | tuple:
+        """The names among the entries of the directory ``prefix`` git
+        ignores.  First one test of the whole chain on all the entries: the
+        usual answer is that no pattern can match here."""
+        names = dirnames + files
+        searches = self.searches  # compiled first: an expression that does not compile clears ``exact``
+        if self.exact and self.literals.isdisjoint(names):
+            text = ("\n" + "/\n".join(dirnames) + "/" if dirnames else "") + ("\n" + "\n".join(files) if files else "")
+            if text.count("\n") == len(names):  # no entry holds a newline
+                for search in searches:
+                    if search(text) is not None:
+                        break
+                else:
+                    for length, p in self.path_links:
+                        if _near(p, prefix[length:], names):
+                            break
+                    else:
+                        return ()
+        return GitIgnore.ignored_entries((self, prefix), [d + "/" for d in dirnames] + files, names)
 
 
 EMPTY_CHAIN = Chain(())
@@ -155,23 +144,22 @@ class GitIgnore:
         and the names among ``dirnames`` and ``files`` git ignores.  ``state``
         is the one given for it while walking its parent (``(chain, prefix +
         name + "/")``; None for the walked top), ``filenames`` tells whether
-        it holds a ``.gitignore``.  First the names the chain has seen before
-        (``Chain.unnamed``): the usual answer is that no pattern can match here."""
+        it holds a ``.gitignore``.  A directory whose entries are those it
+        had when last walked under the same ignore files keeps its verdict."""
         chain, prefix = state = self.top if state is None else state
         if GITIGNORE in filenames:
             chain = self._add(chain, os.path.join(dirpath, GITIGNORE), len(prefix))
             state = chain, prefix
         if not chain.links or not (dirnames or files):
             return state, ()
-        names = dirnames + files
-        seen = chain.seen
-        if (seen.dirs.issuperset(dirnames) and seen.files.issuperset(files)) or chain.unnamed(dirnames, files):
-            for length, p in chain.path_links:
-                if _near(p, prefix[length:], names):
-                    break
-            else:
-                return state, ()
-        return state, chain.verdict(prefix, [d + "/" for d in dirnames] + files, names)
+        # a directory's entries joined, unambiguously: no name holds a slash or a NUL
+        entries = "/".join(dirnames) + "\0" + "/".join(files)
+        known = chain.seen.directories.get(prefix)
+        if known is not None and known[0] == entries:
+            return state, known[1]
+        ignored = chain.ignored(prefix, dirnames, files)
+        chain.seen.remember(prefix, entries, ignored)
+        return state, ignored
 
     def finish(self) -> None:
         """After the walk: remember what it learnt (gitignore_patterns.py)."""

@@ -27,8 +27,7 @@ from pathlib import Path
 MEMO = "gitignore-patterns.json"
 MEMO_MAX_FILES = 256  # ignore files (and chains) remembered; past it the memo starts again
 MEMO_MAX_BYTES = 64 << 10  # a larger ignore file is translated on every run
-SEEN_MAX_NAMES = 1 << 16  # entry names remembered for one chain; past it they are learnt again
-SEEN_MAX_VERDICTS = 1024  # directories' verdicts remembered for one chain
+SEEN_MAX_DIRECTORIES = 1 << 15  # directories remembered for one chain; past it they are judged again
 _DIR_MARK = "ps_d"  # pathspec's group for "matched a directory above the path"
 
 Rule = tuple[str, int, bool]  # (expression, flags, include)
@@ -42,46 +41,32 @@ def translate(lines: list[str]) -> list[Rule]:
 
 
 class Seen:
-    """What discovery learned about one chain of ignore files: the names of
-    directories (``dirs``) and files no name test of the chain matches, and
-    ``verdicts``, the ignored names of a directory that took the full test,
-    keyed by its path and entries (``Chain.verdict``)."""
+    """What discovery learned under one chain of ignore files: for each
+    directory walked (its path relative to the repository, ``prefix``), its
+    entries joined (``GitIgnore.directory``) and the names git ignores among
+    them; ``changed`` when this run learnt anything."""
 
-    __slots__ = ("dirs", "files", "verdicts", "changed")
+    __slots__ = ("directories", "changed")
 
-    def __init__(self, dirs=(), files=(), verdicts=None) -> None:
-        self.dirs: set[str] = set(dirs)
-        self.files: set[str] = set(files)
-        self.verdicts: dict[str, list[str]] = verdicts or {}
+    def __init__(self, directories: dict | None = None) -> None:
+        self.directories: dict[str, tuple[str, set[str] | tuple]] = directories or {}
         self.changed = False
 
-    def learn(self, dirs: list[str], files: list[str]) -> None:
-        if len(self.dirs) + len(self.files) + len(dirs) + len(files) > SEEN_MAX_NAMES:
-            self.dirs.clear()
-            self.files.clear()
-        self.dirs.update(dirs)
-        self.files.update(files)
-        self.changed = True
-
-    def remember(self, key: str, ignored: set[str]) -> None:
-        if len(self.verdicts) >= SEEN_MAX_VERDICTS:
-            self.verdicts.clear()
-        self.verdicts[key] = sorted(ignored)
+    def remember(self, prefix: str, entries: str, ignored: set[str] | tuple) -> None:
+        if len(self.directories) >= SEEN_MAX_DIRECTORIES and prefix not in self.directories:
+            self.directories.clear()
+        self.directories[prefix] = (entries, ignored)
         self.changed = True
 
     def stored(self) -> dict:
-        # names joined: one long string decodes many times faster than thousands
-        return {"dirs": "\n".join(sorted(self.dirs)), "files": "\n".join(sorted(self.files)), "verdicts": self.verdicts}
+        return {prefix: [entries, sorted(ignored)] for prefix, (entries, ignored) in self.directories.items()}
 
     @classmethod
     def from_stored(cls, raw) -> Seen:
-        """The stored record, or a new one when ``raw`` is not of the shape
-        written.  A learnt name holds no newline (``Chain.unnamed``)."""
-        if isinstance(raw, dict):
-            dirs, files, verdicts = raw.get("dirs"), raw.get("files"), raw.get("verdicts")
-            if (type(dirs) is str and type(files) is str and isinstance(verdicts, dict)
-                    and all(_strings(v) for v in verdicts.values())):
-                return cls(dirs.split("\n") if dirs else (), files.split("\n") if files else (), verdicts)
+        """The stored record, or a new one when ``raw`` is not of the shape written."""
+        if isinstance(raw, dict) and all(type(v) is list and len(v) == 2 and type(v[0]) is str and _strings(v[1])
+                                         for v in raw.values()):
+            return cls({prefix: (entries, set(ignored) if ignored else ()) for prefix, (entries, ignored) in raw.items()})
         return cls()
 
 

@@ -181,12 +181,13 @@ def test_a_broken_memo_is_a_miss(cli, repo):
         return json.dumps({"stamp": stamp, "files": {text: {**good, **changed}} if files is None else files,
                            "chains": {} if chains is None else chains})
 
-    chain = next(iter(written["chains"]))
+    chain = next(key for key, seen in written["chains"].items() if "app/" in seen)
+    app = written["chains"][chain]["app/"][0]  # app's entries, as written: what a broken verdict would be used for
     for broken in ("{not json", "[]", json.dumps({**written, "stamp": "elsewhere", "files": {text: []}}),
                    memo(rules=[[1]]), memo(rules=[["^x$", "0", True]]), memo(needles=[]), memo(literals="gen"),
                    memo(tops=[1]), memo(files=3), memo(chains=3),
-                   memo(chains={chain: {"dirs": ["gen"], "files": "", "verdicts": {}}}),
-                   memo(chains={chain: {"dirs": "", "files": "", "verdicts": {"x": "gen"}}})):
+                   memo(chains={chain: {"app/": app}}), memo(chains={chain: {"app/": [app, "gen"]}}),
+                   memo(chains={chain: {"app/": [app, [1]]}}), memo(chains={chain: {"app/": [app, ["gen"], 1]}})):
         cached.write_text(broken)
         done = cli("--output-format", "concise", ".")
         assert done.returncode == 0 and "made.py" not in done.stdout, (broken, done.stdout, done.stderr)
