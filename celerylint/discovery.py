@@ -78,12 +78,12 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
                 continue
             visited.add((st.st_dev, st.st_ino))
         except OSError:
-            pass
+            st = None
         base = Path(dirpath) if settings.exclude else None
         wanted = [n for n in filenames if n.endswith(_SUFFIXES if wanted_other else _PYTHON)]
         ignored: set[str] | tuple = ()
         if git is not None:
-            state, ignored = git.directory(dirpath, filenames, dirnames, wanted, states.pop(dirpath, None))
+            state, ignored = git.directory(dirpath, dirnames, filenames, states.pop(dirpath, None), st)
         keep = []
         for name in sorted(dirnames):
             if name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or name in ignored:

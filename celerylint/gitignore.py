@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 from .gitignore_patterns import Memo, Patterns, Seen
+from .stat_index import RACY_NS
 
 GITIGNORE = ".gitignore"
 
@@ -112,6 +114,7 @@ class GitIgnore:
         if self.repo is None:
             return
         self.memo = Memo(memo_directory)
+        self.started = time.time_ns()
         chain = self._add(EMPTY_CHAIN, os.path.join(self.repo, ".git", "info", "exclude"), 0)
         # the .gitignore files above ``top``: ``top``'s own is read by ``directory``
         parents = [d for d in _ancestors(os.path.dirname(top)) if len(d) >= len(self.repo)] if top != self.repo else []
@@ -138,27 +141,30 @@ class GitIgnore:
             return chain
         return Chain(((length, patterns), *chain.links), self.memo)
 
-    def directory(self, dirpath: str, filenames: list[str], dirnames: list[str], files: list[str],
-                  state: State | None) -> tuple[State, set[str] | tuple]:
+    def directory(self, dirpath: str, dirnames: list[str], filenames: list[str], state: State | None,
+                  st: os.stat_result | None = None) -> tuple[State, set[str] | tuple]:
         """For discovery, once per directory walked: the state of ``dirpath``
-        and the names among ``dirnames`` and ``files`` git ignores.  ``state``
-        is the one given for it while walking its parent (``(chain, prefix +
-        name + "/")``; None for the walked top), ``filenames`` tells whether
-        it holds a ``.gitignore``.  A directory whose entries are those it
-        had when last walked under the same ignore files keeps its verdict."""
+        and the names among its entries git ignores.  ``state`` is the one
+        given for it while walking its parent (``(chain, prefix + name +
+        "/")``; None for the walked top).  A directory whose ``stat`` (``st``)
+        is the one it had when last walked under the same ignore files keeps
+        its verdict; like the stat index, a directory changed in the last two
+        seconds is not remembered (an entry made in the same timestamp tick
+        could go unseen)."""
         chain, prefix = state = self.top if state is None else state
         if GITIGNORE in filenames:
             chain = self._add(chain, os.path.join(dirpath, GITIGNORE), len(prefix))
             state = chain, prefix
-        if not chain.links or not (dirnames or files):
+        if not chain.links or not (dirnames or filenames):
             return state, ()
-        # a directory's entries joined, unambiguously: no name holds a slash or a NUL
-        entries = "/".join(dirnames) + "\0" + "/".join(files)
-        known = chain.seen.directories.get(prefix)
-        if known is not None and known[0] == entries:
-            return state, known[1]
-        ignored = chain.ignored(prefix, dirnames, files)
-        chain.seen.remember(prefix, entries, ignored)
+        stamp = None if st is None else [st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+        if stamp is not None:
+            known = chain.seen.get(prefix, stamp)
+            if known is not None:
+                return state, known
+        ignored = chain.ignored(prefix, dirnames, filenames)
+        if stamp is not None and self.started - stamp[0] >= RACY_NS:
+            chain.seen.remember(prefix, stamp, ignored)
         return state, ignored
 
     def finish(self) -> None:

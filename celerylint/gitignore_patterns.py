@@ -42,32 +42,29 @@ def translate(lines: list[str]) -> list[Rule]:
 
 class Seen:
     """What discovery learned under one chain of ignore files: for each
-    directory walked (its path relative to the repository, ``prefix``), its
-    entries joined (``GitIgnore.directory``) and the names git ignores among
-    them; ``changed`` when this run learnt anything."""
+    directory walked (its path relative to the repository, ``prefix``), the
+    ``stat`` it had, as ``[mtime_ns, inode, ctime_ns]``, and the names git
+    ignores among its entries.  Entries are checked when used, as the stat
+    index's are; ``changed`` when this run learnt anything."""
 
     __slots__ = ("directories", "changed")
 
     def __init__(self, directories: dict | None = None) -> None:
-        self.directories: dict[str, tuple[str, set[str] | tuple]] = directories or {}
+        self.directories: dict[str, list] = directories if directories is not None else {}
         self.changed = False
 
-    def remember(self, prefix: str, entries: str, ignored: set[str] | tuple) -> None:
+    def get(self, prefix: str, stamp: list[int]) -> set[str] | tuple | None:
+        """The names ignored in the directory ``prefix`` if its ``stat`` is still ``stamp``."""
+        known = self.directories.get(prefix)
+        if type(known) is list and len(known) == 2 and known[0] == stamp and _strings(known[1]):
+            return set(known[1]) if known[1] else ()
+        return None
+
+    def remember(self, prefix: str, stamp: list[int], ignored: set[str] | tuple) -> None:
         if len(self.directories) >= SEEN_MAX_DIRECTORIES and prefix not in self.directories:
             self.directories.clear()
-        self.directories[prefix] = (entries, ignored)
+        self.directories[prefix] = [stamp, sorted(ignored)]
         self.changed = True
-
-    def stored(self) -> dict:
-        return {prefix: [entries, sorted(ignored)] for prefix, (entries, ignored) in self.directories.items()}
-
-    @classmethod
-    def from_stored(cls, raw) -> Seen:
-        """The stored record, or a new one when ``raw`` is not of the shape written."""
-        if isinstance(raw, dict) and all(type(v) is list and len(v) == 2 and type(v[0]) is str and _strings(v[1])
-                                         for v in raw.values()):
-            return cls({prefix: (entries, set(ignored) if ignored else ()) for prefix, (entries, ignored) in raw.items()})
-        return cls()
 
 
 def _strings(value) -> bool:
@@ -109,7 +106,8 @@ class Memo:
         """The record of the chain ``key`` (``Chain.key``)."""
         seen = self._seen.get(key)
         if seen is None:
-            seen = self._seen[key] = Seen.from_stored(self._load()["chains"].get(key))
+            raw = self._load()["chains"].get(key)
+            seen = self._seen[key] = Seen(raw if isinstance(raw, dict) else None)
         return seen
 
     def _load(self) -> dict:
@@ -136,7 +134,7 @@ class Memo:
         chains = self._load()["chains"]
         if len(chains) + len(changed) > MEMO_MAX_FILES:
             chains.clear()
-        chains.update((key, seen.stored()) for key, seen in changed)
+        chains.update((key, seen.directories) for key, seen in changed)
         payload = json.dumps({"stamp": _stamp(), **self._stored}, separators=(",", ":")).encode()
         try:
             prepare_directory(self.path.parent)

@@ -5,6 +5,7 @@ and nothing of it outside a git repository.  The real CLI, ``--show-files``."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -93,9 +94,9 @@ def test_negated_directory_and_deeper_file_wins(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     tree(tmp_path, {".gitignore": "*.py\n!/src/\n", "src/.gitignore": "!*.py\n", "src/a.py": "", "b.py": ""})
     git = GitIgnore(str(tmp_path))
-    top, ignored = git.directory(str(tmp_path), [".gitignore", "b.py"], ["src"], ["b.py"], None)
+    top, ignored = git.directory(str(tmp_path), ["src"], [".gitignore", "b.py"], None)
     assert ignored == {"b.py"}  # not src: !/src/ re-includes it
-    src, ignored = git.directory(str(tmp_path / "src"), [".gitignore", "a.py"], [], ["a.py"], (top[0], "src/"))
+    src, ignored = git.directory(str(tmp_path / "src"), [], [".gitignore", "a.py"], (top[0], "src/"))
     assert ignored == set()  # src/.gitignore re-includes a.py
 
 
@@ -171,7 +172,11 @@ def test_a_broken_memo_is_a_miss(cli, repo):
     """The memo (gitignore_patterns.py) is read like the result cache:
     anything not of the shape written is a miss, never a failure."""
     (repo / "app" / "gen" / "made.py").write_text("import redis\nr = redis.Redis()\nwith r.lock('x'):\n    pass\n")
+    from test_prefilter_cache import age
+
     cached = repo / ".celerylint_cache" / "gitignore-patterns.json"
+    cli("--exit-zero", ".")
+    age(repo)
     cli("--exit-zero", ".")
     written = json.loads(cached.read_text())
     stamp, text = written["stamp"], (repo / ".gitignore").read_text()
@@ -182,7 +187,7 @@ def test_a_broken_memo_is_a_miss(cli, repo):
                            "chains": {} if chains is None else chains})
 
     chain = next(key for key, seen in written["chains"].items() if "app/" in seen)
-    app = written["chains"][chain]["app/"][0]  # app's entries, as written: what a broken verdict would be used for
+    app = written["chains"][chain]["app/"][0]  # app's stat, as written: what a broken verdict would be used for
     for broken in ("{not json", "[]", json.dumps({**written, "stamp": "elsewhere", "files": {text: []}}),
                    memo(rules=[[1]]), memo(rules=[["^x$", "0", True]]), memo(needles=[]), memo(literals="gen"),
                    memo(tops=[1]), memo(files=3), memo(chains=3),
@@ -193,11 +198,12 @@ def test_a_broken_memo_is_a_miss(cli, repo):
         assert done.returncode == 0 and "made.py" not in done.stdout, (broken, done.stdout, done.stderr)
 
 
-def test_a_warm_run_writes_nothing_and_new_entries_are_judged_again(cli, repo):
-    """What a walk learnt (names no pattern matches, the verdicts on
-    directories) is remembered by the directory's entries: a warm run
-    rewrites no memo, and a file added to a directory walked before is
-    judged afresh."""
+def test_a_warm_run_writes_nothing_and_a_changed_directory_is_judged_again(cli, repo):
+    """A directory's verdict is remembered with its ``stat``: a warm run
+    rewrites no memo, and a file added to a directory walked before is judged
+    afresh, even when the directory's mtime is set back (its ctime moves)."""
+    from test_prefilter_cache import age
+
     cached = repo / ".celerylint_cache" / "gitignore-patterns.json"
     lock = "import redis\nr = redis.Redis()\nwith r.lock('x'):\n    pass\n"
 
@@ -206,11 +212,15 @@ def test_a_warm_run_writes_nothing_and_new_entries_are_judged_again(cli, repo):
         return sorted({line.split(":")[0] for line in out.splitlines() if ": CL203" in line})
 
     tree(repo, {"app/tasks.py": lock, "app/gen/made.py": lock})
+    cli("--exit-zero", ".")  # makes the cache directory
+    age(repo)  # a directory changed in the last two seconds is not remembered
     assert flagged() == ["app/tasks.py"]
-    assert flagged() == ["app/tasks.py"]  # this run also learns the name of the cache directory made by the first
     before = cached.stat().st_mtime_ns
+    assert "app/" in json.dumps(json.loads(cached.read_text())["chains"])
     assert flagged() == ["app/tasks.py"] and cached.stat().st_mtime_ns == before
+    app = repo / "app"
+    st = app.stat()
     tree(repo, {"new_pb2.py": lock, "app/other_pb2.py": lock, "app/gen2/x.py": lock, "local_settings.py": lock,
                 "app/local_settings.py": lock})
+    os.utime(app, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert flagged() == ["app/gen2/x.py", "app/tasks.py", "local_settings.py"]
-    assert cached.stat().st_mtime_ns != before  # the new names were learnt
