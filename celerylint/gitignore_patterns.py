@@ -56,8 +56,12 @@ class Seen:
     def get(self, prefix: str, stamp: list[int]) -> set[str] | tuple | None:
         """The names ignored in the directory ``prefix`` if its ``stat`` is still ``stamp``."""
         known = self.directories.get(prefix)
-        if type(known) is list and len(known) == 2 and known[0] == stamp and _strings(known[1]):
-            return set(known[1]) if known[1] else ()
+        if type(known) is list and len(known) == 2 and known[0] == stamp:
+            ignored = known[1]
+            if ignored == []:  # the usual verdict
+                return ()
+            if _strings(ignored):
+                return set(ignored)
         return None
 
     def remember(self, prefix: str, stamp: list[int], ignored: set[str] | tuple) -> None:
