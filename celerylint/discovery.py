@@ -69,7 +69,6 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
     wanted_other = settings.redis_config_files
     visited: set[tuple[int, int]] = set()
     git = _gitignore(top, settings, cache_dir)
-    states: dict[str, tuple] = {}  # directory to walk -> its gitignore state
     for dirpath, dirnames, filenames in walk(top, onerror=lambda e: found.skipped.append((str(e.filename), e.strerror or str(e)))):
         try:
             st = os.stat(dirpath)
@@ -81,9 +80,7 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
             st = None
         base = Path(dirpath) if settings.exclude else None
         wanted = [n for n in filenames if n.endswith(_SUFFIXES if wanted_other else _PYTHON)]
-        ignored: set[str] | tuple = ()
-        if git is not None:
-            state, ignored = git.directory(dirpath, dirnames, filenames, states.pop(dirpath, None), st)
+        ignored = git.directory(dirpath, dirnames, filenames, st) if git is not None else ()
         keep = []
         for name in sorted(dirnames):
             if name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or name in ignored:
@@ -91,8 +88,6 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
             if settings.exclude and _excluded(_pattern_rel(base / name, settings), settings):
                 continue
             keep.append(name)
-            if git is not None:
-                states[os.path.join(dirpath, name)] = (state[0], state[1] + name + "/")
         dirnames[:] = keep
         for name in wanted:
             if ignored and name in ignored:

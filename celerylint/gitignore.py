@@ -105,22 +105,30 @@ State = tuple[Chain, str]  # a directory's chain, and its path relative to the r
 
 
 class GitIgnore:
-    """The ignore files that apply under one walked directory; ``memo``
+    """The ignore files that apply under one walked directory, ``top`` (as
+    the walk spells it: the directories it yields start with it); ``memo``
     remembers their translations (gitignore_patterns.py)."""
 
     def __init__(self, top: str, memo_directory: Path | None = None) -> None:
-        top = os.path.abspath(top)
-        self.repo = repository_of(top)
+        absolute = os.path.abspath(top)
+        self.repo = repository_of(absolute)
         if self.repo is None:
             return
         self.memo = Memo(memo_directory)
         self.started = time.time_ns()
         chain = self._add(EMPTY_CHAIN, os.path.join(self.repo, ".git", "info", "exclude"), 0)
         # the .gitignore files above ``top``: ``top``'s own is read by ``directory``
-        parents = [d for d in _ancestors(os.path.dirname(top)) if len(d) >= len(self.repo)] if top != self.repo else []
+        parents = ([d for d in _ancestors(os.path.dirname(absolute)) if len(d) >= len(self.repo)]
+                   if absolute != self.repo else [])
         for directory in reversed(parents):
             chain = self._add(chain, os.path.join(directory, GITIGNORE), len(self._prefix(directory)))
-        self.top: State = (chain, self._prefix(top))
+        self.walked = top
+        self.cut = len(top) if top.endswith(os.sep) else len(top) + 1  # where a directory's path below top starts
+        self.base = self._prefix(absolute)
+        # the chains in force, innermost last, each with the directory (and a
+        # separator) below which it applies: the walk is depth first, so
+        # the chains of a directory's ancestors are those on this stack
+        self.chains: list[tuple[str, Chain]] = [("", chain)]
 
     def _prefix(self, directory: str) -> str:
         rel = os.path.relpath(directory, self.repo)
@@ -141,31 +149,34 @@ class GitIgnore:
             return chain
         return Chain(((length, patterns), *chain.links), self.memo)
 
-    def directory(self, dirpath: str, dirnames: list[str], filenames: list[str], state: State | None,
-                  st: os.stat_result | None = None) -> tuple[State, set[str] | tuple]:
-        """For discovery, once per directory walked: the state of ``dirpath``
-        and the names among its entries git ignores.  ``state`` is the one
-        given for it while walking its parent (``(chain, prefix + name +
-        "/")``; None for the walked top).  A directory whose ``stat`` (``st``)
-        is the one it had when last walked under the same ignore files keeps
-        its verdict; like the stat index, a directory changed in the last two
-        seconds is not remembered (an entry made in the same timestamp tick
-        could go unseen)."""
-        chain, prefix = state = self.top if state is None else state
+    def directory(self, dirpath: str, dirnames: list[str], filenames: list[str],
+                  st: os.stat_result | None = None) -> set[str] | tuple:
+        """For discovery, once per directory walked, depth first from
+        ``top``: the names among its entries git ignores.  A directory whose
+        ``stat`` (``st``) is the one it had when last walked under the same
+        ignore files keeps its verdict; like the stat index, a directory
+        changed in the last two seconds is not remembered (an entry made in
+        the same timestamp tick could go unseen)."""
+        chains = self.chains
+        while not dirpath.startswith(chains[-1][0]):  # the first, "", always holds
+            chains.pop()
+        chain = chains[-1][1]
+        rel = dirpath[self.cut:] if len(dirpath) > len(self.walked) else ""
+        prefix = self.base + (rel if os.sep == "/" else rel.replace(os.sep, "/")) + "/" if rel else self.base
         if GITIGNORE in filenames:
             chain = self._add(chain, os.path.join(dirpath, GITIGNORE), len(prefix))
-            state = chain, prefix
+            chains.append((dirpath if dirpath.endswith(os.sep) else dirpath + os.sep, chain))
         if not chain.links or not (dirnames or filenames):
-            return state, ()
+            return ()
         stamp = None if st is None else [st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
         if stamp is not None:
             known = chain.seen.get(prefix, stamp)
             if known is not None:
-                return state, known
+                return known
         ignored = chain.ignored(prefix, dirnames, filenames)
         if stamp is not None and self.started - stamp[0] >= RACY_NS:
             chain.seen.remember(prefix, stamp, ignored)
-        return state, ignored
+        return ignored
 
     def finish(self) -> None:
         """After the walk: remember what it learnt (gitignore_patterns.py)."""

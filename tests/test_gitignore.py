@@ -26,6 +26,8 @@ PROJECT = {
     "app/.gitignore": "local_settings.py\n",
     "app/tasks.py": "import celery\n",
     "app/local_settings.py": "import celery\n",
+    "app/sub/local_settings.py": "import celery\n",  # app/.gitignore applies below app
+    "apps/local_settings.py": "import celery\n",  # and not to a sibling walked after it
     "app/gen/made.py": "import celery\n",
     "app/api_pb2.py": "import celery\n",
     "app/keep_pb2.py": "import celery\n",
@@ -55,7 +57,8 @@ def git_files(root):
 
 def test_discovery_agrees_with_git(cli, repo):
     shown = cli("--show-files", ".").stdout.split()
-    assert shown == ["app/keep_pb2.py", "app/tasks.py", "app/top_only.py", "docker-compose.yml"]
+    assert shown == ["app/keep_pb2.py", "app/tasks.py", "app/top_only.py", "apps/local_settings.py",
+                     "docker-compose.yml"]
     assert shown == git_files(repo)
 
 
@@ -74,7 +77,8 @@ def test_respect_gitignore_false(cli, repo):
     (repo / "celerylint.toml").write_text("respect-gitignore = false\n")
     shown = cli("--show-files", ".").stdout.split()
     assert shown == sorted(["app/api_pb2.py", "app/gen/made.py", "app/keep_pb2.py", "app/local_settings.py",
-                            "app/tasks.py", "app/top_only.py", "docker-compose.yml", "secret.py", "top_only.py"])
+                            "app/sub/local_settings.py", "app/tasks.py", "app/top_only.py", "apps/local_settings.py",
+                            "docker-compose.yml", "secret.py", "top_only.py"])
     (repo / "celerylint.toml").write_text("respect-gitignore = 1\n")
     done = cli("--show-files", ".")
     assert done.returncode == 2 and "respect-gitignore: expected true or false" in done.stderr
@@ -94,10 +98,8 @@ def test_negated_directory_and_deeper_file_wins(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     tree(tmp_path, {".gitignore": "*.py\n!/src/\n", "src/.gitignore": "!*.py\n", "src/a.py": "", "b.py": ""})
     git = GitIgnore(str(tmp_path))
-    top, ignored = git.directory(str(tmp_path), ["src"], [".gitignore", "b.py"], None)
-    assert ignored == {"b.py"}  # not src: !/src/ re-includes it
-    src, ignored = git.directory(str(tmp_path / "src"), [], [".gitignore", "a.py"], (top[0], "src/"))
-    assert ignored == set()  # src/.gitignore re-includes a.py
+    assert git.directory(str(tmp_path), ["src"], [".gitignore", "b.py"]) == {"b.py"}  # not src: !/src/ re-includes it
+    assert not git.directory(str(tmp_path / "src"), [], [".gitignore", "a.py"])  # src/.gitignore re-includes a.py
 
 
 def test_globs_of_every_kind_agree_with_git(cli, tmp_path):
