@@ -28,6 +28,7 @@ PROJECT = {
     "app/local_settings.py": "import celery\n",
     "app/sub/local_settings.py": "import celery\n",  # app/.gitignore applies below app
     "apps/local_settings.py": "import celery\n",  # and not to a sibling walked after it
+    "b/xyz/local_settings.py": "import celery\n",
     "app/gen/made.py": "import celery\n",
     "app/api_pb2.py": "import celery\n",
     "app/keep_pb2.py": "import celery\n",
@@ -58,7 +59,7 @@ def git_files(root):
 def test_discovery_agrees_with_git(cli, repo):
     shown = cli("--show-files", ".").stdout.split()
     assert shown == ["app/keep_pb2.py", "app/tasks.py", "app/top_only.py", "apps/local_settings.py",
-                     "docker-compose.yml"]
+                     "b/xyz/local_settings.py", "docker-compose.yml"]
     assert shown == git_files(repo)
 
 
@@ -78,7 +79,7 @@ def test_respect_gitignore_false(cli, repo):
     shown = cli("--show-files", ".").stdout.split()
     assert shown == sorted(["app/api_pb2.py", "app/gen/made.py", "app/keep_pb2.py", "app/local_settings.py",
                             "app/sub/local_settings.py", "app/tasks.py", "app/top_only.py", "apps/local_settings.py",
-                            "docker-compose.yml", "secret.py", "top_only.py"])
+                            "b/xyz/local_settings.py", "docker-compose.yml", "secret.py", "top_only.py"])
     (repo / "celerylint.toml").write_text("respect-gitignore = 1\n")
     done = cli("--show-files", ".")
     assert done.returncode == 2 and "respect-gitignore: expected true or false" in done.stderr
