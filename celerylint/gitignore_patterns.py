@@ -5,12 +5,11 @@ from them, remembered in the cache directory.
 (git's wildmatch rules).  Those expressions, with whether each pattern
 ignores or re-includes and the cheap tests derived from them (``Patterns``),
 are kept in ``gitignore-patterns.json`` keyed by the file's text; so is,
-for each chain of ignore files (``Seen``), which entry names no name pattern
-of it can match and the verdicts on the directories that took the full
-test.  The memo as a whole is keyed by pathspec's version and celerylint's
-(its own source files included), so a run whose ignore files did not change
-imports no pathspec, compiles no expression for a directory it walked
-before, and writes nothing.  The verdict on a path is pathspec's
+for each chain of ignore files (``Seen``), the verdict on every directory
+walked, with the directory's ``stat``.  The memo as a whole is keyed by
+pathspec's version and celerylint's (its own source files included), so a
+run in a tree that did not change imports no pathspec, compiles no
+expression and writes nothing.  The verdict on a path is pathspec's
 ``GitIgnoreSpec`` rule over those expressions: the last pattern that
 matches decides, except that a pattern matching the path itself outranks one
 matching only a directory above it, and a directory pattern that ignores
