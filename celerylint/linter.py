@@ -19,6 +19,8 @@ from .model import FileResult
 from .modules import module_name_for
 from .registry import Entry, entries as all_entries
 from .facts.client_index import PROVIDERS_FACT, build, stale
+from .facts.task_class_index import TASK_CLASS_FACTS
+from .facts.task_class_index import entries as task_classes
 from .source import NotAFile, digest, read_source
 
 
@@ -28,12 +30,12 @@ def enabled_entries(settings: Settings) -> list[Entry]:
     chosen = [e for e in all_entries() if e.code and settings.enabled(e.code)]
     if any(e.kind == "project" for e in chosen):
         chosen += [e for e in all_entries() if e.kind in ("collector", "syntax")]
-    elif any(e.code.startswith("CL2") for e in chosen):  # the task-code rules ask the client index
-        chosen += [e for e in all_entries() if e.module == CLIENT_COLLECTOR]
+    elif any(e.code.startswith("CL2") for e in chosen):  # the task-code rules ask the client and task class index
+        chosen += [e for e in all_entries() if (e.module, e.cls) in INDEX_COLLECTORS]
     return chosen
 
 
-CLIENT_COLLECTOR = "celerylint.facts.clients"
+INDEX_COLLECTORS = {("celerylint.facts.clients", "ClientProviders"), ("celerylint.facts.tasks", "TaskCollector")}
 
 
 @dataclass
@@ -201,14 +203,9 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, notices: lis
             pending.append((path, job))
         results[path] = result
     pending += _client_index(linter, results, pending, notices)
-    workers = min(workers, len(pending))
-    if workers > 1 and pool.parallel_worthwhile([job for _, job in pending]):
-        done = pool.run_pool([job for _, job in pending], linter.settings, workers)
-    else:
-        done = [analyze_job(job, linter.settings) for _, job in pending]
-    for (path, job), result in zip(pending, done):
-        result.signature = results[path].signature
-        results[path] = linter.store(job, result)
+    _analyse(pending, results, linter, workers)
+    if pending:  # the task classes of the files analysed now may answer another file's rules differently
+        _analyse(_client_index(linter, results, [], notices), results, linter, workers)
     for path, value in digests.items():
         results[path].digest = value
     return {path: results[path] for path in paths}
@@ -226,14 +223,29 @@ def triage_path(linter: Linter, path: Path) -> tuple[FileResult, str | None, Job
     return result, notice, job, digest(data) if linter.keep_digests else None
 
 
+def _analyse(pending: list[tuple[Path, Job]], results: dict[Path, FileResult], linter: Linter, workers: int) -> None:
+    workers = min(workers, len(pending))
+    if workers > 1 and pool.parallel_worthwhile([job for _, job in pending]):
+        done = pool.run_pool([job for _, job in pending], linter.settings, workers)
+    else:
+        done = [analyze_job(job, linter.settings) for _, job in pending]
+    for (path, job), result in zip(pending, done):
+        result.signature = results[path].signature
+        results[path] = linter.store(job, result)
+
+
 def _client_index(linter: Linter, results: dict[Path, FileResult], pending: list[tuple[Path, Job]],
                   notices: list[str]) -> list[tuple[Path, Job]]:
-    """Build the run's client index (facts/client_index.py) from every
-    file's facts, give it to the files about to be analysed, and return the
-    jobs of files whose cached result (or stat index entry) it makes stale."""
+    """Build the run's index of client helpers (facts/client_index.py) and
+    task classes (facts/task_class_index.py) from every file's facts, give
+    it to the files about to be analysed, and return the jobs of files whose
+    result (cached, from the stat index, or analysed with an older index)
+    it makes stale."""
     facts = [f for r in results.values() for f in r.facts if f.get("kind") == PROVIDERS_FACT]
     facts += [f for _, job in pending for f in job.facts if f.get("kind") == PROVIDERS_FACT]
-    index = linter.client_index = build(facts)
+    index = build(facts)
+    index.update(task_classes(f for r in results.values() for f in r.facts if f.get("kind") in TASK_CLASS_FACTS))
+    linter.client_index = index
     for _, job in pending:
         job.client_index = index
     queued = {path for path, _ in pending}

@@ -12,7 +12,7 @@ from ..context import FileContext
 APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses
 APP_FACTORIES = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.Celery"})
 APP_OBJECTS = frozenset({"celery.current_app", "celery.app.current_app"})
-TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task"})
+from ..facts.task_class_index import TASK, TASK_BASES
 
 
 def is_celery_app(node: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -96,20 +96,35 @@ def _local_base(value: cst.BaseExpression, ctx: FileContext) -> cst.ClassDef | N
     return None
 
 
-def is_task_class(cls: cst.ClassDef, ctx: FileContext, _seen: frozenset[int] = frozenset()) -> bool:
+def is_task_class(cls: cst.ClassDef, ctx: FileContext, _seen: frozenset[int] = frozenset(),
+                  indexed: bool = False) -> bool:
     """A ``Task`` subclass: a base is ``celery.Task``/``app.Task``, or a class
     of this file that is one (any depth), or the class is registered with
     ``app.register_task``/``app.tasks.register`` in this file.  A base
-    imported from another module is not followed here (the project phase
-    follows it through the ``task_class`` facts)."""
+    imported from another module is followed only when ``indexed`` (a rule
+    asking; the facts stay those of the file alone): through the task
+    classes of the project's index (facts/task_class_index.py)."""
     for base in cls.bases:
         if _celery_task_base(base.value, ctx):
             return True
         local = _local_base(base.value, ctx)
         if local is not None and id(local) not in _seen and local is not cls:
-            if is_task_class(local, ctx, _seen | {id(cls)}):
+            if is_task_class(local, ctx, _seen | {id(cls)}, indexed):
                 return True
+        elif indexed and base.keyword is None and indexed_class(base.value, ctx, TASK) == TASK:
+            return True
     return cls.name.value in registered_classes(ctx) and module_classes(ctx).get(cls.name.value) is cls
+
+
+def indexed_class(base: cst.BaseExpression, ctx: FileContext, entry: str) -> str | None:
+    """What the index says of a class imported from the project (``entry``:
+    ``task``, ``time_limit``, ``soft_time_limit``), recorded as asked."""
+    if not maybe_project_class(base, ctx):
+        return None
+    key = f"{ctx.imported_name(base)}#{entry}"
+    answer = ctx.client_index.get(key)
+    ctx.client_lookups[key] = answer
+    return answer
 
 
 def class_options(cls: cst.ClassDef, ctx: FileContext | None = None, _depth: int = 0) -> dict[str, cst.BaseExpression]:

@@ -10,7 +10,8 @@ from ..context import FileContext
 from ..rule import All, Regex, Rule
 from .task_classes import (  # noqa: F401 - re-exported: the task model's public names
     APP_FACTORIES, APP_OBJECTS, APP_TASK_METHODS, LIBRARIES, TASK_BASES, class_name, class_options,
-    effective_options, is_celery_app, is_task_class, maybe_project_class, module_classes, reaches_project_class,
+    effective_options, indexed_class, is_celery_app, is_task_class, maybe_project_class, module_classes,
+    reaches_project_class,
     registered_classes,
 )
 from .task_syntax import TASK_DECORATORS
@@ -140,8 +141,9 @@ class TaskTracker:
     its own hooks; ``current`` is the task whose body is the innermost
     function (a nested helper function is not the task body)."""
 
-    def __init__(self, ctx: FileContext, candidates: bool = False) -> None:
+    def __init__(self, ctx: FileContext, candidates: bool = False, indexed: bool = False) -> None:
         self.ctx = ctx
+        self.indexed = indexed  # bases imported from the project count through the index (``is_task_class``)
         self.registrations: dict[str, list[cst.Call]] = {}
         self.classes: list[cst.ClassDef | None] = []  # task classes (None: other class)
         self.stack: list[TaskInfo | None] = []
@@ -158,7 +160,7 @@ class TaskTracker:
         self.registrations = registration_calls(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if is_task_class(node, self.ctx):
+        if is_task_class(node, self.ctx, indexed=self.indexed):
             self.classes.append(node)
         elif (self.candidates and not self.stack and len(self.ctx.classes) == 1
               and any(reaches_project_class(b.value, self.ctx) for b in node.bases if b.keyword is None)):
@@ -195,13 +197,16 @@ class TaskBodies:
     """A checker that sees each task body once it has been read: subclasses
     implement ``leave_task(node, task)``, called on leaving the function
     that is a task's body.  ``CANDIDATES``: also the ``run`` of a class that
-    is a task only if a base in another file is (see ``TaskTracker``)."""
+    is a task only if a base in another file is, for the project phase to
+    decide; ``INDEXED``: the ``run`` of a class that the project's index
+    says is a task class through such a base (see ``TaskTracker``)."""
 
     CANDIDATES = False
+    INDEXED = False
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.tasks = TaskTracker(ctx, candidates=self.CANDIDATES)
+        self.tasks = TaskTracker(ctx, candidates=self.CANDIDATES, indexed=self.INDEXED)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.tasks.visit_Module(node)
@@ -226,7 +231,10 @@ class TaskBodies:
 
 
 class TaskRule(TaskBodies, Rule):
-    """A rule that judges each task body once it has been read (``TaskBodies``)."""
+    """A rule that judges each task body once it has been read (``TaskBodies``),
+    a class task also through bases in other files."""
+
+    INDEXED = True
 
 
 @dataclass
@@ -239,16 +247,24 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
     """The longer of the time limits the task whose body is ``node`` sets
     (decorator options, or the attributes of a Task subclass for its ``run``)."""
     options = function_task_options(node, ctx)
+    bases: list[cst.BaseExpression] = []  # imported from the project: their limits come from the index
     if options is not None:
         options = effective_options(options, ctx)
+        if "base" in options:
+            bases = [options["base"]]
     elif node.name.value == "run" and ctx.classes and len(ctx.functions) == 1:
         cls = ctx.classes[-1]
-        options = class_options(cls, ctx) if is_task_class(cls, ctx) else None
-    if not options:
+        options = class_options(cls, ctx) if is_task_class(cls, ctx, indexed=True) else None
+        bases = [b.value for b in cls.bases if b.keyword is None]
+    if options is None:
         return None
     limits = []
     for which in ("time_limit", "soft_time_limit"):
-        value = seconds(evaluate(options[which], ctx)) if which in options else None
+        if which in options:
+            value = seconds(evaluate(options[which], ctx))
+        else:  # the first base that has it, as Python's MRO for single inheritance
+            answers = (indexed_class(b, ctx, which) for b in bases)
+            value = next((float(a) for a in answers if a is not None), None)
         if value is not None and value > 0:
             limits.append((value, which))
     if not limits:

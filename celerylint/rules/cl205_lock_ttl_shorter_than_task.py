@@ -11,7 +11,7 @@ from ..domain.locks import (
 )
 from ..domain.tasks import TimeLimit, task_time_limit
 from ..domain.values import evaluate, numeric_literal, seconds
-from ..rule import All, Fix, Invalid, Replace, Rule, Valid
+from ..rule import All, Fix, Invalid, Regex, Replace, Rule, Valid
 
 MARGIN = 60  # seconds the fix adds to the task's time limit
 
@@ -36,10 +36,9 @@ class LockTtlShorterThanTask(Rule):
     task's own time limit: the larger of `time_limit` and `soft_time_limit`
     given to `@shared_task(...)`/`@app.task(...)` or set on a `Task`
     subclass (for the lock taken in its `run` method), also when inherited
-    from a `base=` class or the task classes the class derives from in the
-    same file. A limit set by a base class in another module, or read from
-    a setting (`soft_time_limit=settings.X`), is not known to this rule: no
-    finding.
+    from a `base=` class or the task classes the class derives from, in
+    the same file or another linted one (a number there). A limit read from
+    a setting (`soft_time_limit=settings.X`) is unknown: no finding.
 
     The TTL is the `ex=`/`px=` of `set(..., nx=True)`, the `timeout` of
     redis-py and django-redis `lock(...)` and of `Lock(client, name,
@@ -113,9 +112,10 @@ class LockTtlShorterThanTask(Rule):
     FIX = "sometimes"
     HINT = "make the lock TTL longer than the task's time_limit (or shorten the time limit)"
     TAGS = ("locks", "redis")
-    # A finding needs a time limit in the file and a client made or
-    # imported in it (see CL203).
-    REQUIRES = (All((b"time_limit", (REDIS_IMPORT_NEEDLE, b"core.cache"))),)
+    # A time limit in the file, or a task that may inherit one (``base=``, a
+    # class with a ...Task base), and a client made or imported (see CL203).
+    REQUIRES = (All(((b"time_limit", b"base=", Regex(rb"class\s+\w+\s*\([^:]*Task\b")),
+                     (REDIS_IMPORT_NEEDLE, b"core.cache"))),)
 
     VALID = (
         Valid("""

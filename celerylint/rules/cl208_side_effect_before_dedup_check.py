@@ -169,8 +169,45 @@ class SideEffectBeforeDedupCheck(TaskRule):
                     except IntegrityError:
                         pass
         """),
+        # a base in another linted file that is no task class there (and a name that says Task)
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            class BaseTask:
+                retries = 3
+            # file: proj/mail.py
+            from django.db import IntegrityError
+            from proj.base import BaseTask
+            class Mail(BaseTask):
+                def run(self, key):
+                    send_mail_to(key)
+                    try:
+                        Sent.objects.create(key=key)
+                    except IntegrityError:
+                        pass
+        """),
     )
     INVALID = (
+        # a base task class of another linted file, through a second project base
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/base.py
+            from celery import Task
+            class BaseTask(Task):
+                acks_late = True
+            class MailTask(BaseTask):
+                pass
+            # file: proj/mail.py
+            from django.db import IntegrityError
+            from proj.base import MailTask
+            class Welcome(MailTask):
+                def run(self, key):
+                    send_mail_to(key)
+                    try:
+                        Sent.objects.create(key=key)
+                    except IntegrityError:
+                        pass
+        """, count=1, at="5:9"),
         # class-based tasks: a subclass of a project base task, a registered class
         Invalid("""
             import boto3

@@ -1,0 +1,72 @@
+"""Task classes across files, for the file rules: entries of the index a
+file is given before it is analysed (with the client index, see
+``linter._client_index`` and ``client_index.stale``), without libcst.
+
+Each module-level class that is a task class in its own file, or derives
+from a class imported from the project, is a ``task_class`` fact
+(facts/tasks.py): its qualified name, its bases, whether its own file makes
+it a task class, and its options; ``registered_task_class`` names a class
+another file registers (``app.register_task(Imported())``).  ``entries``
+gives, for every such class that is a task class through its bases in any
+linted file, ``"pkg.mod.Base#task" -> "task"``, and for the time limits it
+sets or inherits as numbers ``"pkg.mod.Base#time_limit" -> "600"``.  A file
+whose rules asked about a class records the answers (``client-lookups``),
+so its cached result is dropped when another file changes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task"})
+TASK_CLASS_FACTS = frozenset({"task_class", "registered_task_class"})
+TIME_LIMITS = ("time_limit", "soft_time_limit")
+TASK = "task"
+_MAX_DEPTH = 20
+_ABSENT = object()
+
+
+def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
+    classes: dict[str, dict[str, Any]] = {}
+    for fact in facts:
+        if fact.get("kind") == "task_class":
+            classes[fact["cls"]] = fact
+        elif fact.get("kind") == "registered_task_class":
+            classes[fact["cls"]] = {**classes.get(fact["cls"], {"bases": []}), "task": True}
+
+    def is_task(name: str, depth: int = 0) -> bool:
+        fact = classes.get(name)
+        if name in TASK_BASES:
+            return True
+        if fact is None or depth > _MAX_DEPTH:
+            return False
+        return bool(fact.get("task")) or any(is_task(b, depth + 1) for b in fact.get("bases", ()))
+
+    def option(name: str, which: str, depth: int = 0) -> Any:
+        """The option as the class has it: its own, else the first base's
+        that sets it (Python's MRO for single inheritance); ``_ABSENT`` when
+        none does, None when one sets it to what cannot be read."""
+        fact = classes.get(name)
+        if fact is None or depth > _MAX_DEPTH:
+            return _ABSENT
+        options = fact.get("options") or {}
+        if which in options:
+            own = options[which]
+            return own.get("const") if isinstance(own, dict) else None
+        for base in fact.get("bases", ()):
+            value = option(base, which, depth + 1)
+            if value is not _ABSENT:
+                return value
+        return _ABSENT
+
+    out: dict[str, str] = {}
+    for name in classes:
+        if not is_task(name):
+            continue
+        out[f"{name}#{TASK}"] = TASK
+        for which in TIME_LIMITS:
+            value = option(name, which)
+            if type(value) in (int, float) and value > 0:
+                out[f"{name}#{which}"] = repr(float(value))
+    return out
