@@ -28,7 +28,8 @@ class MarkerBeforeSideEffect(TaskRule):
     deletes again is a lock, not a marker, and a marker that is written
     again after the side effect (an "in progress" state followed by "done")
     is left alone, and so is a key that stores the current time and is read
-    back as a number (a "last run" timestamp that throttles).
+    back as a number (a "last run" timestamp that throttles). A task class
+    is one through its bases in any linted file.
 
     ## Why is this bad?
     If the side effect fails, or the worker dies between the two lines, the

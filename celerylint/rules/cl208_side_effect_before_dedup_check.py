@@ -18,7 +18,8 @@ class SideEffectBeforeDedupCheck(TaskRule):
     inside that `try` before its first database write. Tasks that take a
     lock anywhere (`set(..., nx=True)`, `setnx`, `cache.add`, `lock()`, a
     `with …lock…:` block, a helper whose name says lock,
-    `select_for_update()`) are left alone.
+    `select_for_update()`) are left alone. A task class is one through its
+    bases in any linted file.
 
     ## Why is this bad?
     The unique constraint keeps the database consistent, but by the time it
