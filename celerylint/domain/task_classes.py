@@ -1,5 +1,6 @@
 """Task classes: which classes are Celery ``Task`` subclasses as far as one
-file tells (bases of the same file, ``app.register_task``), the options
+file tells (bases of the same file, ``app.register_task``) or, for the file
+rules, the project's task class index (``indexed_class``), the options
 they set or inherit there, and the names the project phase follows across
 files (``task_class`` facts)."""
 
@@ -8,11 +9,11 @@ from __future__ import annotations
 import libcst as cst
 
 from ..context import FileContext
+from ..facts.task_class_index import TASK, TASK_BASES
 
 APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses
 APP_FACTORIES = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.Celery"})
 APP_OBJECTS = frozenset({"celery.current_app", "celery.app.current_app"})
-from ..facts.task_class_index import TASK, TASK_BASES
 
 
 def is_celery_app(node: cst.BaseExpression, ctx: FileContext) -> bool:

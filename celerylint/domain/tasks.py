@@ -11,8 +11,7 @@ from ..rule import All, Regex, Rule
 from .task_classes import (  # noqa: F401 - re-exported: the task model's public names
     APP_FACTORIES, APP_OBJECTS, APP_TASK_METHODS, LIBRARIES, TASK_BASES, class_name, class_options,
     effective_options, indexed_class, is_celery_app, is_task_class, maybe_project_class, module_classes,
-    reaches_project_class,
-    registered_classes,
+    reaches_project_class, registered_classes,
 )
 from .task_syntax import TASK_DECORATORS
 from .values import evaluate, seconds
