@@ -1,8 +1,8 @@
 """Task classes of another file (the task class index,
 facts/task_class_index.py): a class whose base task lives in another linted
-module is a task for CL201/CL202/CL205/CL208, CL205 takes the time limit the
-base sets, and a cached result (or stat index entry) is dropped when the
-base changes."""
+module is a task for CL201/CL202/CL205/CL208 (also through a base whose
+name does not say Task), CL205 takes the time limit the base sets, and a
+cached result (or stat index entry) is dropped when the base changes."""
 
 from __future__ import annotations
 
@@ -13,21 +13,25 @@ BASE = """
 from celery import Task
 class BaseTask(Task):
     time_limit = 600
+class Job(BaseTask):  # a name that does not say Task
+    pass
 """
 NOT_A_TASK = """
 class BaseTask:
     time_limit = 600
+class Job(BaseTask):
+    pass
 """
 JOBS = """
 import uuid
 import redis
-from proj.base import BaseTask
+from proj.base import Job
 r = redis.Redis()
-class Rebuild(BaseTask):
+class Rebuild(Job):
     def run(self, shard):
         with r.lock(f"lock:index:{shard}", timeout=60):
             rebuild(shard)
-class Charge(BaseTask):
+class Charge(Job):
     def run(self, order_id):
         gateway.charge(order_id, idempotency_key=str(uuid.uuid4()))
 """

@@ -37,10 +37,16 @@ TASK_DEFINITION = All((b"ask", (b"task", b"Task"), (  # "ask": one search refute
 )))
 
 
+# plain substrings before the expressions, "class" before "run": most files
+# of a tree define no class, and "run" is a short, slow needle
+CLASS_WITH_RUN = All((b"class", b"run", Regex(rb"def\s+run\s*\("), Regex(rb"class\s+\w+\s*\(\s*\w")))
+
+
 def task_and(*groups: tuple[bytes, ...]) -> All:
-    """A needle for a file that defines a task and mentions one word of each
+    """A needle for a file that defines a task, or a class with ``run`` that
+    may be one through a base of another file, and mentions one word of each
     of ``groups``."""
-    return All((*groups, TASK_DEFINITION))
+    return All((*groups, (TASK_DEFINITION, CLASS_WITH_RUN)))
 
 
 def task_options(decorator: cst.Decorator, ctx: FileContext) -> dict[str, cst.BaseExpression] | None:

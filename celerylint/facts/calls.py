@@ -10,11 +10,11 @@ import libcst as cst
 from ..context import FileContext, dotted_name
 
 from ..domain.tasks import (
-    TASK_BASES, TASK_DEFINITION, class_name, function_task_options, is_task_class, reaches_project_class, task_options,
+    CLASS_WITH_RUN, TASK_BASES, TASK_DEFINITION, class_name, function_task_options, is_task_class,
+    reaches_project_class, task_options,
 )
 from ..domain.task_syntax import CALL_METHODS, EXECUTION_OPTIONS
 from .task_calls import TASK_CALL
-from .tasks import CLASS_WITH_RUN
 from ..rule import All, Checker, Regex
 
 # Options no task plausibly takes as a parameter of its own: reported even

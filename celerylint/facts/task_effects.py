@@ -11,7 +11,7 @@ from ..domain.tasks import (
     TaskBodies, TaskInfo, broad_exception, class_name, reaches_project_class, task_and,
 )
 from ..rule import Checker, Regex
-from .tasks import CLASS_WITH_RUN
+from ..domain.tasks import CLASS_WITH_RUN
 
 EFFECTS_FACT = "task-effects"
 

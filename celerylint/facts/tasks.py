@@ -11,14 +11,11 @@ from ..domain.celeryconf.values import encode, setting_value
 from ..domain.delays import scheduled_delays, scheduled_setting_delays, setting_delay
 from ..domain.values import evaluate, seconds
 from ..domain.tasks import (
-    TASK_DEFINITION, TaskTracker, broad_exception, class_name, class_options, function_task_options, is_task_class,
-    maybe_project_class, module_classes, reaches_project_class, registered_classes,
+    CLASS_WITH_RUN, TASK_DEFINITION, TaskTracker, broad_exception, class_name, class_options, function_task_options,
+    is_task_class, maybe_project_class, module_classes, reaches_project_class, registered_classes,
 )
 from ..rule import All, Checker, Regex
 
-# plain substrings before the expressions, "class" before "run": most files
-# of a tree define no class, and "run" is a short, slow needle
-CLASS_WITH_RUN = All((b"class", b"run", Regex(rb"def\s+run\s*\("), Regex(rb"class\s+\w+\s*\(\s*\w")))
 
 RETRY_DELAY_FACT = "retry-delay"  # a task's default_retry_delay: seconds, or a setting_delay
 SETTING_DELAY_FACT = "setting-delay"  # a countdown read from a Django setting (domain.delays.setting_delay)

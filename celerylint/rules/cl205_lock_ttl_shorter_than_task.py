@@ -9,9 +9,9 @@ from ..domain.clients import REDIS_IMPORT_NEEDLE, client_kind, receiver
 from ..domain.locks import (
     RELEASE_METHODS, RENEW_METHODS, LockHelper, LockTake, key_says_lock, key_texts, lock_helper, lock_take,
 )
-from ..domain.tasks import TimeLimit, task_time_limit
+from ..domain.tasks import CLASS_WITH_RUN, TimeLimit, task_time_limit
 from ..domain.values import evaluate, numeric_literal, seconds
-from ..rule import All, Fix, Invalid, Regex, Replace, Rule, Valid
+from ..rule import All, Fix, Invalid, Replace, Rule, Valid
 
 MARGIN = 60  # seconds the fix adds to the task's time limit
 
@@ -113,9 +113,8 @@ class LockTtlShorterThanTask(Rule):
     HINT = "make the lock TTL longer than the task's time_limit (or shorten the time limit)"
     TAGS = ("locks", "redis")
     # A time limit in the file, or a task that may inherit one (``base=``, a
-    # class with a ...Task base), and a client made or imported (see CL203).
-    REQUIRES = (All(((b"time_limit", b"base=", Regex(rb"class\s+\w+\s*\([^:]*Task\b")),
-                     (REDIS_IMPORT_NEEDLE, b"core.cache"))),)
+    # class with ``run`` and a base), and a client made or imported (see CL203).
+    REQUIRES = (All(((b"time_limit", b"base=", CLASS_WITH_RUN), (REDIS_IMPORT_NEEDLE, b"core.cache"))),)
 
     VALID = (
         Valid("""

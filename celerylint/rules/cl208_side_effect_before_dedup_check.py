@@ -189,19 +189,19 @@ class SideEffectBeforeDedupCheck(TaskRule):
         """),
     )
     INVALID = (
-        # a base task class of another linted file, through a second project base
+        # a base task class of another linted file, through a second project base not named ...Task
         Invalid("""
             # file: proj/__init__.py
             # file: proj/base.py
             from celery import Task
             class BaseTask(Task):
                 acks_late = True
-            class MailTask(BaseTask):
+            class Job(BaseTask):
                 pass
             # file: proj/mail.py
             from django.db import IntegrityError
-            from proj.base import MailTask
-            class Welcome(MailTask):
+            from proj.base import Job
+            class Welcome(Job):
                 def run(self, key):
                     send_mail_to(key)
                     try:
