@@ -149,7 +149,8 @@ def test_triage_pool_gives_the_serial_result_in_order(tmp_path, monkeypatch):
         real = getattr(pool, name)
         monkeypatch.setattr(pool, name, lambda *a, real=real, name=name: calls.append(name) or real(*a))
     _, parallel = lint(root, "--no-cache", "--jobs", "2")
-    assert calls == ["triage_chunks", "run_pool"], calls
+    # then perhaps a second analysis round: the files a task class of another case answers differently
+    assert calls[:2] == ["triage_chunks", "run_pool"] and set(calls[2:]) <= {"run_pool"}, calls
     assert parallel == serial
     assert {f["code"] for f in serial} >= {"CL201", "CL203", "CL209", "CL101"}
 
