@@ -95,13 +95,35 @@ class Chain:
                             break
                     else:
                         return ()
-        return GitIgnore.ignored_entries((self, prefix), [d + "/" for d in dirnames] + files, names)
+        return self._ignored_entries(prefix, [d + "/" for d in dirnames] + files, names)
+
+    def _ignored_entries(self, prefix: str, entries: list[str], names: list[str]) -> set[str]:
+        """The names of the entries git ignores among those of the directory
+        ``prefix``: ``entries`` spelled as git matches them (a directory
+        with a trailing slash), ``names`` the same without it.  The cheap
+        tests spec by spec (deepest first); the first spec with a verdict on
+        an entry decides it."""
+        one_per_line = "\n".join(entries).count("\n") == len(entries) - 1
+        out: set[str] = set()
+        undecided = list(range(len(entries)))
+        for length, p in self.links:
+            if not undecided:
+                break
+            base = prefix[length:]
+            candidates = _candidates(p, base, entries, names, undecided, one_per_line)
+            decided = set()
+            for i in sorted(candidates):
+                include = p.verdict(base + entries[i])
+                if include is not None:
+                    decided.add(i)
+                    if include:
+                        out.add(names[i])
+            if decided:
+                undecided = [i for i in undecided if i not in decided]
+        return out
 
 
 EMPTY_CHAIN = Chain(())
-
-
-State = tuple[Chain, str]  # a directory's chain, and its path relative to the repository ("" or "a/b/")
 
 
 class GitIgnore:
@@ -122,7 +144,6 @@ class GitIgnore:
                    if absolute != self.repo else [])
         for directory in reversed(parents):
             chain = self._add(chain, os.path.join(directory, GITIGNORE), len(self._prefix(directory)))
-        self.walked = top
         self.cut = len(top) if top.endswith(os.sep) else len(top) + 1  # where a directory's path below top starts
         self.base = self._prefix(absolute)
         # the chains in force, innermost last, each with the directory (and a
@@ -161,20 +182,21 @@ class GitIgnore:
         while not dirpath.startswith(chains[-1][0]):  # the first, "", always holds
             chains.pop()
         chain = chains[-1][1]
-        rel = dirpath[self.cut:] if len(dirpath) > len(self.walked) else ""
+        rel = dirpath[self.cut:]  # "" for top itself
         prefix = self.base + (rel if os.sep == "/" else rel.replace(os.sep, "/")) + "/" if rel else self.base
         if GITIGNORE in filenames:
             chain = self._add(chain, os.path.join(dirpath, GITIGNORE), len(prefix))
             chains.append((dirpath if dirpath.endswith(os.sep) else dirpath + os.sep, chain))
         if not chain.links or not (dirnames or filenames):
             return ()
-        stamp = None if st is None else [st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
-        if stamp is not None:
-            known = chain.seen.get(prefix, stamp)
-            if known is not None:
-                return known
+        if st is None:
+            return chain.ignored(prefix, dirnames, filenames)
+        stamp = [st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+        known = chain.seen.get(prefix, stamp)
+        if known is not None:
+            return known
         ignored = chain.ignored(prefix, dirnames, filenames)
-        if stamp is not None and self.started - stamp[0] >= RACY_NS:
+        if self.started - stamp[0] >= RACY_NS:
             chain.seen.remember(prefix, stamp, ignored)
         return ignored
 
@@ -182,33 +204,6 @@ class GitIgnore:
         """After the walk: remember what it learnt (gitignore_patterns.py)."""
         if self.repo is not None:
             self.memo.save()
-
-    @staticmethod
-    def ignored_entries(state: State, entries: list[str], names: list[str]) -> set[str]:
-        """The names of the entries git ignores among those of the directory
-        of ``state``: ``entries`` spelled as git matches them (a directory
-        with a trailing slash), ``names`` the same without it.  The cheap
-        tests spec by spec (deepest first); the first spec with a verdict on
-        an entry decides it."""
-        chain, prefix = state
-        one_per_line = "\n".join(entries).count("\n") == len(entries) - 1
-        out: set[str] = set()
-        undecided = list(range(len(entries)))
-        for length, p in chain.links:
-            if not undecided:
-                break
-            base = prefix[length:]
-            candidates = _candidates(p, base, entries, names, undecided, one_per_line)
-            decided = set()
-            for i in sorted(candidates):
-                include = p.verdict(base + entries[i])
-                if include is not None:
-                    decided.add(i)
-                    if include:
-                        out.add(names[i])
-            if decided:
-                undecided = [i for i in undecided if i not in decided]
-        return out
 
 
 def _near(p: Patterns, base: str, names: list[str]) -> bool:
