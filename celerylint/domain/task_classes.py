@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..context import FileContext
-from ..facts.task_class_index import TASK, TASK_BASES
+from ..facts.task_class_index import TASK, TASK_BASES, classes_by_name, is_project_task_class
 
 APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses
 APP_FACTORIES = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.Celery"})
@@ -194,32 +194,17 @@ def effective_options(options: dict[str, cst.BaseExpression], ctx: FileContext) 
 # -- across files, in the project phase (over ``task_class`` facts) ---------------
 
 def class_facts(project) -> dict[str, dict]:
-    """The ``task_class`` facts of the run by qualified class name; a class
-    another file registers (``app.register_task(Imported())``, a
-    ``registered_task_class`` fact) is a task class."""
+    """The ``task_class`` facts of the run by qualified class name
+    (``task_class_index.classes_by_name``), made once per project."""
     found = getattr(project, "_class_facts", None)
     if found is not None:
         return found
-    found = {f["cls"]: f for f in project.of_kind("task_class")}
-    for f in project.of_kind("registered_task_class"):
-        found[f["cls"]] = {**found.get(f["cls"], {"cls": f["cls"], "bases": []}), "task": True}
+    found = classes_by_name(list(project.of_kind("task_class")) + list(project.of_kind("registered_task_class")))
     try:
         project._class_facts = found
     except AttributeError:
         pass
     return found
-
-
-def is_project_task_class(classes: dict[str, dict], name: str, depth: int = 0) -> bool:
-    """The class ``name`` is a Celery task class: ``celery.Task``, or a
-    linted class that is one in its file or derives from one (any depth).
-    A class that is not among the linted files is not known to be one."""
-    if name in TASK_BASES:
-        return True
-    fact = classes.get(name)
-    if fact is None or depth > 20:
-        return False
-    return bool(fact.get("task")) or any(is_project_task_class(classes, b, depth + 1) for b in fact.get("bases", ()))
 
 
 def confirmed(fact: dict, classes: dict[str, dict]) -> bool:

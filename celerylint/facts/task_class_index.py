@@ -27,21 +27,30 @@ _MAX_DEPTH = 20
 _ABSENT = object()
 
 
-def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
-    classes: dict[str, dict[str, Any]] = {}
-    for fact in facts:
-        if fact.get("kind") == "task_class":
-            classes[fact["cls"]] = fact
-        elif fact.get("kind") == "registered_task_class":
-            classes[fact["cls"]] = {**classes.get(fact["cls"], {"bases": []}), "task": True}
+def classes_by_name(facts: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The ``task_class`` facts by qualified class name; a class another
+    file registers (a ``registered_task_class`` fact) is a task class."""
+    classes = {f["cls"]: f for f in facts if f.get("kind") == "task_class"}
+    for f in facts:
+        if f.get("kind") == "registered_task_class":
+            classes[f["cls"]] = {**classes.get(f["cls"], {"cls": f["cls"], "bases": []}), "task": True}
+    return classes
 
-    def is_task(name: str, depth: int = 0) -> bool:
-        fact = classes.get(name)
-        if name in TASK_BASES:
-            return True
-        if fact is None or depth > _MAX_DEPTH:
-            return False
-        return bool(fact.get("task")) or any(is_task(b, depth + 1) for b in fact.get("bases", ()))
+
+def is_project_task_class(classes: dict[str, dict[str, Any]], name: str, depth: int = 0) -> bool:
+    """The class ``name`` is a Celery task class: ``celery.Task``, or a
+    linted class that is one in its file or derives from one (any depth).
+    A class that is not among the linted files is not known to be one."""
+    if name in TASK_BASES:
+        return True
+    fact = classes.get(name)
+    if fact is None or depth > _MAX_DEPTH:
+        return False
+    return bool(fact.get("task")) or any(is_project_task_class(classes, b, depth + 1) for b in fact.get("bases", ()))
+
+
+def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
+    classes = classes_by_name(list(facts))
 
     def option(name: str, which: str, depth: int = 0) -> Any:
         """The option as the class has it: its own, else the first base's
@@ -62,7 +71,7 @@ def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
 
     out: dict[str, str] = {}
     for name in classes:
-        if not is_task(name):
+        if not is_project_task_class(classes, name):
             continue
         out[f"{name}#{TASK}"] = TASK
         for which in TIME_LIMITS:
