@@ -26,9 +26,9 @@ from .source import NotAFile, digest, read_source
 
 def enabled_entries(settings: Settings) -> list[Entry]:
     """Checkers a run needs: selected rules, plus the fact collectors when a
-    project rule is selected."""
+    rule with a part in the project phase is selected."""
     chosen = [e for e in all_entries() if e.code and settings.enabled(e.code)]
-    if any(e.kind == "project" for e in chosen):
+    if any(e.in_project_phase for e in chosen):
         chosen += [e for e in all_entries() if e.kind in ("collector", "syntax")]
     elif any(e.code.startswith("CL2") for e in chosen):  # the task-code rules ask the client and task class index
         chosen += [e for e in all_entries() if (e.module, e.cls) in INDEX_COLLECTORS]

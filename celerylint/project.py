@@ -43,7 +43,7 @@ def warm_up(entries: Iterable[Entry]) -> None:
     """Import what the project phase will need (the project rules, libcst,
     Celery's table of settings): done by a process that would otherwise
     wait for its workers."""
-    wanted = [e for e in entries if e.kind == "project"]
+    wanted = [e for e in entries if e.in_project_phase]
     for entry in wanted:
         entry.load()
     if wanted:
@@ -56,10 +56,11 @@ def run_project(project: Project, entries: Iterable[Entry]) -> tuple[list[Findin
     findings: list[Finding] = []
     errors: list[str] = []
     for entry in entries:
-        if entry.kind != "project":
+        if not entry.in_project_phase:
             continue
         try:
-            for finding in entry.load()().check(project):
+            cls = entry.load()
+            for finding in (cls.check_project(project) if entry.project_part else cls().check(project)):
                 if project.settings.enabled(finding.code, finding.path):
                     findings.append(finding)
         except Exception:
@@ -106,7 +107,7 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
     facts = project.facts
     findings: list[Finding] = []
     # every project rule reasons over facts (CL002's ``noqa-used`` are not for them)
-    if any(f["kind"] != "noqa-used" for f in facts) and any(e.kind == "project" for e in linter.entries):
+    if any(f["kind"] != "noqa-used" for f in facts) and any(e.in_project_phase for e in linter.entries):
         findings = _run_or_cached(project, linter, errors)
     by_rel = {r.path: p for p, r in results.items()}
     kept: list[Finding] = []

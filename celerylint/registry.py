@@ -40,6 +40,11 @@ class Entry:
     # False: off by default, run only when ``select``/``extend-select`` names it
     default_enabled: bool = True
     gate: str | None = None  # "module:function" over the file's ``ast`` (rule.Checker.GATE)
+    project_part: bool = False  # a file rule with a ``check_project`` (rule.Rule)
+
+    @property
+    def in_project_phase(self) -> bool:
+        return self.kind == "project" or self.project_part
 
     def wanted_for(self, path: str) -> bool:
         return self.paths is None or re.search(self.paths, path) is not None
@@ -158,6 +163,7 @@ def catalog_rows() -> list[tuple]:
             tuple(o if isinstance(o, str) else o.as_row() for o in getattr(cls, "OPTIONS", ())),
             bool(getattr(cls, "DEFAULT_ENABLED", True)),
             getattr(cls, "GATE", None),
+            kind == "file" and hasattr(cls, "check_project"),
         ))
     codes = [r[0] for r in rows if r[0]]
     if len(codes) != len(set(codes)):

@@ -1,7 +1,8 @@
 """The rule API: everything a rule module imports from the framework.
 
 - ``Rule``: a file rule, a libcst batchable visitor run in the engine's one
-  traversal of each file; ``report(node, message, fix=...)``.
+  traversal of each file; ``report(node, message, fix=...)``; with a
+  classmethod ``check_project(project)``, also a part in the project phase.
 - ``Checker``: a fact collector (no code of its own): records plain data
   with ``self.ctx.fact(...)`` for project rules; ``SyntaxCollector`` is the
   cheaper kind that reads CPython's ``ast``.
@@ -129,6 +130,16 @@ class _Declared:
     VALID: ClassVar[tuple[Case, ...]] = ()
     INVALID: ClassVar[tuple[Case, ...]] = ()
 
+    @classmethod
+    def finding(cls, message: str, path: str, line: int, col: int = 0, end_line: int | None = None,
+                end_col: int | None = None, fix: TextFix | None = None) -> Finding:
+        """A finding of the project phase, at a position a fact recorded."""
+        return Finding(
+            code=cls.CODE, name=cls.NAME, message=message, path=path, line=line, col=col,
+            end_line=end_line or line, end_col=end_col if end_col is not None else col,
+            severity=cls.SEVERITY, fix=fix, hint=None if fix else cls.HINT,
+        )
+
 
 class Checker(cst.BatchableCSTVisitor):
     """Runs in the shared traversal of every file that meets ``REQUIRES``
@@ -152,6 +163,12 @@ class Checker(cst.BatchableCSTVisitor):
 
 
 class Rule(_Declared, Checker):
+    """A file rule.  One that can judge some of what it sees only once the
+    whole project is known (a value read from the Django settings) records
+    a fact with ``self.ctx.fact(...)`` and defines the classmethod
+    ``check_project(project)``, which the project phase calls as it calls a
+    ``ProjectRule``'s ``check``."""
+
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.ctx.report(self, node, message, fix)
 
@@ -163,14 +180,6 @@ class ProjectRule(_Declared):
 
     def check(self, project: Any) -> Iterable[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def finding(self, message: str, path: str, line: int, col: int = 0, end_line: int | None = None,
-                end_col: int | None = None, fix: TextFix | None = None) -> Finding:
-        return Finding(
-            code=self.CODE, name=self.NAME, message=message, path=path, line=line, col=col,
-            end_line=end_line or line, end_col=end_col if end_col is not None else col,
-            severity=self.SEVERITY, fix=fix, hint=None if fix else self.HINT,
-        )
 
 
 def __getattr__(name: str) -> Any:
