@@ -129,9 +129,12 @@ def resolve_setting_delay(spec: dict, source) -> float | None:
     chain): the setting's last module-level assignment, a number; its
     ``getattr`` default when no assignment exists and the source is
     complete.  Unknown (None): set under a condition, from the environment,
-    not a number, or not found without a default."""
+    not a number, not found without a default, or perhaps assigned in a
+    file of the chain whose other settings celerylint did not record."""
     from .celeryconf.values import number, plain
 
+    if source is not None and source.hidden is not None and source.hidden(spec["setting"]):
+        return None
     assigned = source.by_name.get(spec["setting"]) if source is not None else None
     if assigned:
         last = assigned[-1]

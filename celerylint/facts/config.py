@@ -127,7 +127,7 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self.recorded_module or self.settings_like:
-            module_info(self.ctx, self.module, self.settings_like)
+            module_info(self.ctx, self.module, self.settings_like, names=self.settings_like)
 
     # -- helpers ------------------------------------------------------------
     def _id(self) -> int:

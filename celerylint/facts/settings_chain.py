@@ -36,10 +36,13 @@ def record_star_import(ctx: FileContext, node: cst.ImportFrom, module: str, guar
     return True
 
 
-def module_info(ctx: FileContext, module: str, settings_like: bool) -> None:
+def module_info(ctx: FileContext, module: str, settings_like: bool, names: bool = False) -> None:
+    """``names``: every upper-case module-level assignment of the file is
+    recorded as a ``setting`` fact (ConfigCollector in a settings file), not
+    only the Celery settings."""
     text = ctx.text
     ctx.fact("module_info", None, module=module, lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
-             newline_at_end=text.endswith(("\n", "\r")) or not text, settings_like=settings_like)
+             newline_at_end=text.endswith(("\n", "\r")) or not text, settings_like=settings_like, names=names)
 
 
 def unpacked(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> list[tuple[cst.Name, cst.BaseExpression]]:

@@ -11,6 +11,7 @@ source is a module of the linted project, followed through ``from x import
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from functools import cached_property
 from pathlib import Path
@@ -65,6 +66,7 @@ class Model:
             if f["source"].startswith("module:"):
                 self.module_paths.setdefault(f["source"][7:], f["path"])
         self.module_info = {f["module"]: f for f in self.by_kind["module_info"]}
+        self.names_read = {f["path"] for f in self.by_kind["module_info"] if f.get("names")}
         # settings the project's code sets at run time (facts/runtime_settings.py)
         self.runtime_names = frozenset(n for f in self.by_kind[RUNTIME_NAMES] for n in f["names"])
         self.globals_handed = {f["path"]: f["line"] for f in self.by_kind[GLOBALS_HANDED]} if self.runtime_names else {}
@@ -115,7 +117,19 @@ class Model:
         if django and not any(a.name.startswith(("CELERY", "BROKER")) for a in assignments):
             problems.append("no Celery setting is visible at module level of the Django settings")
         runtime = (handed[0], self.runtime_names) if handed else None
-        return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files, runtime)
+        unread = tuple(f for f in files if f not in self.names_read)
+        hidden = (lambda name: self._assigned_unread(unread, name)) if unread else None
+        return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files, runtime,
+                      hidden)
+
+    def _assigned_unread(self, paths: tuple[str, ...], name: str) -> bool:
+        """Whether one of ``paths`` (settings files read only for their Celery
+        settings or star imports) has what looks like an assignment of ``name``."""
+        from .fixes import read
+
+        pattern = re.compile(rf"\b{re.escape(name)}\b[ \t]*(?::[^=\n]*)?[-+*/|]?=(?!=)")
+        texts = (read(self, path) for path in paths)
+        return any(text is None or pattern.search(text) for text in texts)  # a file not read may assign it
 
     def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str],
                  handed: list[int]) -> None:

@@ -8,7 +8,7 @@ from collections import defaultdict
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 from .settings_table import Table, table
 from .values import NULL, plain
@@ -119,6 +119,9 @@ class Source:
     # (index in ``assignments``, names): where the chain hands its globals()
     # to code that may set these settings at run time (facts/runtime_settings.py)
     runtime: tuple[int, frozenset[str]] | None = None
+    # whether a file of the chain whose non-Celery assignments celerylint
+    # did not record may assign the name (Model.source)
+    hidden: Callable[[str], bool] | None = None
 
     @cached_property
     def by_name(self) -> dict[str, list[Assignment]]:

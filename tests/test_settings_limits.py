@@ -1,0 +1,62 @@
+"""Delays read from Django settings, per settings profile (the profile of
+``DJANGO_SETTINGS_MODULE`` in ``proj/celery.py`` and one named in a compose
+file), through the real CLI: a value a profile may set in a file
+celerylint read only for its star import is unknown."""
+
+from __future__ import annotations
+
+from conftest import lint_json, write_project as write
+
+APP = '''
+    # file: proj/__init__.py
+    # file: proj/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.production")
+    app = Celery("proj")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    # file: proj/settings/__init__.py
+    # file: proj/settings/base.py
+    CELERY_BROKER_URL = "redis://redis:6379/0"
+    EXPORT_LIMIT = 3600
+    EXPORT_DELAY = 7200
+    # file: proj/settings/production.py
+    from .base import *
+    # file: proj/tasks.py
+    import redis
+    from django.conf import settings
+    from celery import shared_task
+    r = redis.Redis()
+    @shared_task(soft_time_limit=settings.EXPORT_LIMIT)
+    def export(account):
+        with r.lock(f"lock:export:{account}", timeout=60):
+            work()
+    def later(account):
+        export.apply_async((account,), countdown=settings.EXPORT_DELAY)
+    # file: docker-compose.yml
+    services:
+      staging:
+        environment:
+          DJANGO_SETTINGS_MODULE: proj.settings.staging
+'''
+
+
+def findings(root, *select: str) -> list[tuple[str, int, str]]:
+    _, found, _ = lint_json(root, "--no-cache", "--select", ",".join(select))
+    return [(f["code"], f["line"], f["message"]) for f in found]
+
+
+def test_a_value_set_in_a_profile_read_only_for_its_star_import_is_unknown(tmp_path):
+    # the profiles hold no Celery setting: celerylint reads their star
+    # import, not their other assignments, so what they set is unknown
+    write(tmp_path, APP, '''
+        # file: proj/settings/staging.py
+        from .base import *
+        EXPORT_LIMIT = 7200
+        EXPORT_DELAY = 60
+    ''')
+    (tmp_path / "proj/settings/production.py").write_text("from .base import *\nEXPORT_DELAY = 60\n")
+    assert findings(tmp_path, "CL206") == []
+    for profile in ("production", "staging"):
+        (tmp_path / f"proj/settings/{profile}.py").write_text("from .base import *\nDEBUG = False\n")
+    assert [(c, line) for c, line, _ in findings(tmp_path, "CL206")] == [("CL206", 10)]
