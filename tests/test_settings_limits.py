@@ -1,7 +1,9 @@
-"""Delays read from Django settings, per settings profile (the profile of
-``DJANGO_SETTINGS_MODULE`` in ``proj/celery.py`` and one named in a compose
-file), through the real CLI: a value a profile may set in a file
-celerylint read only for its star import is unknown."""
+"""Time limits and delays read from Django settings, per settings profile
+(the profile of ``DJANGO_SETTINGS_MODULE`` in ``proj/celery.py`` and one
+named in a compose file), through the real CLI: CL205 reports a lock only
+when its TTL is shorter than the limit in every profile, and a value a
+profile may set in a file celerylint read only for its star import is
+unknown, for CL205 as for CL206."""
 
 from __future__ import annotations
 
@@ -46,6 +48,32 @@ def findings(root, *select: str) -> list[tuple[str, int, str]]:
     return [(f["code"], f["line"], f["message"]) for f in found]
 
 
+def test_reported_when_the_limit_is_longer_than_the_ttl_in_every_profile(tmp_path):
+    write(tmp_path, APP, '''
+        # file: proj/settings/staging.py
+        from .base import *
+        CELERY_TASK_ACKS_LATE = True
+        EXPORT_LIMIT = 1800
+    ''')
+    (code, line, message), = findings(tmp_path, "CL205")
+    assert (code, line) == ("CL205", 7)
+    # the shortest limit is named, the fix raises the TTL above the longest
+    assert "`soft_time_limit` (`settings.EXPORT_LIMIT` in proj/settings/staging.py) of 1800 s" in message
+    _, found, _ = lint_json(tmp_path, "--no-cache", "--select", "CL205", "--fix", "--unsafe-fixes")
+    assert found == []
+    assert 'timeout=3660):' in (tmp_path / "proj/tasks.py").read_text()
+
+
+def test_silent_when_one_profile_has_a_shorter_limit(tmp_path):
+    write(tmp_path, APP, '''
+        # file: proj/settings/staging.py
+        from .base import *
+        CELERY_TASK_ACKS_LATE = True
+        EXPORT_LIMIT = 30
+    ''')
+    assert findings(tmp_path, "CL205") == []
+
+
 def test_a_value_set_in_a_profile_read_only_for_its_star_import_is_unknown(tmp_path):
     # the profiles hold no Celery setting: celerylint reads their star
     # import, not their other assignments, so what they set is unknown
@@ -56,7 +84,7 @@ def test_a_value_set_in_a_profile_read_only_for_its_star_import_is_unknown(tmp_p
         EXPORT_DELAY = 60
     ''')
     (tmp_path / "proj/settings/production.py").write_text("from .base import *\nEXPORT_DELAY = 60\n")
-    assert findings(tmp_path, "CL206") == []
+    assert findings(tmp_path, "CL205", "CL206") == []
     for profile in ("production", "staging"):
         (tmp_path / f"proj/settings/{profile}.py").write_text("from .base import *\nDEBUG = False\n")
-    assert [(c, line) for c, line, _ in findings(tmp_path, "CL206")] == [("CL206", 10)]
+    assert [(c, line) for c, line, _ in findings(tmp_path, "CL205", "CL206")] == [("CL205", 7), ("CL206", 10)]

@@ -13,6 +13,7 @@ from .task_classes import (  # noqa: F401 - re-exported: the task model's public
     effective_options, indexed_class, is_celery_app, is_task_class, maybe_project_class, module_classes,
     reaches_project_class, registered_classes,
 )
+from .delays import resolve_setting_delay, setting_delay
 from .task_syntax import TASK_DECORATORS
 from .values import evaluate, seconds
 
@@ -244,13 +245,28 @@ class TaskRule(TaskBodies, Rule):
 
 @dataclass
 class TimeLimit:
-    limit: float  # seconds
-    which: str  # time_limit | soft_time_limit
+    limit: float | None  # seconds; None when only limits read from settings are known
+    which: str  # time_limit | soft_time_limit ("" without ``limit``)
+    # the limits read from a Django setting, ``(which, domain.delays.setting_delay)``
+    settings: tuple[tuple[str, dict], ...] = ()
+
+    def in_settings(self, source) -> tuple[float, str] | None:
+        """The longest limit with the settings module ``source``
+        (``delays.django_sources``), and what it is; None when a setting
+        read is unknown there."""
+        limits = [(self.limit, f"`{self.which}`")] if self.limit is not None else []
+        for which, spec in self.settings:
+            value = resolve_setting_delay(spec, source)
+            if value is None:
+                return None
+            limits.append((value, f"`{which}` (`settings.{spec['setting']}` in {source.path})"))
+        return max(limits, default=None)
 
 
 def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None:
     """The longer of the time limits the task whose body is ``node`` sets
-    (decorator options, or the attributes of a Task subclass for its ``run``)."""
+    (decorator options, or the attributes of a Task subclass for its ``run``),
+    and the limits it reads from Django settings, for the project phase."""
     options = function_task_options(node, ctx)
     bases: list[cst.BaseExpression] = []  # imported from the project: their limits come from the index
     if options is not None:
@@ -263,19 +279,22 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
         bases = [b.value for b in cls.bases if b.keyword is None]
     if options is None:
         return None
-    limits = []
+    limits, settings = [], []
     for which in ("time_limit", "soft_time_limit"):
         if which in options:
             value = seconds(evaluate(options[which], ctx))
+            spec = setting_delay(options[which], ctx) if value is None else None
+            if spec is not None:
+                settings.append((which, spec))
         else:  # the first base that has it, as Python's MRO for single inheritance
             answers = (indexed_class(b, ctx, which) for b in bases)
             value = next((float(a) for a in answers if a is not None), None)
         if value is not None and value > 0:
             limits.append((value, which))
-    if not limits:
+    if not limits and not settings:
         return None
-    limit, which = max(limits)
-    return TimeLimit(limit, which)
+    limit, which = max(limits, default=(None, ""))
+    return TimeLimit(limit, which, tuple(settings))
 
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})

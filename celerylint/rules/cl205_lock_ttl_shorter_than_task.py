@@ -1,35 +1,24 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 
 import libcst as cst
 
-from ..domain.calls import has_star
-from ..domain.clients import REDIS_IMPORT_NEEDLE, client_kind, receiver
-from ..domain.locks import (
-    RELEASE_METHODS, RENEW_METHODS, LockHelper, LockTake, key_says_lock, key_texts, lock_helper, lock_take,
-)
-from ..domain.tasks import CLASS_WITH_RUN, TimeLimit, task_time_limit
-from ..domain.values import evaluate, numeric_literal, seconds
-from ..rule import All, Fix, Invalid, Replace, Rule, Valid
+from ..domain.celeryconf.fixes import replace_at
+from ..domain.celeryconf.model import model
+from ..domain.clients import REDIS_IMPORT_NEEDLE
+from ..domain.delays import django_sources
+from ..domain.lock_ttls import TaskLocks
+from ..domain.locks import LockTake
+from ..domain.tasks import CLASS_WITH_RUN, TimeLimit
+from ..domain.values import numeric_literal
+from ..rule import All, Finding, Fix, Invalid, Replace, Rule, Valid, django_project
 
 MARGIN = 60  # seconds the fix adds to the task's time limit
+FACT = "lock-ttl-setting"  # a lock in a task whose time limit is read from a Django setting
 
 
-def _human(value: float) -> str:
-    return f"{value:g} s"
-
-
-@dataclass
-class _Frame:
-    node: cst.FunctionDef
-    task: TimeLimit | None
-    takes: list[LockTake] = field(default_factory=list)
-    released: set[str] = field(default_factory=set)
-    renewed: bool = False  # the function extends a TTL: it manages the expiry itself
-
-
-class LockTtlShorterThanTask(Rule):
+class LockTtlShorterThanTask(TaskLocks, Rule):
     """
     ## What it does
     Finds a lock taken inside a Celery task whose TTL is shorter than the
@@ -37,8 +26,15 @@ class LockTtlShorterThanTask(Rule):
     given to `@shared_task(...)`/`@app.task(...)` or set on a `Task`
     subclass (for the lock taken in its `run` method), also when inherited
     from a `base=` class or the task classes the class derives from, in
-    the same file or another linted one (a number there). A limit read from
-    a setting (`soft_time_limit=settings.X`) is unknown: no finding.
+    the same file or another linted one (a number there).
+
+    A limit read from a Django setting (`soft_time_limit=settings.X`,
+    `getattr(settings, "X", 600)`, `settings.X * 60`) is read from every
+    settings module the project's apps load (each profile, as
+    `--show-apps` lists them), and the lock is reported only when its TTL
+    is shorter than the limit in every one of them; a setting that is
+    unknown in any of them (read from the environment, set under a
+    condition, missing) gives no finding. The message names the shortest.
 
     The TTL is the `ex=`/`px=` of `set(..., nx=True)`, the `timeout` of
     redis-py and django-redis `lock(...)` and of `Lock(client, name,
@@ -98,6 +94,8 @@ class LockTtlShorterThanTask(Rule):
     unsafe: a longer TTL also means that a worker killed while holding the
     lock blocks the work for longer. A TTL given by a name or a call is
     reported without a fix; raise the constant or lower the time limit.
+    With a limit read from settings, the TTL is raised to the longest
+    limit of the settings modules plus 60 seconds.
 
     ## References
     - [Celery: task time limits](https://docs.celeryq.dev/en/stable/userguide/workers.html#time-limits)
@@ -125,23 +123,18 @@ class LockTtlShorterThanTask(Rule):
             def rebuild(shard):
                 with r.lock(f"lock:index:{shard}", timeout=900):
                     work()
-        """),
-        Valid("""
-            import redis
-            from celery import shared_task
-            r = redis.Redis()
             @shared_task(soft_time_limit=600)
             def fetch(url):
                 # a throttle, not a lock: its TTL is not about the task
                 if not r.set(f"throttle:{url}", 1, nx=True, ex=10):
                     return
                 get(url)
-        """),
-        Valid("""
-            import redis
-            r = redis.Redis()
             def helper(shard):  # not a task
                 with r.lock("lock:x", timeout=5):
+                    work()
+            @shared_task(time_limit=300)
+            def sync(account, ttl):
+                with r.lock(f"lock:{account}", timeout=ttl):
                     work()
         """),
         Valid("""
@@ -163,17 +156,63 @@ class LockTtlShorterThanTask(Rule):
                         await fetch(page)
                         await lock.extend(60)
         """),
-        Valid("""
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            SYNC_LIMIT = 30
+            if DEBUG:
+                EXPORT_LIMIT = 3600
+            IMPORT_LIMIT = int(os.environ.get("IMPORT_LIMIT", "3600"))
+        """, extra="""
+            # file: proj/tasks.py
             import redis
+            from django.conf import settings
             from celery import shared_task
             r = redis.Redis()
-            @shared_task(time_limit=300)
-            def sync(account, ttl):
-                with r.lock(f"lock:{account}", timeout=ttl):
+            @shared_task(soft_time_limit=settings.SYNC_LIMIT)
+            def sync(account):
+                with r.lock(f"lock:sync:{account}", timeout=60):
                     work()
-        """),
+            @shared_task(soft_time_limit=settings.EXPORT_LIMIT)
+            def export(account):
+                with r.lock(f"lock:export:{account}", timeout=60):
+                    work()
+            @shared_task(time_limit=settings.IMPORT_LIMIT, soft_time_limit=settings.MISSING)
+            def load(account):
+                with r.lock(f"lock:import:{account}", timeout=60):
+                    work()
+        """)),
     )
     INVALID = (
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            EXPORT_MINUTES = 60
+        """, extra="""
+            # file: proj/tasks.py
+            import redis
+            from django.conf import settings
+            from celery import Task
+            r = redis.Redis()
+            class Export(Task):
+                time_limit = settings.EXPORT_MINUTES * 60
+                def run(self, account):
+                    with r.lock(f"lock:export:{account}", timeout=600):
+                        work()
+                    if r.set(f"lock:mail:{account}", 1, nx=True, px=5000):
+                        mail()
+        """), fixed="""
+            # file: proj/tasks.py
+            import redis
+            from django.conf import settings
+            from celery import Task
+            r = redis.Redis()
+            class Export(Task):
+                time_limit = settings.EXPORT_MINUTES * 60
+                def run(self, account):
+                    with r.lock(f"lock:export:{account}", timeout=3660):
+                        work()
+                    if r.set(f"lock:mail:{account}", 1, nx=True, px=3660000):
+                        mail()
+        """, count=2, message="`time_limit` (`settings.EXPORT_MINUTES` in proj/settings.py) of 3600 s"),
         Invalid(
             """
             import redis
@@ -312,87 +351,50 @@ class LockTtlShorterThanTask(Rule):
         ),
     )
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.frames: list[_Frame] = []
-        self.statements: set[int] = set()
-        self.helpers: dict[str, LockHelper] = {}
-        self.helper_calls: list[tuple[cst.Call, TimeLimit, list, dict]] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.frames.append(_Frame(node, task_time_limit(node, self.ctx)))
-
-    def visit_Expr(self, node: cst.Expr) -> None:
-        value = node.value.expression if isinstance(node.value, cst.Await) else node.value
-        self.statements.add(id(value))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not self.frames:
-            return
-        frame = self.frames[-1]
-        take = lock_take(node, self.ctx)
-        if take is not None:
-            if take.ttl is not None and (take.always or id(node) not in self.statements):
-                frame.takes.append(take)
-            return
-        if receiver(node, RENEW_METHODS) is not None:
-            frame.renewed = True
-            return
-        found = receiver(node, RELEASE_METHODS)
-        if found is not None:
-            if client_kind(found[1], self.ctx) is None:
-                return
-            for a in node.args:
-                frame.released.update(key_texts(a.value, self.ctx))
-        elif frame.task is not None and isinstance(node.func, cst.Name) and not has_star(node):
-            # a call of a lock helper of this module, perhaps: remember the
-            # values of its arguments, evaluated here, in the task's scope
-            positional = [seconds(evaluate(a.value, self.ctx)) for a in node.args if a.keyword is None]
-            keywords = {a.keyword.value: (a.value, seconds(evaluate(a.value, self.ctx))) for a in node.args if a.keyword is not None}
-            self.helper_calls.append((node, frame.task, positional, keywords))
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        frame = self.frames.pop()
-        if frame.renewed:
-            return
-        for take in frame.takes:
-            if not take.always and not (take.key is not None and (
-                    key_says_lock(take.key, self.ctx) or frame.released & set(key_texts(take.key, self.ctx)))):
-                continue
-            if frame.task is not None:
-                ttl = seconds(evaluate(take.ttl.value, self.ctx))
-                if ttl is not None and 0 < ttl * take.ttl_unit < frame.task.limit:
-                    self._report(take.ttl.value, take, ttl * take.ttl_unit, frame.task)
-            elif not self.frames and not self.ctx.classes and isinstance(take.ttl.value, cst.Name):
-                helper = lock_helper(frame.node, take, self.ctx)
-                if helper is not None:
-                    self.helpers[frame.node.name.value] = helper
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        for call, task, positional, keywords in self.helper_calls:
-            helper = self.helpers.get(call.func.value)
-            if helper is None:
-                continue
-            if helper.param in keywords:
-                node, ttl = keywords[helper.param]
-            elif helper.position is not None and helper.position < len(positional):
-                node, ttl = call.args[helper.position].value, positional[helper.position]
-            else:
-                node, ttl = call, helper.default
-            if ttl is not None and 0 < ttl * helper.take.ttl_unit < task.limit:
-                self._report(node, helper.take, ttl * helper.take.ttl_unit, task, via=call.func.value)
-
-    def _report(self, node: cst.CSTNode, take: LockTake, ttl: float, task: TimeLimit, via: str | None = None) -> None:
+    def lock_in_task(self, node: cst.CSTNode, take: LockTake, ttl: float, task: TimeLimit, via: str | None) -> None:
         what = f"`{take.method}(...)`" if take.method != "set" else "`set(..., nx=True)`"
         if via:
             what += f" in `{via}()`"
-        message = (f"the lock TTL of {_human(ttl)} ({what}) is shorter than the task's `{task.which}` of "
-                   f"{_human(task.limit)}: the lock can expire while the task still runs, and a second worker gets in")
+        if task.limit is not None and ttl < task.limit:
+            self._report(node, what, take.ttl_unit, ttl, task.limit, task.which)
+        elif task.settings:  # judged in the project phase, once the settings are known
+            self.ctx.fact(FACT, node, ttl=ttl, unit=take.ttl_unit, what=what, literal=numeric_literal(node),
+                          limit=task.limit, which=task.which, settings=[list(s) for s in task.settings])
+
+    def _report(self, node: cst.CSTNode, what: str, unit: float, ttl: float, limit: float, which: str) -> None:
         fix = None
-        value = node
-        if isinstance(value, cst.BaseExpression) and numeric_literal(value):
-            new = (task.limit + MARGIN) / take.ttl_unit
-            text = str(int(new)) if float(new).is_integer() else f"{new:g}"
-            fix = Fix(f"raise the TTL to {text} ({task.which} + {MARGIN} s)",
-                      (Replace(value, cst.Integer(text) if text.isdigit() else cst.Float(text)),))
-        self.report(node, message, fix)
+        if isinstance(node, cst.BaseExpression) and numeric_literal(node):
+            text = _raised(limit, unit)
+            fix = Fix(f"raise the TTL to {text} ({which} + {MARGIN} s)",
+                      (Replace(node, cst.Integer(text) if text.isdigit() else cst.Float(text)),))
+        self.report(node, _message(ttl, what, limit, f"`{which}`"), fix)
+
+    @classmethod
+    def check_project(cls, project) -> Iterable[Finding]:
+        """The locks of tasks whose time limit is read from a Django setting:
+        reported when the TTL is shorter than the limit in every settings
+        module the project's apps read."""
+        facts = list(project.of_kind(FACT))
+        sources = django_sources(model(project)) if facts else []
+        for fact in facts:
+            task = TimeLimit(fact["limit"], fact["which"], tuple(fact["settings"]))
+            limits = [task.in_settings(source) for source in sources]
+            if not limits or None in limits or min(limits)[0] <= fact["ttl"]:
+                continue
+            limit, which = min(limits)
+            text = _raised(max(limits)[0], fact["unit"])
+            pos = (fact["line"], fact["col"], fact["end_line"], fact["end_col"])
+            fix = replace_at(fact["path"], pos, text, f"raise the TTL to {text} (the longest limit + {MARGIN} s)") \
+                if fact["literal"] else None
+            yield cls.finding(_message(fact["ttl"], fact["what"], limit, which), fact["path"], fact["line"],
+                              fact["col"], fact["end_line"], fact["end_col"], fix)
+
+
+def _raised(limit: float, unit: float) -> str:
+    new = (limit + MARGIN) / unit
+    return str(int(new)) if float(new).is_integer() else f"{new:g}"
+
+
+def _message(ttl: float, what: str, limit: float, which: str) -> str:
+    return (f"the lock TTL of {ttl:g} s ({what}) is shorter than the task's {which} of {limit:g} s: "
+            "the lock can expire while the task still runs, and a second worker gets in")
