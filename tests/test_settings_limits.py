@@ -88,3 +88,36 @@ def test_a_value_set_in_a_profile_read_only_for_its_star_import_is_unknown(tmp_p
     for profile in ("production", "staging"):
         (tmp_path / f"proj/settings/{profile}.py").write_text("from .base import *\nDEBUG = False\n")
     assert [(c, line) for c, line, _ in findings(tmp_path, "CL205", "CL206")] == [("CL205", 7), ("CL206", 10)]
+
+
+def test_a_limit_a_base_task_class_of_another_file_reads_from_settings(tmp_path):
+    write(tmp_path, APP, '''
+        # file: proj/settings/staging.py
+        from .base import *
+        CELERY_TASK_ACKS_LATE = True
+        # file: proj/base.py
+        from celery import Task
+        from django.conf import settings
+        class BaseTask(Task):
+            time_limit = settings.EXPORT_LIMIT
+        class Job(BaseTask):
+            soft_time_limit = 30
+        # file: proj/jobs.py
+        import redis
+        from celery import shared_task
+        from proj.base import BaseTask, Job
+        r = redis.Redis()
+        class Rebuild(BaseTask):
+            def run(self, shard):
+                with r.lock(f"lock:index:{shard}", timeout=60):
+                    rebuild(shard)
+        @shared_task(base=Job)
+        def sync(shard):
+            with r.lock(f"lock:sync:{shard}", timeout=60):
+                rebuild(shard)
+    ''')
+    found = [(f["code"], f["path"], f["line"], f["message"]) for f in lint_json(tmp_path, "--no-cache", "--select", "CL205")[1]]
+    # Job inherits the 3600 s time_limit too: both locks are shorter
+    assert [(c, p, line) for c, p, line, _ in found] == [
+        ("CL205", "proj/jobs.py", 7), ("CL205", "proj/jobs.py", 11), ("CL205", "proj/tasks.py", 7)]
+    assert all("`time_limit` (`settings.EXPORT_LIMIT` in proj/settings/" in m for _, p, _, m in found if p == "proj/jobs.py")

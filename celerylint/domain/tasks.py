@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -288,7 +289,10 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
                 settings.append((which, spec))
         else:  # the first base that has it, as Python's MRO for single inheritance
             answers = (indexed_class(b, ctx, which) for b in bases)
-            value = next((float(a) for a in answers if a is not None), None)
+            answer = next((a for a in answers if a is not None), None)
+            value = None if answer is None or answer.startswith("{") else float(answer)
+            if answer is not None and value is None:  # read from a Django setting in the base's file
+                settings.append((which, json.loads(answer)))
         if value is not None and value > 0:
             limits.append((value, which))
     if not limits and not settings:

@@ -9,13 +9,15 @@ it a task class, and its options; ``registered_task_class`` names a class
 another file registers (``app.register_task(Imported())``).  ``entries``
 gives, for every such class that is a task class through its bases in any
 linted file, ``"pkg.mod.Base#task" -> "task"``, and for the time limits it
-sets or inherits as numbers ``"pkg.mod.Base#time_limit" -> "600"``.  A file
+sets or inherits as numbers ``"pkg.mod.Base#time_limit" -> "600"`` (or,
+read from a Django setting, the ``setting_delay`` as JSON).  A file
 whose rules asked about a class records the answers (``client-lookups``),
 so its cached result is dropped when another file changes them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -60,6 +62,8 @@ def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
         if fact is None or depth > _MAX_DEPTH:
             return _ABSENT
         options = fact.get("options") or {}
+        if which in (fact.get("limit_settings") or {}):
+            return fact["limit_settings"][which]
         if which in options:
             own = options[which]
             return own.get("const") if isinstance(own, dict) else None
@@ -78,4 +82,6 @@ def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
             value = option(name, which)
             if type(value) in (int, float) and value > 0:
                 out[f"{name}#{which}"] = repr(float(value))
+            elif type(value) is dict:  # read from a Django setting: domain.delays.setting_delay
+                out[f"{name}#{which}"] = json.dumps(value, sort_keys=True)
     return out

@@ -71,6 +71,11 @@ class TaskCollector(Checker):
         extra = {}
         if "autoretry_for" in own:  # CL207 follows it across files
             extra["autoretry_broad"] = broad_exception(own["autoretry_for"], self.ctx) is not None
+        # time limits read from Django settings, for CL205 through the task class index
+        limits = {w: spec for w in ("time_limit", "soft_time_limit")
+                  if w in own and (spec := setting_delay(own[w], self.ctx)) is not None}
+        if limits:
+            extra["limit_settings"] = limits
         self.ctx.definition_fact("task_class", node, cls=f"{module}.{node.name.value}",
                       options=self._options(own), bases=bases, task=task, **extra)
 

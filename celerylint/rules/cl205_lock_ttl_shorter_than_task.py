@@ -26,15 +26,15 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
     given to `@shared_task(...)`/`@app.task(...)` or set on a `Task`
     subclass (for the lock taken in its `run` method), also when inherited
     from a `base=` class or the task classes the class derives from, in
-    the same file or another linted one (a number there).
+    the same file or another linted one.
 
-    A limit read from a Django setting (`soft_time_limit=settings.X`,
-    `getattr(settings, "X", 600)`, `settings.X * 60`) is read from every
-    settings module the project's apps load (each profile, as
-    `--show-apps` lists them), and the lock is reported only when its TTL
-    is shorter than the limit in every one of them; a setting that is
-    unknown in any of them (read from the environment, set under a
-    condition, missing) gives no finding. The message names the shortest.
+    A limit read from a Django setting (`soft_time_limit=settings.X`, also
+    on a base class, `getattr(settings, "X", 600)`, `settings.X * 60`) is
+    read from every settings module the project's apps load (each profile,
+    as `--show-apps` lists them), and the lock is reported only when its
+    TTL is shorter than the limit in every one of them; a setting unknown
+    in any of them (read from the environment, set under a condition,
+    missing) gives no finding. The message names the shortest.
 
     The TTL is the `ex=`/`px=` of `set(..., nx=True)`, the `timeout` of
     redis-py and django-redis `lock(...)` and of `Lock(client, name,
