@@ -54,7 +54,7 @@ def scope(cls: type) -> str:
     from .rule import ProjectRule
 
     if not issubclass(cls, ProjectRule):
-        return "file"
+        return "file, and the project phase for what needs the whole project" if hasattr(cls, "check_project") else "file"
     return "project (configuration)" if cls.CODE.startswith("CL1") else "project"
 
 
