@@ -290,9 +290,11 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
         else:  # the first base that has it, as Python's MRO for single inheritance
             answers = (indexed_class(b, ctx, which) for b in bases)
             answer = next((a for a in answers if a is not None), None)
-            value = None if answer is None or answer.startswith("{") else float(answer)
-            if answer is not None and value is None:  # read from a Django setting in the base's file
+            value = None
+            if answer is not None and answer.startswith("{"):  # read from a Django setting in the base's file
                 settings.append((which, json.loads(answer)))
+            elif answer is not None:
+                value = float(answer)
         if value is not None and value > 0:
             limits.append((value, which))
     if not limits and not settings:

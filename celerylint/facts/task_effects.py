@@ -8,10 +8,9 @@ import libcst as cst
 
 from ..domain.dataflow import flow
 from ..domain.tasks import (
-    TaskBodies, TaskInfo, broad_exception, class_name, reaches_project_class, task_and,
+    CLASS_WITH_RUN, TaskBodies, TaskInfo, broad_exception, class_name, reaches_project_class, task_and,
 )
 from ..rule import Checker, Regex
-from ..domain.tasks import CLASS_WITH_RUN
 
 EFFECTS_FACT = "task-effects"
 

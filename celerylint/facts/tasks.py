@@ -15,6 +15,7 @@ from ..domain.tasks import (
     is_task_class, maybe_project_class, module_classes, reaches_project_class, registered_classes,
 )
 from ..rule import All, Checker, Regex
+from .task_class_index import TIME_LIMITS
 
 
 RETRY_DELAY_FACT = "retry-delay"  # a task's default_retry_delay: seconds, or a setting_delay
@@ -72,8 +73,7 @@ class TaskCollector(Checker):
         if "autoretry_for" in own:  # CL207 follows it across files
             extra["autoretry_broad"] = broad_exception(own["autoretry_for"], self.ctx) is not None
         # time limits read from Django settings, for CL205 through the task class index
-        limits = {w: spec for w in ("time_limit", "soft_time_limit")
-                  if w in own and (spec := setting_delay(own[w], self.ctx)) is not None}
+        limits = {w: spec for w in TIME_LIMITS if w in own and (spec := setting_delay(own[w], self.ctx)) is not None}
         if limits:
             extra["limit_settings"] = limits
         self.ctx.definition_fact("task_class", node, cls=f"{module}.{node.name.value}",

@@ -4,8 +4,6 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from ..domain.celeryconf.fixes import replace_at
-from ..domain.celeryconf.model import model
 from ..domain.clients import REDIS_IMPORT_NEEDLE
 from ..domain.delays import django_sources
 from ..domain.lock_ttls import TaskLocks
@@ -352,9 +350,7 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
     )
 
     def lock_in_task(self, node: cst.CSTNode, take: LockTake, ttl: float, task: TimeLimit, via: str | None) -> None:
-        what = f"`{take.method}(...)`" if take.method != "set" else "`set(..., nx=True)`"
-        if via:
-            what += f" in `{via}()`"
+        what = (f"`{take.method}(...)`" if take.method != "set" else "`set(..., nx=True)`") + (f" in `{via}()`" if via else "")
         if task.limit is not None and ttl < task.limit:
             self._report(node, what, take.ttl_unit, ttl, task.limit, task.which)
         elif task.settings:  # judged in the project phase, once the settings are known
@@ -375,7 +371,11 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
         reported when the TTL is shorter than the limit in every settings
         module the project's apps read."""
         facts = list(project.of_kind(FACT))
-        sources = django_sources(model(project)) if facts else []
+        if not facts:
+            return
+        from ..domain.celeryconf import fixes, model  # the settings model: only for these facts
+
+        sources = django_sources(model.model(project))
         for fact in facts:
             task = TimeLimit(fact["limit"], fact["which"], tuple(fact["settings"]))
             limits = [task.in_settings(source) for source in sources]
@@ -384,7 +384,7 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
             limit, which = min(limits)
             text = _raised(max(limits)[0], fact["unit"])
             pos = (fact["line"], fact["col"], fact["end_line"], fact["end_col"])
-            fix = replace_at(fact["path"], pos, text, f"raise the TTL to {text} (the longest limit + {MARGIN} s)") \
+            fix = fixes.replace_at(fact["path"], pos, text, f"raise the TTL to {text} (the longest limit + {MARGIN} s)") \
                 if fact["literal"] else None
             yield cls.finding(_message(fact["ttl"], fact["what"], limit, which), fact["path"], fact["line"],
                               fact["col"], fact["end_line"], fact["end_col"], fix)
