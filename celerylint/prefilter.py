@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from .needles import All, Regex, search
-from .registry import Entry
+from .registry import Entry, path_patterns
 
 Prefilter = Callable[[bytes, str], list[Entry]]
 _cache: dict[tuple[str, ...], Prefilter] = {}
@@ -41,6 +41,7 @@ class _Compiler:
         self.entries = list(entries)
         self.atoms: dict[tuple[bool, bytes], int] = {}
         self.known: set[tuple[bool, bytes]] = set()  # atoms of the entries before this one
+        self.paths: dict[str, int] = {}  # ``PATHS`` pattern -> ``p<j>``/``q<j>``
         self.scope: dict[str, object] = {"_search": search, "_entries": self.entries}
 
     def atom(self, needle: bytes) -> tuple[int, str]:
@@ -80,11 +81,13 @@ class _Compiler:
                 continue
             self.known = set(self.atoms)
             _, test = self.expr(tuple(entry.requires))
-            if entry.paths is not None:
-                self.scope[f"p{i}"] = re.compile(entry.paths).search
-                test = f"p{i}(path) is not None and {test}"
+            for pattern in reversed(path_patterns(entry.paths)) if entry.paths is not None else ():
+                j = self.paths.setdefault(pattern, len(self.paths))  # one search per distinct pattern and file
+                self.scope[f"p{j}"] = re.compile(pattern).search
+                test = f"(q{j} if q{j} is not None else (q{j} := p{j}(path) is not None)) and {test}"
             lines.append(f"    if {test}: out.append(_entries[{i}])")
-        init = f"    {' = '.join(f'a{i}' for i in range(len(self.atoms)))} = None" if self.atoms else ""
+        names = [f"a{i}" for i in range(len(self.atoms))] + [f"q{j}" for j in range(len(self.paths))]
+        init = f"    {' = '.join(names)} = None" if names else ""
         source = "\n".join(["def wanted(d, path):", init, "    out = []", *lines, "    return out"])
         exec(compile(source, "<celerylint prefilter>", "exec"), self.scope)
         return self.scope["wanted"]  # type: ignore[return-value]

@@ -33,7 +33,8 @@ class Entry:
     module: str
     cls: str
     requires: tuple[bytes, ...]  # alternatives: see needles.py
-    paths: str | None = None  # a regular expression the relative path must match
+    # a regular expression the relative path must match, or several it must all match
+    paths: str | tuple[str, ...] | None = None
     # Option rows (name, kind, default, doc) the class declares, and names of
     # the global options (config.GLOBAL_OPTIONS) it reads.
     options: tuple = ()
@@ -47,7 +48,7 @@ class Entry:
         return self.kind == "project" or self.project_part
 
     def wanted_for(self, path: str) -> bool:
-        return self.paths is None or re.search(self.paths, path) is not None
+        return self.paths is None or all(re.search(p, path) is not None for p in path_patterns(self.paths))
 
     def load(self) -> type:
         import importlib
@@ -56,6 +57,11 @@ class Entry:
 
 
 @cache
+def path_patterns(paths: str | tuple[str, ...]) -> tuple[str, ...]:
+    """``Checker.PATHS`` as a tuple of patterns (all must match)."""
+    return (paths,) if isinstance(paths, str) else tuple(paths)
+
+
 def entries() -> tuple[Entry, ...]:
     if os.environ.get(FROM_SOURCE):
         return tuple(Entry(*row) for row in catalog_rows())

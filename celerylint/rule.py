@@ -144,14 +144,14 @@ class _Declared:
 class Checker(cst.BatchableCSTVisitor):
     """Runs in the shared traversal of every file that meets ``REQUIRES``
     (and whose relative posix path matches ``PATHS``, a regular expression,
-    when set).  ``GATE``, optional, names a function ``"module:name"`` of a
+    or each of a tuple of them, when set).  ``GATE``, optional, names a function ``"module:name"`` of a
     module that does not import libcst: given the file's CPython ``ast`` and
     its text, it says whether the checker can find anything there (a
     superset of what it reports); when it says no, the file is not parsed
     for the checker."""
 
     REQUIRES: ClassVar[tuple] = ()
-    PATHS: ClassVar[str | None] = None
+    PATHS: ClassVar[str | tuple[str, ...] | None] = None
     GATE: ClassVar[str | None] = None
 
     def __init__(self, ctx: FileContext) -> None:

@@ -99,7 +99,7 @@ class SyntaxCollector:
     ``self.file.fact(kind, **data)``; ``self.file`` is a ``SyntaxFile``."""
 
     REQUIRES: tuple = ()
-    PATHS: str | None = None
+    PATHS: str | tuple[str, ...] | None = None
 
     def __init__(self, file: Any) -> None:
         self.file = file

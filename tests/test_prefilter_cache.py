@@ -204,7 +204,8 @@ def test_compiled_prefilter_agrees_with_the_requirements():
     texts += ["", "x = 1\n", "@shared_task\ndef f(): pass\n", "import redis\nr.set('lock', 1, nx=True)\n"]
     every = entries()
     check = prefilter(every)
-    for path in ("tasks.py", "proj/settings.py", "conf/base.py"):
+    # test paths too: an entry may require several path patterns (``PATHS`` as a tuple)
+    for path in ("tasks.py", "proj/settings.py", "conf/base.py", "tests/settings.py", "proj/conftest.py"):
         for text in texts:
             data = code_bytes(text.encode("utf-8", "surrogateescape"))
             expected = [e for e in every if any(_plainly(n, data) for n in e.requires) and e.wanted_for(path)]

@@ -8,15 +8,13 @@ import libcst as cst
 
 from ..context import FileContext
 from ..rule import Fix, Replace
+from .celeryconf.paths import TEST_PATHS_EXCLUDED  # noqa: F401 - CL203 takes it from here
 from .calls import arg, code_of, given, with_keyword
 from .clients import CACHE, REDIS
 from .guards import Blocks
 from .locks import NxCandidate, NxScope, TakeEvidence, expire_statement, key_says_lock, setnx_as_set, setnx_fix, stable_texts
 from .values import NONE, evaluate
 
-# Paths that are not tests (``celeryconf.settings.is_test_path``): the lock
-# rules leave tests alone, where a lock is a fixture and a delete clears one.
-TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|conftest)\.py$)"
 
 
 class PendingTakes(TakeEvidence, Blocks):

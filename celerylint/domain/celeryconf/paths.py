@@ -1,4 +1,5 @@
-"""Which files look like settings, by their path (no imports: collectors use it)."""
+"""Which files look like settings, and which are tests, by their path (no
+imports: collectors use it)."""
 
 import re
 
@@ -6,3 +7,9 @@ import re
 # level or a star import, so one they did not read has neither; any other
 # file may hide a star import nobody read.
 SETTINGS_PATH = re.compile(r"(?:^|/)(?:[^/]*(?:settings|config|conf)[^/]*\.py|(?:settings|config|conf)/[^/]+\.py)$")
+
+# Tests and their fixtures: the configuration model leaves their facts out,
+# and the lock rules leave tests alone (a lock there is a fixture).
+TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$")
+# The paths that are not tests, as a ``PATHS`` pattern.
+TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|conftest)\.py$)"

@@ -3,17 +3,16 @@ sources that hold them, the apps, and a setting's resolved value."""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
 
+from .paths import TEST_PATH
 from .settings_table import Table, table
 from .values import NULL, plain
 
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$")
 DJANGO_TARGETS = frozenset({"django.conf:settings", "django.conf.settings"})
 
 
@@ -24,7 +23,7 @@ BRANCHES: ContextVar[dict[tuple[str, int], int] | None] = ContextVar("branches",
 
 
 def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
+    return bool(TEST_PATH.search(path))
 
 
 Pos = tuple[int, int, int, int]  # line, col, end_line, end_col
