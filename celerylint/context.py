@@ -30,6 +30,9 @@ class Scope:
     node: cst.CSTNode | None  # FunctionDef, ClassDef, or None for the module
     bindings: dict[str, cst.BaseExpression] = field(default_factory=dict)
     reassigned: set[str] = field(default_factory=set)
+    # ``A, B = f(...)``: name -> (the call, the name's index); None when the
+    # name is also bound another way
+    unpacked: dict[str, tuple[cst.Call, int] | None] = field(default_factory=dict)
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
@@ -142,6 +145,18 @@ class FileContext:
                 return scope.bindings[name]
         return None
 
+    def lookup_unpacked(self, name: str) -> tuple[cst.Call, int] | None:
+        """``(call, i)`` when ``name`` is bound only by ``..., name, ... = call(...)``
+        (element ``i``), in the innermost scope that binds it."""
+        for scope in reversed(self.scopes):
+            if isinstance(scope.node, cst.ClassDef):
+                continue
+            if name in scope.unpacked:
+                return scope.unpacked[name] if name not in scope.bindings else None
+            if name in scope.reassigned or name in scope.bindings:
+                return None
+        return None
+
     def lookup_self_attr(self, attr: str) -> cst.BaseExpression | None:
         if not self.classes:
             return None
@@ -210,15 +225,24 @@ class ContextOpener(cst.BatchableCSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            self.ctx.scopes[-1].reassigned.add(node.target.value)
+            scope = self.ctx.scopes[-1]
+            scope.reassigned.add(node.target.value)
+            if node.target.value in scope.unpacked:
+                scope.unpacked[node.target.value] = None
 
     def _bind(self, scope: Scope, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             scope.bindings[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
+            call = value if isinstance(value, cst.Call) and not any(
+                isinstance(e, cst.StarredElement) for e in target.elements) else None
+            for index, element in enumerate(target.elements):
                 if isinstance(element.value, cst.Name):
-                    scope.reassigned.add(element.value.value)
+                    name = element.value.value
+                    seen = name in scope.reassigned or name in scope.bindings
+                    scope.reassigned.add(name)
+                    if call is not None or name in scope.unpacked:
+                        scope.unpacked[name] = (call, index) if call is not None and not seen else None
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)

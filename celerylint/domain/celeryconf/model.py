@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ...facts.runtime_settings import GLOBALS_HANDED, RUNTIME_NAMES
+from ...facts.settings_helpers import HELPER_FACT
+from .helpers import calls_resolver
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
@@ -38,10 +40,18 @@ class Model:
         for f in facts:
             self.by_kind[f["kind"]].append(f)
         values = {(f["path"], f["id"]): f for f in self.by_kind["setting_value"]}
+        self.module_paths: dict[str, str] = {}
+        for kind in ("module_info", "star_import"):
+            for f in self.by_kind[kind]:
+                self.module_paths.setdefault(f["module"], f["path"])
+        for f in self.by_kind["setting"]:
+            if f["source"].startswith("module:"):
+                self.module_paths.setdefault(f["source"][7:], f["path"])
+        value = calls_resolver(self.by_kind[HELPER_FACT], self.path_of)
         self.assignments: dict[str, list[Assignment]] = defaultdict(list)  # source -> in file order
         by_id: dict[tuple[str, int], Assignment] = {}
         for f in self.by_kind["setting"]:
-            a = Assignment(f["name"], f["value"], f["path"], fact_position(f), fact_position(values.get((f["path"], f["id"]))),
+            a = Assignment(f["name"], value(f["value"]), f["path"], fact_position(f), fact_position(values.get((f["path"], f["id"]))),
                            f["cond"], f["via"], alt=f.get("alt"))
             by_id[(f["path"], f["id"])] = a
             self.assignments[f["source"]].append(a)
@@ -52,19 +62,12 @@ class Model:
                 candidates = [a for a in candidates if a.path == f["path"]] or candidates
                 target = candidates[-1] if candidates else None
             if target is not None:
-                target.items[f["key"]] = (None if f.get("cond") else f["value"], fact_position(f), f["literal"], f["path"])
+                target.items[f["key"]] = (None if f.get("cond") else value(f["value"]), fact_position(f), f["literal"], f["path"])
         self.unparsable = {f["path"] for f in self.by_kind["unparsable"]}
         self.read_paths = {f["path"] for f in self.project.facts} - self.unparsable
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in self.by_kind["star_import"]:
             self.stars[f["module"]].append(f)
-        self.module_paths: dict[str, str] = {}
-        for kind in ("module_info", "star_import"):
-            for f in self.by_kind[kind]:
-                self.module_paths.setdefault(f["module"], f["path"])
-        for f in self.by_kind["setting"]:
-            if f["source"].startswith("module:"):
-                self.module_paths.setdefault(f["source"][7:], f["path"])
         self.module_info = {f["module"]: f for f in self.by_kind["module_info"]}
         self.names_read = {f["path"] for f in self.by_kind["module_info"] if f.get("names")}
         # settings the project's code sets at run time (facts/runtime_settings.py)

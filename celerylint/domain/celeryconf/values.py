@@ -7,6 +7,7 @@ from the environment) or ``{"dict": {key: <encoded>}}``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -15,6 +16,35 @@ import libcst as cst
 from ..values import NONE, Env, FromNow, evaluate
 from ...context import FileContext
 from .values_env import env_value, helper_value
+
+
+@dataclass(frozen=True)
+class HelperCall:
+    """``f(args)`` with ``f`` imported from a module celerylint may have read
+    (``facts/settings_helpers.py``); ``item``: the element an unpacking takes."""
+
+    name: str
+    args: tuple
+    kwargs: tuple
+    item: int | None = None
+
+
+def _helper_call(node: cst.Call, ctx: FileContext, depth: int) -> HelperCall | None:
+    name = ctx.imported_name(node.func)
+    if (name is None and isinstance(node.func, cst.Name) and ctx.module_name
+            and node.func.value in ctx.module_functions and ctx.lookup(node.func.value) is None):
+        name = f"{ctx.module_name}.{node.func.value}"  # a function of this file
+    # a function of the project: of the file's own top-level package (a
+    # library's calls, ``gettext_lazy("...")``, are never a settings helper)
+    if not name or "." not in name or not ctx.module_name:
+        return None
+    if name.partition(".")[0] != ctx.module_name.partition(".")[0]:
+        return None
+    if any(a.star for a in node.args):
+        return None
+    args = tuple(setting_value(a.value, ctx, depth) for a in node.args if a.keyword is None)
+    kwargs = tuple((a.keyword.value, setting_value(a.value, ctx, depth)) for a in node.args if a.keyword is not None)
+    return HelperCall(name, args, kwargs)
 
 
 def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> Any:
@@ -48,11 +78,18 @@ def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int 
         from_helper = helper_value(node, ctx, depth)
         if from_helper is not None:
             return from_helper
+        value = evaluate(node, ctx)
+        return value if value is not None else _helper_call(node, ctx, depth)
     if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
         bound = ctx.lookup(node.value)
         if bound is not None and isinstance(bound, (cst.BinaryOperation, cst.FormattedString, cst.Dict, cst.List,
                                                     cst.Tuple, cst.Call)):
             return setting_value(bound, ctx, depth)
+        if bound is None and (unpacked := ctx.lookup_unpacked(node.value)) is not None:
+            call = setting_value(unpacked[0], ctx, depth)  # ``A, B = helper(...)``
+            if isinstance(call, HelperCall) and call.item is None:
+                return HelperCall(call.name, call.args, call.kwargs, unpacked[1])
+            return None
     return evaluate(node, ctx)
 
 
@@ -103,6 +140,9 @@ def encode(value: Any) -> Any:
         return {"env": value.name, "default": encode(value.default)}
     if isinstance(value, dict):
         return {"dict": {str(k): encode(v) for k, v in value.items()}}
+    if isinstance(value, HelperCall):
+        return {"call": value.name, "args": [encode(a) for a in value.args],
+                "kwargs": {k: encode(v) for k, v in value.kwargs}, "item": value.item}
     if isinstance(value, list):
         items = [encode(v) for v in value]
         if all(i is not None and "const" in i for i in items):
