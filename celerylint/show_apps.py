@@ -157,7 +157,8 @@ def as_text(described: dict[str, Any]) -> str:
             checked = "checked" if profile["checked"] else (
                 "not checked (a test, CI, development or local profile, or not in `settings-profiles`)")
             named = f"; DJANGO_SETTINGS_MODULE in {', '.join(profile['named_by'])}" if profile.get("named_by") else ""
-            lines.append(f"  settings profile: {profile['name']} ({profile['path']}), {checked}{named}")
+            copied = f", {profile['why']}" if profile["why"].startswith("copied to ") else ""
+            lines.append(f"  settings profile: {profile['name']} ({profile['path']}{copied}), {checked}{named}")
         for missing in app["missing_profiles"]:
             lines.append(f"  settings profile: {missing['name']}, not in the linted files: unknown, not checked; "
                          f"DJANGO_SETTINGS_MODULE in {', '.join(missing['named_by'])}")

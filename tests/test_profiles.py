@@ -317,12 +317,13 @@ def test_task_cls_options_follow_its_task_classes(tmp_path):
 def test_helper_function_returning_a_literal(cli, tmp_path):
     write(tmp_path, '''
         # file: celeryconfig.py
+        import os
         HOST = "redis"
         def redis_url():
             """The broker."""
             return f"redis://{HOST}:6379/0"
         def from_env(name):
-            return name
+            return os.environ[name]
         broker_url = redis_url()
         result_backend = from_env("x")
         # file: proj.py
@@ -383,29 +384,62 @@ def test_a_profile_that_does_not_parse_is_listed_with_unknown_settings(cli, tmp_
     assert not {"CL101", "CL103"} & {f["code"] for f in codes(tmp_path)}
 
 
-def test_a_deployed_profile_not_in_the_tree_is_listed_as_unknown(cli, tmp_path):
-    """taiga's shape: its Dockerfile names ``settings.config``, which the
-    image copies into place; the tree has only ``settings/common.py``."""
-    write(tmp_path, '''
-        # file: taiga/__init__.py
-        # file: taiga/celery.py
-        import os
-        from celery import Celery
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings.common")
-        app = Celery("taiga")
-        app.config_from_object("django.conf:settings", namespace="CELERY")
-        # file: settings/__init__.py
-        # file: settings/common.py
-        CELERY_BROKER_URL = "amqp://guest:guest@localhost:5672//"
+TAIGA = '''
+    # file: taiga/__init__.py
+    # file: taiga/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "settings.common")
+    app = Celery("taiga")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    # file: settings/__init__.py
+    # file: settings/common.py
+    CELERY_BROKER_URL = "amqp://guest:guest@localhost:5672//"
+    CELERY_TASK_ACKS_LATE = True
+    CELERY_TASK_REJECT_ON_WORKER_LOST = True
+    CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+    # file: docker/config.py
+    from .common import *
+    CELERY_TASK_SERIALIZER = "pickle"
+'''
+
+
+def test_a_deployed_profile_a_dockerfile_copies_into_place_is_read(cli, tmp_path):
+    """taiga's shape: its Dockerfile copies ``docker/config.py`` to
+    ``settings/config.py`` and names ``settings.config``; the copied file's
+    ``from .common import *`` is resolved from ``settings/``."""
+    write(tmp_path, TAIGA, '''
         # file: docker/Dockerfile
-        RUN cp docker/config.py settings/config.py
+        WORKDIR /taiga-back
+        COPY . .
+        RUN set -eux; \\
+            cp docker/config.py settings/config.py
         ENV DJANGO_SETTINGS_MODULE=settings.config
-        # file: docker/config.py
-        from .common import *
+    ''')
+    apps = {a["profile"]["name"]: a for a in show(cli, tmp_path)}
+    config = apps["settings.config"]
+    assert (config["profile"]["path"], config["profile"]["why"], config["profile"]["checked"]) == (
+        "docker/config.py", "copied to settings/config.py by docker/Dockerfile", True)
+    assert config["missing_profiles"] == []
+    assert config["settings"]["task_acks_late"] == {"state": "set", "value": True, "path": "settings/common.py", "line": 2}
+    assert config["settings"]["task_serializer"]["path"] == "docker/config.py"
+    assert [(f["code"], f["path"], f["line"]) for f in codes(tmp_path)] == [("CL111", "docker/config.py", 2)]
+    text = cli("--show-apps", ".", cwd=tmp_path).stdout
+    assert ("settings profile: settings.config (docker/config.py, copied to settings/config.py by docker/Dockerfile), "
+            "checked; DJANGO_SETTINGS_MODULE in docker/Dockerfile") in text
+
+
+def test_a_deployed_profile_not_in_the_tree_is_listed_as_unknown(cli, tmp_path):
+    """The same Dockerfile without the copy: the tree has only
+    ``settings/common.py``, so ``settings.config`` is unknown."""
+    write(tmp_path, TAIGA, '''
+        # file: docker/Dockerfile
+        ENV DJANGO_SETTINGS_MODULE=settings.config
     ''')
     (app,) = show(cli, tmp_path)
     assert app["missing_profiles"] == [{"name": "settings.config", "named_by": ["docker/Dockerfile"]}]
     assert app["profile"] is None or app["profile"]["name"] == "settings.common"
+    assert codes(tmp_path) == []
     text = cli("--show-apps", ".", cwd=tmp_path).stdout
     assert "settings profile: settings.config, not in the linted files: unknown, not checked; " \
            "DJANGO_SETTINGS_MODULE in docker/Dockerfile" in text

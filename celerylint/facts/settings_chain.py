@@ -24,7 +24,8 @@ def record_star_import(ctx: FileContext, node: cst.ImportFrom, module: str, guar
     (the collector) remembers how many star imports it has seen."""
     if not isinstance(node.names, cst.ImportStar) or not ctx.at_module_level:
         return False
-    target = ctx.resolve_relative(len(node.relative), dotted_name(node.module) if node.module else "")
+    name = dotted_name(node.module) if node.module else ""
+    target = ctx.resolve_relative(len(node.relative), name)
     counter.stars_seen = getattr(counter, "stars_seen", 0) + 1
     line = 1
     for i, match in enumerate(_STAR_IMPORT.finditer(ctx.text), start=1):
@@ -32,7 +33,7 @@ def record_star_import(ctx: FileContext, node: cst.ImportFrom, module: str, guar
             line = ctx.text.count("\n", 0, match.start()) + 1
             break
     ctx.fact("star_import", None, module=module, target=target, guarded=guarded,
-             line=line, col=0, end_line=line, end_col=0)
+             line=line, col=0, end_line=line, end_col=0, **({"level": len(node.relative), "name": name} if node.relative else {}))
     return True
 
 

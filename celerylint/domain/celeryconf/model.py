@@ -19,6 +19,7 @@ from typing import Any
 
 from ...facts.runtime_settings import GLOBALS_HANDED, RUNTIME_NAMES
 from ...facts.settings_helpers import HELPER_FACT
+from ...modules import absolute_module
 from .helpers import calls_resolver
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
@@ -41,6 +42,7 @@ class Model:
             self.by_kind[f["kind"]].append(f)
         values = {(f["path"], f["id"]): f for f in self.by_kind["setting_value"]}
         self.module_paths: dict[str, str] = {}
+        self.copies: dict[str, str] = {}  # path -> the module it is copied to (``copy_of``)
         for kind in ("module_info", "star_import"):
             for f in self.by_kind[kind]:
                 self.module_paths.setdefault(f["module"], f["path"])
@@ -167,10 +169,23 @@ class Model:
             elif item["kind"] == "settings_export":
                 name = item["qualified"] or f"{item['module']}.{item['cls']}"
                 out.extend(class_settings(self, name, files, problems))
-            elif self.path_of(item["target"]) is not None:
-                self._flatten(item["target"], out, files, problems, seen, handed)
+            elif self.path_of(target := self._star_target(path, item)) is not None:
+                self._flatten(target, out, files, problems, seen, handed)
             elif not item["guarded"]:
-                problems.append(f"`from {item['target']} import *` is not in the linted files")
+                problems.append(f"`from {target} import *` is not in the linted files")
+
+    def copy_of(self, module: str, path: str) -> None:
+        """``module`` is the file ``path`` copied into place at deploy time
+        (``profiles._copied``)."""
+        self.module_paths[module] = path
+        self.copies[path] = module
+
+    def _star_target(self, path: str, item: dict[str, Any]) -> str:
+        """A star import's module; in a copied file, a relative one is
+        resolved from where the file is copied to."""
+        if path in self.copies and item.get("level"):
+            return absolute_module(self.copies[path], "", item["level"], item["name"])
+        return item["target"]
 
     def django_settings(self, app_module: str) -> str | None:
         chosen = [f["value"] for f in self.by_kind["django_settings_module"] if f["module"] == app_module]

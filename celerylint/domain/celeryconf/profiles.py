@@ -33,6 +33,10 @@ _NOT_DEPLOYED = re.compile(
 _DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*[:=]?\s*[\"']?([A-Za-z_][\w.]*)")
 _LAUNCH = re.compile(r"^(?:Procfile.*|Dockerfile.*|\.env.*|.*\.env|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml))$")
 _MAX_BYTES = 1 << 20
+# ``RUN cp docker/config.py settings/config.py`` or ``COPY conf/prod.py proj/settings/prod.py``
+# in a Dockerfile: the image's settings module is a file kept elsewhere in the tree
+_COPY = re.compile(rb"(?:\bcp|^[ \t]*COPY)[ \t]+(?:--?[\w=-]+[ \t]+)*(?:\./)?([\w./-]+\.py)[ \t]+(?:\./)?([\w./-]+\.py)\b",
+                   re.MULTILINE)
 
 
 @dataclass
@@ -69,9 +73,11 @@ def wanted(profile: Profile, configured: tuple[str, ...]) -> bool:
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "manage.py", ".git")
 
 
-def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> dict[str, list[str]]:
+def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
     """DJANGO_SETTINGS_MODULE values in compose files, Dockerfiles, Procfiles,
-    ``.env`` files, shell scripts, tox/ini files of the linted tree: under
+    ``.env`` files, shell scripts, tox/ini files of the linted tree, and the
+    settings files a Dockerfile that sets it copies into place (destination
+    -> (linted source, Dockerfile); paths relative to the root): under
     the root (compose files and .env sit beside the package, also when only
     ``src/`` is linted), but not in a directory that holds no linted file
     and is a project of its own (a ``pyproject.toml``, ``manage.py``, ...:
@@ -93,6 +99,8 @@ def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> dict[s
         return rel not in holding and any(os.path.lexists(os.path.join(directory, name, m)) for m in _PROJECT_MARKERS)
 
     out: dict[str, list[str]] = {}
+    copies: dict[str, tuple[str, str]] = {}
+    linted = set(python_files)
     top = root
     for directory, dirnames, filenames in walk(str(top)):
         dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")
@@ -115,7 +123,12 @@ def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> dict[s
                 value = match.group(1).decode("ascii", "replace").rstrip(".")
                 if "." in value:
                     out.setdefault(value, []).append(rel)
-    return out
+            if name.startswith("Dockerfile"):
+                for match in _COPY.finditer(data):
+                    source, target = (g.decode("utf-8", "replace") for g in match.groups())
+                    if source in linted and target not in linted:
+                        copies.setdefault(target, (source, rel))
+    return out, copies
 
 
 _CONFIGURATIONS = ("configurations.Configuration", "configurations.base.Configuration", "object")
@@ -248,10 +261,11 @@ def find_profiles(m, app) -> list[Profile]:
     family = sorted(p for p in m.project.python_files if posixpath.dirname(p) == here and not is_test_path(p)
                     and (p == dpath or SETTINGS_PATH.search(p)))
     links = {path: _links(m, path) & set(family) for path in family}
+    copied = _copied(m, here, package, _named(m))
     if not any(links[p] for p in family if p != dpath):  # nothing builds on another: one module
         classes = _configuration_classes(m, default)
-        return [Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class") for cls in classes] \
-            or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]
+        return ([Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class") for cls in classes]
+                or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
     modules: dict[str, str] = {}
     for path in family:
         stem = posixpath.basename(path)[:-3]
@@ -281,7 +295,31 @@ def find_profiles(m, app) -> list[Profile]:
                                         named_by=sorted(set(named.get(module, ())))))
             continue
         profiles.append(Profile(module, module, path, why=why, named_by=sorted(set(named.get(module, ())))))
-    return profiles or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]
+    return (profiles or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
+
+
+def _outside(m) -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
+    outside = getattr(m, "_dsm_outside", None)
+    if outside is None:
+        outside = m._dsm_outside = named_outside_python(m.root, m.project.python_files)
+    return outside
+
+
+def _copied(m, here: str, package: str, named: dict[str, list[str]]) -> list[Profile]:
+    """Profiles a Dockerfile copies into the settings directory ``here``
+    (taiga: ``cp docker/config.py settings/config.py`` and
+    ``DJANGO_SETTINGS_MODULE=settings.config``): read from the linted
+    source, its relative imports as if it sat at its destination."""
+    out = []
+    for target, (source, dockerfile) in sorted(_outside(m)[1].items()):
+        stem = posixpath.basename(target)[:-3]
+        module = f"{package}.{stem}" if package else stem
+        if posixpath.dirname(target) != here or "." in stem or stem == "__init__" or module not in named:
+            continue
+        m.copy_of(module, source)
+        out.append(Profile(module, module, source, why=f"copied to {target} by {dockerfile}",
+                           named_by=sorted(set(named[module]))))
+    return out
 
 
 def _named(m) -> dict[str, list[str]]:
@@ -289,10 +327,7 @@ def _named(m) -> dict[str, list[str]]:
     named: dict[str, list[str]] = {}
     for f in m.by_kind["django_settings_module"]:
         named.setdefault(f["value"], []).append(f["path"])
-    outside = getattr(m, "_dsm_outside", None)
-    if outside is None:
-        outside = m._dsm_outside = named_outside_python(m.root, m.project.python_files)
-    for value, where in outside.items():
+    for value, where in _outside(m)[0].items():
         named.setdefault(value, []).extend(where)
     return named
 
