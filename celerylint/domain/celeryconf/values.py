@@ -2,7 +2,9 @@
 
 An encoded value is ``None`` (unknown), ``{"const": x}`` (a literal; a
 timedelta becomes seconds), ``{"env": NAME, "default": <encoded>}`` (read
-from the environment) or ``{"dict": {key: <encoded>}}``.
+from the environment), ``{"dict": {key: <encoded>}}``, or ``{"call": ...}``:
+a call of a function of the project that a settings file may define
+(``HelperCall``), which the model resolves (``helpers.py``) or makes unknown.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from .values_env import env_value, helper_value
 
 @dataclass(frozen=True)
 class HelperCall:
-    """``f(args)`` with ``f`` imported from a module celerylint may have read
-    (``facts/settings_helpers.py``); ``item``: the element an unpacking takes."""
+    """``f(args)`` with ``f`` a function of the project, imported or of this
+    file, that ``facts/settings_helpers.py`` may have read; ``item``: the
+    element an unpacking takes."""
 
     name: str
     args: tuple
