@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .copied_settings import copied_profiles
 from .paths import SETTINGS_PATH
 
 _NOT_DEPLOYED = re.compile(
@@ -33,10 +34,6 @@ _NOT_DEPLOYED = re.compile(
 _DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*[:=]?\s*[\"']?([A-Za-z_][\w.]*)")
 _LAUNCH = re.compile(r"^(?:Procfile.*|Dockerfile.*|\.env.*|.*\.env|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml))$")
 _MAX_BYTES = 1 << 20
-# ``RUN cp docker/config.py settings/config.py`` or ``COPY conf/prod.py proj/settings/prod.py``
-# in a Dockerfile: the image's settings module is a file kept elsewhere in the tree
-_COPY = re.compile(rb"(?:\bcp|^[ \t]*COPY)[ \t]+(?:--?[\w=-]+[ \t]+)*(?:\./)?([\w./-]+\.py)[ \t]+(?:\./)?([\w./-]+\.py)\b",
-                   re.MULTILINE)
 
 
 @dataclass
@@ -73,11 +70,9 @@ def wanted(profile: Profile, configured: tuple[str, ...]) -> bool:
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "manage.py", ".git")
 
 
-def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
+def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> dict[str, list[str]]:
     """DJANGO_SETTINGS_MODULE values in compose files, Dockerfiles, Procfiles,
-    ``.env`` files, shell scripts, tox/ini files of the linted tree, and the
-    settings files a Dockerfile that sets it copies into place (destination
-    -> (linted source, Dockerfile); paths relative to the root): under
+    ``.env`` files, shell scripts, tox/ini files of the linted tree: under
     the root (compose files and .env sit beside the package, also when only
     ``src/`` is linted), but not in a directory that holds no linted file
     and is a project of its own (a ``pyproject.toml``, ``manage.py``, ...:
@@ -99,8 +94,6 @@ def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> tuple[
         return rel not in holding and any(os.path.lexists(os.path.join(directory, name, m)) for m in _PROJECT_MARKERS)
 
     out: dict[str, list[str]] = {}
-    copies: dict[str, tuple[str, str]] = {}
-    linted = set(python_files)
     top = root
     for directory, dirnames, filenames in walk(str(top)):
         dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info")
@@ -123,12 +116,7 @@ def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> tuple[
                 value = match.group(1).decode("ascii", "replace").rstrip(".")
                 if "." in value:
                     out.setdefault(value, []).append(rel)
-            if name.startswith("Dockerfile"):
-                for match in _COPY.finditer(data):
-                    source, target = (g.decode("utf-8", "replace") for g in match.groups())
-                    if source in linted and target not in linted:
-                        copies.setdefault(target, (source, rel))
-    return out, copies
+    return out
 
 
 _CONFIGURATIONS = ("configurations.Configuration", "configurations.base.Configuration", "object")
@@ -261,7 +249,8 @@ def find_profiles(m, app) -> list[Profile]:
     family = sorted(p for p in m.project.python_files if posixpath.dirname(p) == here and not is_test_path(p)
                     and (p == dpath or SETTINGS_PATH.search(p)))
     links = {path: _links(m, path) & set(family) for path in family}
-    copied = _copied(m, here, package, _named(m))
+    copied = [Profile(module, module, source, why=why, named_by=[dockerfile])
+              for module, source, why, dockerfile in copied_profiles(m, here, package)]
     if not any(links[p] for p in family if p != dpath):  # nothing builds on another: one module
         classes = _configuration_classes(m, default)
         return ([Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class") for cls in classes]
@@ -298,36 +287,15 @@ def find_profiles(m, app) -> list[Profile]:
     return (profiles or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
 
 
-def _outside(m) -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
-    outside = getattr(m, "_dsm_outside", None)
-    if outside is None:
-        outside = m._dsm_outside = named_outside_python(m.root, m.project.python_files)
-    return outside
-
-
-def _copied(m, here: str, package: str, named: dict[str, list[str]]) -> list[Profile]:
-    """Profiles a Dockerfile copies into the settings directory ``here``
-    (taiga: ``cp docker/config.py settings/config.py`` and
-    ``DJANGO_SETTINGS_MODULE=settings.config``): read from the linted
-    source, its relative imports as if it sat at its destination."""
-    out = []
-    for target, (source, dockerfile) in sorted(_outside(m)[1].items()):
-        stem = posixpath.basename(target)[:-3]
-        module = f"{package}.{stem}" if package else stem
-        if posixpath.dirname(target) != here or "." in stem or stem == "__init__" or module not in named:
-            continue
-        m.copy_of(module, source)
-        out.append(Profile(module, module, source, why=f"copied to {target} by {dockerfile}",
-                           named_by=sorted(set(named[module]))))
-    return out
-
-
 def _named(m) -> dict[str, list[str]]:
     """DJANGO_SETTINGS_MODULE values -> the files that set them (Python and launch files)."""
     named: dict[str, list[str]] = {}
     for f in m.by_kind["django_settings_module"]:
         named.setdefault(f["value"], []).append(f["path"])
-    for value, where in _outside(m)[0].items():
+    outside = getattr(m, "_dsm_outside", None)
+    if outside is None:
+        outside = m._dsm_outside = named_outside_python(m.root, m.project.python_files)
+    for value, where in outside.items():
         named.setdefault(value, []).extend(where)
     return named
 
