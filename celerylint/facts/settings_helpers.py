@@ -3,7 +3,7 @@
 with ``parse_redis_url`` in ``settings/custom.py``), read from CPython's
 ``ast`` in files whose path looks like settings.
 
-Fact ``settings-helper``: ``module``, ``name``, ``params`` (``[name,
+Fact ``settings-helper`` (found by its file's path): ``name``, ``params`` (``[name,
 has_default, encoded default]``) and ``body``, the function as data that
 ``domain/celeryconf/helpers.py`` runs for the arguments of a call:
 
@@ -51,8 +51,7 @@ class SettingsHelpers(SyntaxCollector):
             if isinstance(statement, ast.FunctionDef) and not statement.decorator_list:
                 encoded = _Encoder(self.file, statement, module_names).function()
                 if encoded is not None:
-                    self.file.fact(HELPER_FACT, module=self.file.module_name or self.file.path,
-                                   name=statement.name, **encoded)
+                    self.file.fact(HELPER_FACT, name=statement.name, **encoded)
 
 
 def _module_names(tree: ast.Module, file) -> dict[str, dict[str, Any]]:

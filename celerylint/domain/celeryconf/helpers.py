@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .values import NULL, plain
+from ..values import Env
+from .values import NULL, encode, joined, plain
 
 _MAX_DEPTH = 8
 
@@ -154,27 +155,12 @@ _NEXT = object()
 
 
 def _concat(parts: list[Any], fstring: bool) -> Any:
-    """Strings joined; parts from one environment variable keep it (as
-    ``REDIS_URL + "/0"`` does in ``values.setting_value``)."""
-    env = None
-    text = ""
+    """``values.joined`` over encoded parts."""
+    decoded = []
     for part in parts:
-        value, name = plain(part)
-        if name is not None:
-            if env not in (None, name):
-                return None
-            env = name
-        if fstring and isinstance(value, int) and not isinstance(value, bool):
-            value = str(value)
-        if not isinstance(value, str):
-            if name is None:
-                return None
-            text = None
-        elif text is not None:
-            text += value
-    if env is None:
-        return {"const": text}
-    return {"env": env, "default": {"const": text} if text is not None else None}
+        value, env = plain(part)
+        decoded.append(Env(env, value) if env is not None else value)
+    return encode(joined(decoded, numbers=fstring))
 
 
 def _final(result: Any) -> Any:

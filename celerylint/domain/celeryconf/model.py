@@ -176,7 +176,7 @@ class Model:
 
     def copy_of(self, module: str, path: str) -> None:
         """``module`` is the file ``path`` copied into place at deploy time
-        (``profiles._copied``)."""
+        (``copied_settings.copied_profiles``)."""
         self.module_paths[module] = path
         self.copies[path] = module
 

@@ -119,11 +119,20 @@ def _fstring(node: cst.FormattedString, ctx: FileContext, depth: int) -> Any:
             out.append(setting_value(part.expression, ctx, depth))
         else:
             return None
+    return joined(out)
+
+
+def joined(items: list[Any], numbers: bool = True) -> Any:
+    """Strings (and integers, when ``numbers``: an f-string's) joined; parts
+    read from one environment variable keep it, as an ``Env``."""
     value: Any = ""
-    for item in out:
+    for item in items:
         if item is None or not isinstance(item, (str, int, Env)) or isinstance(item, bool):
             return None
-        item = str(item) if isinstance(item, int) else item
+        if isinstance(item, int):
+            if not numbers:
+                return None
+            item = str(item)
         value = _concat(value, item) if isinstance(value, Env) or isinstance(item, Env) else value + item
         if value is None:
             return None
