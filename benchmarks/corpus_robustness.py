@@ -22,8 +22,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from celerylint.config import Settings
-from celerylint.discovery import discover
+from celerylint.config.settings import Settings
+from celerylint.run.discovery import discover
 
 
 def survey(project: Path, timeout: float) -> dict:

@@ -26,9 +26,10 @@ import tempfile
 PROCESS = r"""
 import sys, time
 from pathlib import Path
-import celerylint.cli, celerylint.runner, celerylint.stat_index, hashlib, importlib.util  # imported by a run anyway
-from celerylint.config import find_config, load_settings
-from celerylint.discovery import discover
+import celerylint.cli.commands, celerylint.run.runner, celerylint.run.stat_index, hashlib, importlib.util  # imported by a run anyway
+from celerylint.config.extend import load_settings
+from celerylint.config.table import find_config
+from celerylint.run.discovery import discover
 from celerylint.registry import known_codes
 root = Path(".")
 settings = load_settings(find_config(root), root, known_codes())

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from bench import python_files  # this folder is on sys.path when the script runs
 
-from celerylint.engine import code_bytes
+from celerylint.engine.analysis import code_bytes
 from dataclasses import replace
 
-from celerylint.prefilter import prefilter
+from celerylint.engine.prefilter import prefilter
 from celerylint.registry import entries
 
 

@@ -11,6 +11,6 @@ except OSError:  # the working directory was removed
 if sys.path and sys.path[0] in ("", _here):
     del sys.path[0]
 
-from .cli import entry  # noqa: E402
+from .cli.commands import entry  # noqa: E402
 
 entry()

@@ -4,7 +4,7 @@ Each row: code, name, kind, severity, fix, summary, module, class, requires, pat
 default_enabled.
 """
 
-from .needles import All, Regex
+from .api.needles import All, Regex
 
 CHECKERS = [
     ('CL001', 'unparsable-file', 'file', 'error', 'none', 'A file that cannot be decoded or parsed, so nothing in it was checked', 'celerylint.rules.cl001_unparsable_file', 'UnparsableFile', (All((b'elery', (b'celery', b'Celery'))), b'redis'), None, (), True, None, False),

@@ -27,7 +27,7 @@ def expected_files() -> dict[Path, str]:
         "Each row: code, name, kind, severity, fix, summary, module, class, requires, paths, options,\n"
         "default_enabled.\n"
         '"""\n\n'
-        "from .needles import All, Regex\n\n"
+        "from .api.needles import All, Regex\n\n"
         "CHECKERS = [\n" + "".join(f"    {row!r},\n" for row in rows) + "]\n"
     )
     files = {PACKAGE / "catalog.py": catalog}
@@ -44,7 +44,7 @@ def expected_files() -> dict[Path, str]:
 def with_options_table(readme: str, ruled: list[type]) -> str:
     """The README with its options table (between the two markers) made from
     the declarations: the global options and each rule's own."""
-    from .config import GLOBAL_OPTIONS
+    from .api.options import GLOBAL_OPTIONS
     from .docs import declared_options
 
     users: dict[str, list[str]] = {}

@@ -39,7 +39,7 @@ def rule_doc(cls: type) -> str:
 
 def declared_options(cls: type) -> list:
     """The ``Option`` objects a rule declares or reads (a name refers to a global option)."""
-    from .config import GLOBAL_OPTIONS
+    from .api.options import GLOBAL_OPTIONS
 
     by_name = {o.name: o for o in GLOBAL_OPTIONS}
     return [by_name[o] if isinstance(o, str) else o for o in getattr(cls, "OPTIONS", ())]
@@ -51,7 +51,7 @@ def options_text(cls: type) -> str:
 
 
 def scope(cls: type) -> str:
-    from .rule import ProjectRule
+    from .api.rule import ProjectRule
 
     if not issubclass(cls, ProjectRule):
         return "file, and the project phase for what needs the whole project" if hasattr(cls, "check_project") else "file"

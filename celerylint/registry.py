@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .needles import All, Regex, normalized
+from .api.needles import All, Regex, normalized
 
 __all__ = ["All", "Entry", "Regex", "by_code", "catalog_rows", "default_off_codes", "discover_classes", "entries", "known_codes", "rules"]
 
@@ -76,7 +76,7 @@ def rules() -> tuple[Entry, ...]:
 
 def options() -> tuple:
     """The options the rules declare (``Option`` objects), each once."""
-    from .options import Option
+    from .api.options import Option
 
     found: dict[str, Option] = {}
     for entry in entries():
@@ -111,7 +111,7 @@ def discover_classes() -> list[type]:
     import pkgutil
 
     from . import facts, rules
-    from .rule import Checker, ProjectRule, Rule, SyntaxCollector
+    from .api.rule import Checker, ProjectRule, Rule, SyntaxCollector
 
     found: list[type] = []
     names = [f"{package.__name__}.{info.name}" for package in (rules, facts)
@@ -137,7 +137,7 @@ class RuleDefinitionError(Exception):
 
 def catalog_rows() -> list[tuple]:
     """The rows catalog.py must hold, computed from the rule modules."""
-    from .rule import ProjectRule, Rule, SyntaxCollector
+    from .api.rule import ProjectRule, Rule, SyntaxCollector
 
     rows = []
     for cls in discover_classes():
@@ -154,7 +154,7 @@ def catalog_rows() -> list[tuple]:
                 f"{cls.__module__}.{cls.__name__} declares no REQUIRES: a file checker runs only on "
                 "files whose bytes contain one of its requirements, so without any it would never run"
             )
-        from .config import GLOBAL_OPTIONS
+        from .api.options import GLOBAL_OPTIONS
 
         unknown = [o for o in getattr(cls, "OPTIONS", ()) if isinstance(o, str) and o not in {g.name for g in GLOBAL_OPTIONS}]
         if unknown:

@@ -11,11 +11,11 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from .cases import Case, Invalid, Valid, django_project
-from .config import load_settings
+from .api.cases import Case, Invalid, Valid, django_project
+from .config.extend import load_settings
 from .docs import rule_doc, sections
 from .registry import known_codes
-from .runner import RunResult, parses, run
+from .run.runner import RunResult, parses, run
 
 FILE_MARKER = re.compile(r"^# file: (\S+)[ \t]*\n", re.MULTILINE)
 _FENCED = re.compile(r"```\w+\n(.*?)```", re.DOTALL)

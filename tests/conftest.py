@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_REFERENCE = REPO.parent / "shared" / "reference"
+FIXTURES = REPO / "tests" / "fixtures"
 
 # Rules are found from their classes, not from the generated catalog, in this
 # process and in every celerylint it starts: a stale catalog cannot hide a
@@ -72,8 +72,8 @@ def lint_json(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[in
 
     from click.testing import CliRunner
 
-    from celerylint.cache import ENV as CACHE_ENV
-    from celerylint.cli import main
+    from celerylint.run.cache import ENV as CACHE_ENV
+    from celerylint.cli.commands import main
 
     env = {CACHE_ENV: str(cache_dir)} if cache_dir else {}
     old = Path.cwd()

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model import Finding
+from ..core.model import Finding
 from . import checks
 from .codes import CODES
 from .connect import Deadline, Unsupported, client, scrub, sentinel_master, target

@@ -37,11 +37,11 @@ class AppBroker:
 
 
 def app_brokers(paths: list[Path], settings, notices: list[str]) -> list[AppBroker]:
-    from ..discovery import discover
+    from ..run.discovery import discover
     from ..domain.celeryconf.model import model
     from ..domain.celeryconf.values import number
-    from ..linter import Linter, lint_files
-    from ..project import Project
+    from ..run.linter import Linter, lint_files
+    from ..run.project import Project
 
     settings = replace(settings, select=("CL104",), ignore=())  # a project rule: its fact collectors run
     linter = Linter(settings, None)

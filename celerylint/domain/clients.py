@@ -7,9 +7,9 @@ import re
 
 import libcst as cst
 
-from ..context import FileContext, dotted_name
+from ..api.context import FileContext, dotted_name
 from ..facts.client_index import CACHE, CACHE_CLASSES, CACHE_MAPPINGS, CACHE_OBJECTS, REDIS, REDIS_CLASSES, REDIS_FACTORIES
-from ..rule import Regex
+from ..api.rule import Regex
 
 __all__ = ["CACHE", "CACHE_MAPPINGS", "CACHE_OBJECTS", "REDIS", "REDIS_FACTORIES", "client_kind", "receiver"]
 

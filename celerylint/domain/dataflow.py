@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import FileContext, dotted_name
-from ..traverse import visit
+from ..api.context import FileContext, dotted_name
+from ..api.traverse import visit
 from .clients import client_kind
 from .fresh import TIME_CALLS, _bound, fresh_origin, params_of
 from .keys import spelled

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import FileContext
+from ..api.context import FileContext
 from .values import FromNow, evaluate, seconds
 
 

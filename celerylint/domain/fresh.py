@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import FileContext
+from ..api.context import FileContext
 from .values import NOW_CALLS
 
 _MAX_DEPTH = 8

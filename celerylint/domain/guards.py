@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import FileContext, dotted_name
+from ..api.context import FileContext, dotted_name
 
 CLOCKS = frozenset({"time.monotonic", "time.time", "time.perf_counter", "monotonic", "time"})
 

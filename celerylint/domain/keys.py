@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from ..context import FileContext
+from ..api.context import FileContext
 
 _EMPTY = cst.Module([])
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdirfxXeEgGc%]")

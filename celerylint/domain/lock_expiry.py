@@ -6,8 +6,8 @@ import builtins
 
 import libcst as cst
 
-from ..context import FileContext
-from ..rule import Fix, Replace
+from ..api.context import FileContext
+from ..api.rule import Fix, Replace
 from .celeryconf.paths import TEST_PATHS_EXCLUDED  # noqa: F401 - CL203 takes it from here
 from .calls import arg, code_of, given, with_keyword
 from .clients import CACHE, REDIS

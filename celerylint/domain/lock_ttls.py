@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import FileContext
+from ..api.context import FileContext
 from .calls import has_star
 from .clients import client_kind, receiver
 from .locks import RELEASE_METHODS, RENEW_METHODS, LockHelper, LockTake, key_says_lock, key_texts, lock_helper, lock_take

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import FileContext
+from ..api.context import FileContext
 from .calls import arg, code_of, has_star, with_keyword
 from .keys import spelled
 from .clients import CACHE, REDIS, client_kind, receiver
 from .values import evaluate, seconds
-from ..rule import Fix, RemoveLines, Replace
+from ..api.rule import Fix, RemoveLines, Replace
 
 from .lock_syntax import LOCK_CLASSES, LOCK_WORD, RELEASE_METHODS, TAKE_METHODS  # noqa: F401 - RELEASE_METHODS: for CL204, CL205
 # Lock.extend/reacquire, EXPIRE/PEXPIRE, Django cache touch(): a function

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import FileContext
-from ..rule import Fix, Replace
+from ..api.context import FileContext
+from ..api.rule import Fix, Replace
 from .calls import code_of
 from .clients import CACHE, REDIS
 from .guards import IfGuards

@@ -25,7 +25,7 @@ import re
 
 import libcst as cst
 
-from ..context import FileContext, dotted_name
+from ..api.context import FileContext, dotted_name
 from .clients import client_kind
 
 HTTP_MODULES = ("requests", "httpx", "urllib3", "aiohttp")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import FileContext
+from ..api.context import FileContext
 from ..facts.task_class_index import TASK, TASK_BASES, classes_by_name, is_project_task_class
 
 APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from ..syntax import statements as _statements
+from ..api.syntax import statements as _statements
 
 TASK_DECORATORS = frozenset({
     "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",

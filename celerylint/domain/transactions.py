@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from ..syntax import statements
+from ..api.syntax import statements
 
 DISPATCH = frozenset({"delay", "apply_async", "send_task"})
 

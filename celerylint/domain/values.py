@@ -17,7 +17,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..context import FileContext
+from ..api.context import FileContext
 
 
 class _NoneValue:

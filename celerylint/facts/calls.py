@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import FileContext, dotted_name
+from ..api.context import FileContext, dotted_name
 
 from ..domain.tasks import (
     CLASS_WITH_RUN, TASK_BASES, TASK_DEFINITION, class_name, function_task_options, is_task_class,
@@ -15,7 +15,7 @@ from ..domain.tasks import (
 )
 from ..domain.task_syntax import CALL_METHODS, EXECUTION_OPTIONS
 from .task_calls import TASK_CALL
-from ..rule import All, Checker, Regex
+from ..api.rule import All, Checker, Regex
 
 # Options no task plausibly takes as a parameter of its own: reported even
 # when the task's signature cannot be seen (or takes ``**kwargs``).  Names

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import ast
 
-from ..needles import Regex
-from ..syntax import SyntaxCollector, dotted
+from ..api.needles import Regex
+from ..api.syntax import SyntaxCollector, dotted
 from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, PROVIDERS_FACT, REDIS, REDIS_FACTORIES
 
 _DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "staticmethod", "classmethod"})

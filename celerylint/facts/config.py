@@ -29,8 +29,8 @@ from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
 from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
-from ..context import FileContext
-from ..rule import All, Checker, Regex
+from ..api.context import FileContext
+from ..api.rule import All, Checker, Regex
 from .config_redis import RedisConfigSet, string as _string
 from .config_shapes import CONFIG_CLASS, DEPLOYMENT_DEFAULT, AppShapes
 from .settings_chain import if_else_branches, module_info, record_star_import, unpacked

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import FileContext
+from ..api.context import FileContext
 from ..domain.celeryconf.redis_conf import parse_redis_url
 from ..domain.celeryconf.values import setting_value
 from ..domain.clients import REDIS_FACTORIES

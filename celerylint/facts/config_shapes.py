@@ -34,7 +34,7 @@ from ..domain.tasks import APP_FACTORIES
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.tasks import class_options
 from .tasks import TASK_OPTIONS
-from ..rule import All, Regex
+from ..api.rule import All, Regex
 
 # Class attributes of a configuration class (the file must also pass the
 # collector's prefilter: see ``CONFIG_CLASS`` in facts/config.py).

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from ..syntax import SyntaxCollector
+from ..api.syntax import SyntaxCollector
 
 GLOBALS_HANDED = "globals-handed"
 RUNTIME_NAMES = "runtime-setting-names"

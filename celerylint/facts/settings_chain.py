@@ -8,9 +8,9 @@ import re
 
 import libcst as cst
 
-from ..context import FileContext, dotted_name
+from ..api.context import FileContext, dotted_name
 from ..domain.celeryconf.paths import SETTINGS_PATH
-from ..rule import Checker, Regex
+from ..api.rule import Checker, Regex
 
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
 

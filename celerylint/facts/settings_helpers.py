@@ -27,8 +27,8 @@ import ast
 from typing import Any
 
 from ..domain.celeryconf.paths import SETTINGS_PATH, TEST_PATHS_EXCLUDED
-from ..needles import Regex
-from ..syntax import SyntaxCollector
+from ..api.needles import Regex
+from ..api.syntax import SyntaxCollector
 
 HELPER_FACT = "settings-helper"
 _ENV_READERS = frozenset({"os.getenv", "os.environ.get"})

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 import re
 
-from ..needles import Regex
-from ..syntax import SyntaxCollector, SyntaxFile, dotted
+from ..api.needles import Regex
+from ..api.syntax import SyntaxCollector, SyntaxFile, dotted
 
 ARGS_FACT = "task-call-arguments"
 BINDING_METHODS = frozenset({"delay", "apply_async", "s", "si", "signature"})

@@ -10,7 +10,7 @@ from ..domain.dataflow import flow
 from ..domain.tasks import (
     CLASS_WITH_RUN, TaskBodies, TaskInfo, broad_exception, class_name, reaches_project_class, task_and,
 )
-from ..rule import Checker, Regex
+from ..api.rule import Checker, Regex
 
 EFFECTS_FACT = "task-effects"
 

@@ -14,7 +14,7 @@ from ..domain.tasks import (
     CLASS_WITH_RUN, TASK_DEFINITION, TaskTracker, broad_exception, class_name, class_options, function_task_options,
     is_task_class, maybe_project_class, module_classes, reaches_project_class, registered_classes,
 )
-from ..rule import All, Checker, Regex
+from ..api.rule import All, Checker, Regex
 from .task_class_index import TIME_LIMITS
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..source import apply_edits
+from ..core.source import apply_edits
 from .color import Style
 from .printable import password_spans, printable
 from .sources import Sources

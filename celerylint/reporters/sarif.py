@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..docs import HOMEPAGE, help_uri, rule_doc, sections
-from ..model import Edit
+from ..core.model import Edit
 from .plaintext import markdown_to_text
 from .printable import json_escaped, masked
 from .sources import Sources

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..guard import MAX_PARSE_CHARS
-from ..source import DecodeError, LineIndex, decode
+from ..engine.guard import MAX_PARSE_CHARS
+from ..core.source import DecodeError, LineIndex, decode
 
 
 class SourceFile:

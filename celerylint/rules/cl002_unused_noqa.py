@@ -16,7 +16,7 @@ class UnusedNoqa(ProjectRule):
     tool's code (`E501`, `F401`: ruff's `RUF100` judges those), nor a
     code of `celerylint doctor` (`CL150`-`CL155`). A comment that names
     `CL002` itself is left alone, and `# noqa` inside a string is text, not a
-    comment. The work is done by the run (celerylint/unused_noqa.py), which
+    comment. The work is done by the run (celerylint/run/unused_noqa.py), which
     knows what every comment silenced.
 
     ## Why is this bad?

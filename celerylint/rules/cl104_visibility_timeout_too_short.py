@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from ..domain.celeryconf.fixes import read, replace_at
+from ..domain.celeryconf.fixes import replace_at
+from ..domain.celeryconf.texts import read
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.redis_conf import transport
 from ..domain.celeryconf.rulebase import ConfigRule

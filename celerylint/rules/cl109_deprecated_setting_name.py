@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..domain.celeryconf.fixes import read
+from ..domain.celeryconf.texts import read
 from ..domain.celeryconf.model import Assignment, Model, Source
 from ..domain.celeryconf.rulebase import ConfigRule, sources
 from ..domain.celeryconf.settings_table import Table, table

@@ -26,9 +26,10 @@ def _dockerfile_copies(m) -> list[tuple[str, str, str, set[str]]]:
     cached = getattr(m, "_copies", None)
     if cached is not None:
         return cached
-    from ...config import DEFAULT_EXCLUDE
-    from ...source import read_capped
-    from .profiles import _DSM, _MAX_BYTES
+    from ...core.walk import DEFAULT_EXCLUDE
+    from ...core.source import read_capped
+    from .paths import DSM as _DSM
+    from .paths import LAUNCH_FILE_MAX_BYTES as _MAX_BYTES
 
     root, linted, cached = Path(m.root), set(m.project.python_files), []
     try:

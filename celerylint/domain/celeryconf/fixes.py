@@ -4,26 +4,17 @@ configuration lives, or change a value in place."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...fixing import newline_at
-from ...model import Edit, Fix
-from ...source import DecodeError, LineIndex, decode
-from .model import App, Assignment, Model, Pos
+from ...core.model import Edit, Fix
+from ...core.source import LineIndex, newline_at
+from .settings import App, Assignment, Pos
+from .texts import read
+
+if TYPE_CHECKING:
+    from .model import Model
 from .settings_table import table
 from .values import plain
-
-
-def read(model: Model, path: str) -> str | None:
-    """The text of ``path`` as the fix loop holds it (it may have changed it
-    in an earlier round), else as on disk."""
-    texts = getattr(model.project, "texts", None)
-    if texts and path in texts:
-        return texts[path]
-    try:
-        return decode((Path(model.root) / path).read_bytes()).text
-    except (OSError, DecodeError):
-        return None
 
 
 def spelled(app: App, name: str) -> str | None:
@@ -202,13 +193,6 @@ def value_text(model: Model, a: Assignment) -> str | None:
     index = LineIndex(text)
     line, col, end_line, end_col = a.value_pos
     return text[index.offset(line, col):index.offset(end_line, end_col)]
-
-
-def replace_value(a: Assignment, value: str, description: str, safe: bool = False) -> Fix | None:
-    if a.value_pos is None:
-        return None
-    line, col, end_line, end_col = a.value_pos
-    return Fix(description, (Edit(line, col, end_line, end_col, value),), safe, a.path)
 
 
 def replace_at(path: str, pos: Pos, value: str, description: str, safe: bool = False) -> Fix:

@@ -10,9 +10,9 @@ import os
 import re
 from pathlib import Path
 
-from ...config import DEFAULT_EXCLUDE
-from ...discovery import walk
-from ...source import OTHER_FILE_MAX_BYTES, read_capped
+from ...core.walk import DEFAULT_EXCLUDE
+from ...core.walk import walk
+from ...core.source import OTHER_FILE_MAX_BYTES, read_capped
 from .model import Model
 
 _LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json))$")

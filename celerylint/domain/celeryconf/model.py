@@ -19,7 +19,7 @@ from typing import Any
 
 from ...facts.runtime_settings import GLOBALS_HANDED, RUNTIME_NAMES
 from ...facts.settings_helpers import HELPER_FACT
-from ...modules import absolute_module
+from ...core.modules import absolute_module
 from .helpers import calls_resolver
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
@@ -130,7 +130,7 @@ class Model:
     def _assigned_unread(self, paths: tuple[str, ...], name: str) -> bool:
         """Whether one of ``paths`` (settings files read only for their Celery
         settings or star imports) has what looks like an assignment of ``name``."""
-        from .fixes import read
+        from .texts import read
 
         pattern = re.compile(rf"\b{re.escape(name)}\b[ \t]*(?::[^=\n]*)?[-+*/|]?=(?!=)")
         texts = (read(self, path) for path in paths)

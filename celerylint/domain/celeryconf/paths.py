@@ -1,5 +1,5 @@
-"""Which files look like settings, and which are tests, by their path (no
-imports: collectors use it)."""
+"""Which files look like settings, and which are tests, by their path, and the
+launch-file pattern that names a settings module (no imports: collectors use it)."""
 
 import re
 
@@ -13,3 +13,8 @@ SETTINGS_PATH = re.compile(r"(?:^|/)(?:[^/]*(?:settings|config|conf)[^/]*\.py|(?
 TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$")
 # The paths that are not tests, as a ``PATHS`` pattern.
 TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|conftest)\.py$)"
+
+# ``DJANGO_SETTINGS_MODULE`` named in a launch file (Procfile, Dockerfile, .env,
+# compose, shell), and how much of such a file is read.
+DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*[:=]?\s*[\"']?([A-Za-z_][\w.]*)")
+LAUNCH_FILE_MAX_BYTES = 1 << 20

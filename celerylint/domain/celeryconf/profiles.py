@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .copied_settings import copied_profiles
+from .paths import DSM as _DSM
+from .paths import LAUNCH_FILE_MAX_BYTES as _MAX_BYTES
 from .paths import SETTINGS_PATH
 
 _NOT_DEPLOYED = re.compile(
@@ -31,9 +33,7 @@ _NOT_DEPLOYED = re.compile(
     r"|sample|example|examples|e2e|selenium|travis|github|jenkins)(?:[_-].*)?$",
     re.IGNORECASE,
 )
-_DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*[:=]?\s*[\"']?([A-Za-z_][\w.]*)")
 _LAUNCH = re.compile(r"^(?:Procfile.*|Dockerfile.*|\.env.*|.*\.env|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml))$")
-_MAX_BYTES = 1 << 20
 
 
 @dataclass
@@ -77,9 +77,9 @@ def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> dict[s
     ``src/`` is linted), but not in a directory that holds no linted file
     and is a project of its own (a ``pyproject.toml``, ``manage.py``, ...:
     the other projects of a monorepo, or of a directory of checkouts)."""
-    from ...config import DEFAULT_EXCLUDE
-    from ...discovery import walk
-    from ...source import read_capped
+    from ...core.walk import DEFAULT_EXCLUDE
+    from ...core.walk import walk
+    from ...core.source import read_capped
 
     holding = {""}  # directories (relative) that hold a linted file
     for path in python_files:
@@ -201,7 +201,7 @@ def _text_links(m, path: str) -> set[str]:
     """Star imports of a settings file that does not parse (a template such
     as cookiecutter-django's), read from its text: the profile is still one,
     with unknown settings."""
-    from .fixes import read
+    from .texts import read
 
     text = read(m, path) or ""
     out = set()

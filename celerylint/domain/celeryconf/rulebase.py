@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...model import Finding, Fix
-from ...rule import ProjectRule
+from ...core.model import Finding, Fix
+from ...api.rule import ProjectRule
 from .model import App, Assignment, Model, Pos, Resolved, Source, find, model
 from .settings import _resolved
 from .settings_table import table

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
 
+from ...core.model import Edit, Fix
 from .paths import TEST_PATH
 from .settings_table import Table, table
 from .values import NULL, plain
@@ -55,10 +56,11 @@ class Assignment:
 
     def fix_replacing(self, value: str, description: str, safe: bool = False):
         """The fix that sets this assignment's value to ``value`` (source
-        text; ``fixes.replace_value``), or None."""
-        from .fixes import replace_value
-
-        return replace_value(self, value, description, safe)
+        text), or None."""
+        if self.value_pos is None:
+            return None
+        line, col, end_line, end_col = self.value_pos
+        return Fix(description, (Edit(line, col, end_line, end_col, value),), safe, self.path)
 
     @property
     def line(self) -> int:

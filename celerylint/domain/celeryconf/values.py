@@ -16,8 +16,8 @@ from typing import Any
 import libcst as cst
 
 from ..values import NONE, Env, FromNow, evaluate
-from ...context import FileContext
-from .values_env import env_value, helper_value
+from ...api.context import FileContext
+from .values_env import env_value, helper_return
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,11 @@ def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int 
         from_env = env_value(node, ctx, depth)
         if from_env is not None:
             return from_env
-        from_helper = helper_value(node, ctx, depth)
-        if from_helper is not None:
-            return from_helper
+        returned = helper_return(node, ctx)
+        if returned is not None:
+            from_helper = setting_value(returned, ctx, depth + 1)
+            if isinstance(from_helper, (str, int, float, bool)):
+                return from_helper
         value = evaluate(node, ctx)
         return value if value is not None else _helper_call(node, ctx, depth)
     if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):

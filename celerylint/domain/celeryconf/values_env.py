@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 
 from ..values import Env, evaluate
-from ...context import FileContext
+from ...api.context import FileContext
 
 _ENV_LIBS = ("environ.Env", "environs.Env", "environ.FileAwareEnv")
 _TYPED = frozenset({"str", "bool", "int", "float", "list", "tuple", "dict", "json", "url", "db_url",
@@ -89,18 +89,13 @@ def remember_function(node: cst.FunctionDef, ctx: FileContext) -> None:
             ctx.__dict__.setdefault("literal_functions", {})[node.name.value] = ret.value
 
 
-def helper_value(node: cst.Call, ctx: FileContext, depth: int) -> Any:
-    """``f()`` where ``f`` is a module-level function of this file that only
-    returns a literal or an f-string over literals (``remember_function``)."""
+def helper_return(node: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
+    """For ``f()`` where ``f`` is a module-level function of this file that only
+    returns a literal or an f-string over literals (``remember_function``):
+    the expression it returns, else None."""
     if node.args or not isinstance(node.func, cst.Name) or ctx.lookup(node.func.value) is not None:
         return None
-    value = ctx.__dict__.get("literal_functions", {}).get(node.func.value)
-    if value is None:
-        return None
-    from .values import setting_value
-
-    result = setting_value(value, ctx, depth + 1)
-    return result if isinstance(result, (str, int, float, bool)) else None
+    return ctx.__dict__.get("literal_functions", {}).get(node.func.value)
 
 
 def _docstring(statement: cst.BaseStatement) -> bool:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from itertools import product
 
-from ...model import Finding
+from ...core.model import Finding
 from .settings import BRANCHES
 from .values import plain
 

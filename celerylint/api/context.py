@@ -1,0 +1,271 @@
+"""What every checker of one file can ask: imports, bindings, scopes.
+
+Instead of libcst's ScopeProvider/QualifiedNameProvider (3-7x a parse) the
+engine keeps a small import-alias table and a per-scope table of simple
+assignments, filled in source order during the one shared traversal by
+``ContextOpener`` (first visitor of the batch) and ``ContextCloser`` (last),
+so a rule's ``visit_*`` sees the scope it is in and the bindings made so far.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from ..core.modules import absolute_module
+
+if TYPE_CHECKING:
+    from .rule import Fix, Rule
+
+
+_DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
+
+
+@dataclass
+class Scope:
+    node: cst.CSTNode | None  # FunctionDef, ClassDef, or None for the module
+    bindings: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    reassigned: set[str] = field(default_factory=set)
+    # ``A, B = f(...)``: name -> (the call, the name's index); None when the
+    # name is also bound another way
+    unpacked: dict[str, tuple[cst.Call, int] | None] = field(default_factory=dict)
+
+
+def dotted_name(node: cst.CSTNode) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _module_dotted(node: cst.BaseExpression | None) -> str:
+    return dotted_name(node) or "" if node is not None else ""
+
+
+class FileContext:
+    def __init__(self, path: str, text: str, settings: Any, module_name: str | None) -> None:
+        self.path = path
+        self.text = text
+        self.settings = settings  # the run's config.settings.Settings
+        self.module_name = module_name  # dotted name guessed from the path, or None
+        self.imports: dict[str, str] = {}  # local name -> qualified name
+        self.scopes: list[Scope] = [Scope(None)]
+        self.classes: list[cst.ClassDef] = []
+        self.functions: list[cst.FunctionDef] = []
+        self.self_attrs: dict[str, dict[str, cst.BaseExpression]] = {}  # class -> attr -> value
+        self.module: cst.Module | None = None  # the module being visited
+        self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
+        self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
+        self._defs: dict[tuple[str, str], list[int]] | None = None
+        self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
+        self.client_lookups: dict[str, str | None] = {}  # what the rules asked it, recorded as a fact
+        self.module_functions: dict[str, cst.FunctionDef] = {}  # module-level defs seen so far
+
+    # -- output -----------------------------------------------------------
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+        self.reports.append((rule, node, message, fix))
+
+    def fact(self, kind: str, node: cst.CSTNode | None = None, **data: Any) -> None:
+        """Record plain data for the project phase; ``node`` adds its position."""
+        self.facts.append(({"kind": kind, "path": self.path, **data}, node))
+
+    def definition_fact(self, kind: str, node: cst.FunctionDef | cst.ClassDef, **data: Any) -> None:
+        """A fact at the name of a ``def`` or ``class``.  When the text has
+        exactly one line defining that name, its position is read from the
+        text: positions from libcst cost a code generation of the whole
+        module, more than the parse, for files (task modules) that often
+        need no other position."""
+        name = node.name.value
+        keyword = "class" if isinstance(node, cst.ClassDef) else "def"
+        found = self._definitions().get((keyword, name), ())
+        if len(found) != 1:
+            self.fact(kind, node.name, **data)
+            return
+        start = found[0]
+        line = self.text.count("\n", 0, start) + 1
+        col = start - (self.text.rfind("\n", 0, start) + 1)
+        self.fact(kind, None, **data, line=line, col=col, end_line=line, end_col=col + len(name))
+
+    def _definitions(self) -> dict[tuple[str, str], list[int]]:
+        """Where each ``def``/``class`` line of the text puts its name (empty
+        when the text has lone carriage returns, which also end lines)."""
+        if self._defs is None:
+            self._defs = {}
+            if self.text.count("\r") == self.text.count("\r\n"):
+                for m in _DEFINITION.finditer(self.text):
+                    self._defs.setdefault((m.group(1), m.group(2)), []).append(m.start(2))
+        return self._defs
+
+    # -- names ------------------------------------------------------------
+    def resolve_relative(self, level: int, module: str) -> str:
+        """The absolute module of ``from <level dots><module> import``; left
+        relative (leading dots) when the file's package is unknown."""
+        return absolute_module(self.module_name, self.path, level, module)
+
+    def qualify(self, node: cst.CSTNode) -> str | None:
+        """The dotted name of ``node`` with its head resolved through imports.
+
+        ``rds.Redis`` after ``import redis as rds`` gives ``redis.Redis``; a
+        name that was not imported is returned as written."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return name
+        return f"{target}.{rest}" if rest else target
+
+    def imported_name(self, node: cst.CSTNode) -> str | None:
+        """Like ``qualify``, but only for names that come from an import:
+        the way to recognise library objects (``redis.Redis``, ``celery.Celery``)."""
+        name = dotted_name(node)
+        if name is None or name.partition(".")[0] not in self.imports:
+            return None
+        return self.qualify(node)
+
+    def lookup(self, name: str) -> cst.BaseExpression | None:
+        """The value last assigned to ``name`` (innermost function first, then
+        the module), or None if unknown or assigned in ways we do not follow."""
+        for scope in reversed(self.scopes):
+            if isinstance(scope.node, cst.ClassDef):
+                continue
+            if name in scope.reassigned:
+                return None
+            if name in scope.bindings:
+                return scope.bindings[name]
+        return None
+
+    def lookup_unpacked(self, name: str) -> tuple[cst.Call, int] | None:
+        """``(call, i)`` when ``name`` is bound only by ``..., name, ... = call(...)``
+        (element ``i``), in the innermost scope that binds it."""
+        for scope in reversed(self.scopes):
+            if isinstance(scope.node, cst.ClassDef):
+                continue
+            if name in scope.unpacked:
+                return scope.unpacked[name] if name not in scope.bindings else None
+            if name in scope.reassigned or name in scope.bindings:
+                return None
+        return None
+
+    def lookup_self_attr(self, attr: str) -> cst.BaseExpression | None:
+        if not self.classes:
+            return None
+        return self.self_attrs.get(self.classes[-1].name.value, {}).get(attr)
+
+    @property
+    def function(self) -> cst.FunctionDef | None:
+        return self.functions[-1] if self.functions else None
+
+    @property
+    def at_module_level(self) -> bool:
+        return len(self.scopes) == 1
+
+
+class ContextOpener(cst.BatchableCSTVisitor):
+    """First visitor of the batch: records imports, bindings and scopes."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.ctx.module = node
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = _module_dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.ctx.imports[alias.asname.name.value] = full
+            else:
+                head = full.partition(".")[0]
+                self.ctx.imports[head] = head
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = self.ctx.resolve_relative(len(node.relative), _module_dotted(node.module))
+        for alias in node.names:
+            name = _module_dotted(alias.name)
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.ctx.imports[local] = f"{module}.{name}" if module and not module.endswith(".") else f"{module}{name}"
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.ctx.classes.append(node)
+        self.ctx.scopes.append(Scope(node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if len(self.ctx.scopes) == 1:
+            self.ctx.module_functions[node.name.value] = node
+        self.ctx.functions.append(node)
+        self.ctx.scopes.append(Scope(node))
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.ctx.scopes.append(Scope(node))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        scope = self.ctx.scopes[-1]
+        for target in node.targets:
+            self._bind(scope, target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(self.ctx.scopes[-1], node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            scope = self.ctx.scopes[-1]
+            scope.reassigned.add(node.target.value)
+            if node.target.value in scope.unpacked:
+                scope.unpacked[node.target.value] = None
+
+    def _bind(self, scope: Scope, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            scope.bindings[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            call = value if isinstance(value, cst.Call) and not any(
+                isinstance(e, cst.StarredElement) for e in target.elements) else None
+            for index, element in enumerate(target.elements):
+                if isinstance(element.value, cst.Name):
+                    name = element.value.value
+                    seen = name in scope.reassigned or name in scope.bindings
+                    scope.reassigned.add(name)
+                    if call is not None or name in scope.unpacked:
+                        scope.unpacked[name] = (call, index) if call is not None and not seen else None
+        elif (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+            and self.ctx.classes
+        ):
+            attrs = self.ctx.self_attrs.setdefault(self.ctx.classes[-1].name.value, {})
+            attrs[target.attr.value] = value
+
+
+class ContextCloser(cst.BatchableCSTVisitor):
+    """Last visitor of the batch: pops scopes after every rule has left them."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.ctx.classes.pop()
+        self.ctx.scopes.pop()
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.ctx.functions.pop()
+        self.ctx.scopes.pop()
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.ctx.scopes.pop()

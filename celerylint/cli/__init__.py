@@ -1,0 +1,2 @@
+"""The command line: the click commands (``commands``) and what only they use.
+"""

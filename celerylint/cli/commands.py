@@ -1,0 +1,258 @@
+"""The command line.  Only this module talks to the terminal and exits."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .. import __version__
+from .adopt import adoption_options
+from .selection import settings_from_options as _settings
+from ..reporters import DEFAULT as DEFAULT_FORMAT, FORMATS
+from ..reporters.color import CHOICES as COLORS
+from .terminal import emit as _emit, err as _err, fail as _fail, write_stdout as _write_stdout
+
+
+def _format_options(f):
+    """``--output-format`` (alias ``--format``, ``$CELERYLINT_OUTPUT_FORMAT``) and ``--color``."""
+    f = click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
+                     help="Colour in full, concise, grouped: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never.")(f)
+    return click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default=DEFAULT_FORMAT,
+                        envvar="CELERYLINT_OUTPUT_FORMAT", show_default=True, show_envvar=True,
+                        help="Report format (text: the same as full).")(f)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@_format_options
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@click.option("--show-fixes", is_flag=True, help="With --fix, also list the fixes applied, per file and code.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place, then report what is left.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
+@click.option("--select", help="Comma-separated codes or prefixes to enable instead of the default rules (CL2, CL203, ALL).")
+@click.option("--extend-select", help="Comma-separated codes or prefixes to enable on top of the selection (CL112).")
+@click.option("--ignore", help="Comma-separated codes or prefixes to disable.")
+@click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
+@click.option("--list-rules", is_flag=True, help="List every rule and exit.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: number of CPUs).")
+@click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
+@click.option("--show-apps", is_flag=True, help="Show every Celery app, its configuration sources and settings, and exit.")
+@adoption_options
+@click.version_option(__version__, "--version", prog_name="celerylint")
+def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select, extend_select, ignore, config,
+         exit_zero, explain, list_rules, no_cache, jobs, force_exclude, show_apps, **adopt) -> None:
+    """Find the Celery patterns that make tasks run twice or vanish.
+
+    `celerylint check [PATH ...]` is the same command; `-` reads the source from stdin.
+    `celerylint doctor --help`: the read-only check of a live Redis broker."""
+    from . import adopt as cli_adopt
+
+    if sys.stdout is None and (output is None or explain or list_rules):
+        # ``celerylint . >&-``: say so before any work, rather than fix files
+        # and lose the report
+        _fail("cannot write the report: standard output is closed")
+    if explain:
+        from ..docs import explain_text
+
+        text = explain_text(explain)
+        if text is None:
+            from ..doctor.codes import explain as explain_doctor
+
+            text = explain_doctor(explain)
+        if text is None:
+            from ..config.messages import suggest_rule
+
+            _fail(f"unknown rule {explain!r}{suggest_rule(explain)}; see --list-rules")
+        _write_stdout((text + "\n").encode("utf-8"))
+        return
+    if list_rules:
+        from ..docs import rule_table_text
+        from ..reporters import rules_json
+
+        _write_stdout((rules_json() if fmt == "json" else rule_table_text() + "\n").encode("utf-8"))
+        return
+    settings = _settings(config, select, ignore, force_exclude, extend_select, adopt["cache_dir"])
+    stdin = [str(p) for p in paths] == ["-"]
+    for path in paths if not stdin else ():
+        if not path.exists() and not path.is_symlink():
+            _fail(f"{path}: no such file or directory")
+    cli_adopt.early_exit(list(paths), settings, adopt)
+    if show_apps:
+        _show_apps(list(paths) or [Path(".")], settings, fmt, output, jobs, not no_cache)
+    from ..run.runner import run
+
+    if stdin:
+        result = cli_adopt.stdin_run(settings, adopt, fix=fix, unsafe=unsafe_fixes, diff=diff)
+    else:
+        result = run(list(paths) or [Path(".")], settings, fix=fix and not adopt["add_noqa"], unsafe=unsafe_fixes,
+                     diff=diff and not adopt["add_noqa"], jobs=jobs, cache=not no_cache)
+    if adopt["add_noqa"]:
+        cli_adopt.add_noqa_and_exit(result, settings, adopt)
+    for notice in result.notices if not (adopt["quiet"] or adopt["silent"]) else ():
+        _err(f"celerylint: {notice}")
+    for error in result.errors:
+        _err(f"celerylint: {error}")
+    if diff:
+        # A patch holds each file's own bytes (its encoding, its line
+        # endings, whatever control characters it contains): written as they
+        # are, never re-encoded or stripped of escape sequences.
+        report = b"".join(result.diffs)
+        status = 1 if result.diffs else 0
+        if show_fixes and not (adopt["quiet"] or adopt["silent"]):  # the patch alone on stdout
+            from ..reporters.text import applied
+
+            for line in applied(result, "Would fix"):
+                _err(line)
+    else:
+        text = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None, color=color,
+                       show_fixes=show_fixes)
+        status = 1 if result.findings else 0
+        # File names that are not UTF-8 reach here as lone surrogates: print
+        # them as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
+        report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
+    cli_adopt.report(report, output, result, fmt, adopt, unsafe=unsafe_fixes, to_stderr=stdin and fix and not diff,
+                     diff=diff)
+    if result.errors:
+        _err("celerylint: internal errors occurred; findings above may be incomplete")
+        sys.exit(2)
+    sys.exit(cli_adopt.status(result, adopt, exit_zero, status))
+
+
+def _show_apps(paths: list[Path], settings, fmt: str, output: Path | None, jobs: int | None, cache: bool) -> None:
+    from ..domain.celeryconf.model import model
+    from ..run.runner import read_project
+    from .show_apps import as_json, as_text, describe
+
+    project, notices = read_project(paths, settings, jobs=jobs, cache=cache)
+    for notice in notices:
+        _err(f"celerylint: {notice}")
+    described = describe(model(project))
+    report = (as_json(described) if fmt == "json" else as_text(described)).encode("utf-8", "replace")
+    _emit(report, output)
+    sys.exit(0)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--broker-url", metavar="URL", help="Check this broker instead of the apps' (default: $CELERY_BROKER_URL, then each app's).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Stop after S seconds.")
+@_format_options
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+def doctor(paths, broker_url, timeout, fmt, color, output, config, exit_zero) -> None:
+    """Check the live Redis broker of each app, read only (CL150-CL155)."""
+    if sys.stdout is None and output is None:
+        _fail("cannot write the report: standard output is closed")
+    settings = _settings(config, None, None, False)
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            _fail(f"{path}: no such file or directory")
+    from ..doctor.codes import FAILING
+    from ..doctor.connect import Unsupported
+    from ..doctor.run import DoctorError, doctor as run_doctor
+
+    try:
+        result = run_doctor(list(paths) or [Path(".")], settings, broker_url=broker_url, timeout=timeout)
+    except (DoctorError, Unsupported) as exc:
+        _fail(str(exc))
+    for notice in result.notices:
+        _err(f"celerylint doctor: {notice}")
+    for error in result.errors:
+        _err(f"celerylint doctor: error: {error}")
+    failing = [f for f in result.findings if f.severity in FAILING]
+    n, b = len(failing), result.brokers
+    notes = len(result.findings) - n
+    summary = (f"{n} finding{'s' * (n != 1)} on {b} broker{'s' * (b != 1)} checked"
+               f"{f' ({notes} for information)' if notes else ''}"
+               f"{f'; {result.failed} could not be checked fully (see above)' if result.failed else ''}.")
+    text = _render(fmt, result, settings, unsafe=False, to_terminal=output is None, color=color, summary=summary,
+                   doctor=True)
+    report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")
+    _emit(report, output)
+    if result.errors:
+        sys.exit(2)
+    sys.exit(0 if exit_zero or not failing else 1)
+
+
+def entry() -> None:
+    """The ``celerylint`` command: ``main``, after which the garbage collector
+    is told to leave what the run made alone (``gc.freeze``): the interpreter
+    then exits without one last walk over every object libcst made."""
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:
+        _reserve_standard_fds()
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by whoever started us: keep it so
+            signal.signal(signum, _stop)
+    try:
+        if sys.argv[1:2] == ["doctor"]:  # the one subcommand; ``celerylint ./doctor`` lints a directory of that name
+            doctor(args=sys.argv[2:], prog_name="celerylint doctor")
+        elif sys.argv[1:2] == ["check"]:  # ruff's spelling of the bare command; ``celerylint ./check`` lints ./check
+            main(args=sys.argv[2:], prog_name="celerylint check")
+        else:
+            main(prog_name="celerylint")
+    except Stopped as exc:
+        # Interrupted (Ctrl-C) or told to stop: the pool has ended its
+        # workers, a file being written was left as it was; nothing more is
+        # printed, and the status is the shell's for that signal (130, 143).
+        # Neither 1 ("findings remain") nor a traceback.
+        sys.exit(128 + exc.signum)
+    finally:
+        import gc
+
+        gc.freeze()
+
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM arrived.  Not a KeyboardInterrupt: click would
+    print "Aborted!" and exit 1, the status for findings."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, frame) -> None:
+    import signal
+
+    for other in (signal.SIGINT, signal.SIGTERM):  # one is enough: let the clean-up finish
+        signal.signal(other, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+def _reserve_standard_fds() -> None:
+    """Put /dev/null on a standard descriptor that was closed, so that no file
+    this run opens gets descriptor 0, 1 or 2, where a stray write meant for
+    the terminal (a crash message from native code) would land in it.
+    ``sys.stdout`` stays None: the closed stream is still reported."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+            except OSError:
+                return
+
+
+def _render(fmt, result, settings, *, unsafe: bool, to_terminal: bool, color: str = "auto",
+            show_fixes: bool = False, summary: str | None = None, doctor: bool = False) -> str:
+    from ..reporters import render
+    from ..reporters.color import terminal_width, use_color
+
+    rules = None
+    if fmt == "sarif" and doctor:
+        from ..doctor.codes import sarif_rules
+
+        rules = sarif_rules()
+    return render(fmt, result, settings, color=use_color(color, to_terminal), width=terminal_width(to_terminal),
+                  unsafe=unsafe, summary_line=summary, show_fixes=show_fixes, sarif_rules=rules)

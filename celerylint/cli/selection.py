@@ -1,0 +1,48 @@
+"""The run's settings: the configuration file, then the command line's
+selection options on top, as ruff combines them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .terminal import fail
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def settings_from_options(config, select, ignore, force_exclude, extend_select=None, cache_dir=None):
+    from dataclasses import replace
+
+    from ..config.settings import ConfigError
+    from ..config.table import check_codes
+    from ..config.extend import load_settings
+    from ..registry import known_codes
+
+    known = known_codes()
+    try:
+        if config is not None and not config.is_file():
+            raise ConfigError(f"{config}: {'not a file' if config.exists() else 'no such file'}")
+        settings = load_settings(config, Path.cwd(), known)
+        if select:
+            # as in ruff: a --select replaces the configuration's select and extend-select
+            settings = replace(settings, select=tuple(check_codes(_split(select), "--select", known)), extend_select=())
+        if extend_select:
+            settings = replace(settings, extend_select=settings.extend_select
+                               + tuple(check_codes(_split(extend_select), "--extend-select", known)))
+        if ignore:
+            settings = replace(settings, ignore=settings.ignore + tuple(check_codes(_split(ignore), "--ignore", known)))
+    except ConfigError as exc:
+        fail(str(exc))
+    if force_exclude:
+        settings = replace(settings, force_exclude=True)
+    import os
+
+    from ..run.cache import ENV
+
+    # as in ruff: --cache-dir, then the environment variable, then cache-dir of the configuration
+    explicit = cache_dir or os.environ.get(ENV)
+    if explicit:
+        settings = replace(settings, cache_dir=Path(explicit))
+    return settings

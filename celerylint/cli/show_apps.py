@@ -1,0 +1,203 @@
+"""``--show-apps``: every Celery app celerylint found, where its configuration
+comes from, and the value and origin of each setting the rules read.
+
+The JSON form is a stable interface (fields are only added): see the
+README's "Show the apps" section.  URLs are shown with their passwords
+masked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from typing import Any
+
+from ..domain.celeryconf.model import App, Model
+from ..domain.celeryconf.profiles import missing_profiles
+from ..domain.celeryconf.settings import Resolved
+from ..domain.celeryconf.values import NULL
+from ..domain.celeryconf.worker_cli import commands_for, env_overrides
+
+# The settings the configuration rules read, in the order they are shown.
+SHOWN = (
+    "broker_url", "result_backend", "task_acks_late", "task_reject_on_worker_lost",
+    "worker_prefetch_multiplier", "broker_transport_options", "task_time_limit", "task_soft_time_limit",
+    "task_serializer", "result_serializer", "accept_content", "result_expires", "task_always_eager",
+    "beat_schedule",
+)
+_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@/\s]+)(@)")
+
+
+def mask(text: str) -> str:
+    """``redis://user:secret@host`` as ``redis://user:***@host``."""
+    return _PASSWORD.sub(r"\1***\3", text)
+
+
+def _value(value: Any) -> Any:
+    """A setting's value as JSON data, passwords masked."""
+    if value is NULL:
+        return None
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, dict):
+        return {str(k): _value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_value(v) for v in value]
+    return mask(repr(value))
+
+
+def _setting(resolved: Resolved) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": resolved.state, "value": _value(resolved.value) if not resolved.is_unknown else None}
+    if resolved.env:
+        out["env"] = resolved.env
+    if resolved.at is not None:
+        out["path"], out["line"] = resolved.at.path, resolved.at.line
+    if resolved.values is not None:
+        out["values"] = [_value(v) for v in resolved.values]  # one of these (if/else branches)
+    return out
+
+
+def _kind(app: App, configured: list[App]) -> str:
+    if app.send_only:
+        return "send-only"
+    return "worker" if app in configured else "client"
+
+
+def _sources(app: App) -> list[dict[str, Any]]:
+    """Celery's precedence: the app's own (constructor, ``app.conf``), then
+    the ``config_from_object`` source, then Celery's defaults."""
+    out: list[dict[str, Any]] = [{"kind": "app", "description": "Celery(...) keywords and app.conf"}]
+    if app.config is not None:
+        entry: dict[str, Any] = {"kind": "config_from_object", "target": _value(app.config.get("target")),
+                                 "path": app.config["path"], "line": app.config["line"]}
+        if app.source is not None:
+            entry.update(kind=_source_kind(app), module=app.source.module,
+                         namespace=app.source.namespace, files=list(app.source.files))
+            if app.source.open:
+                entry["unknown"] = app.source.open
+        else:
+            entry["unknown"] = app.source_problem or "the module is not among the linted files"
+        out.append(entry)
+    out.append({"kind": "defaults", "description": "Celery's defaults"})
+    return out
+
+
+def _every_profile(m: Model, app: App) -> list[tuple[App, dict[str, Any] | None]]:
+    """The app once per settings profile found (checked by the rules or
+    not), or once when it has none."""
+    import copy
+
+    if len(app.profiles) <= 1 and not app.profile:
+        return [(app, app.profiles[0] if app.profiles else None)]
+    out = []
+    for p in app.profiles:
+        clone = copy.copy(app)
+        clone.source = m.source(p["module"], True, app.source.namespace if app.source else app.namespace, p.get("class"))
+        clone.profile = p["name"]
+        out.append((clone, p))
+    return out
+
+
+def _source_kind(app: App) -> str:
+    if app.source.django:
+        return "django"
+    return getattr(app.source, "shape", None) or "module"  # dict | class (domain/celeryconf/shapes.py)
+
+
+def _launch(m: Model, app: App) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The worker command lines that may start the app, and the environment
+    overrides of its broker and result backend (launch files)."""
+    workers = [{"path": c.path, "line": c.line, "app": c.app, "options": dict(c.options)} for c in commands_for(m, app)]
+    env = [{"path": e.path, "line": e.line, "name": e.name, "setting": e.setting, "value": mask(e.value)}
+           for e in env_overrides(m)]
+    return workers, env
+
+
+def describe(m: Model) -> dict[str, Any]:
+    configured = m.configured_apps()
+    apps = []
+    done: set[tuple[str, Any]] = set()
+    for listed in m.relevant_apps():
+        if (listed.path, listed.pos) in done:
+            continue  # the other profiles of an app already shown
+        done.add((listed.path, listed.pos))
+        workers, env = _launch(m, listed)
+        missing = missing_profiles(m, listed)
+        for app, profile in _every_profile(m, listed):
+            line, col = app.pos[0], app.pos[1]
+            apps.append({
+                "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
+                "kind": _kind(listed, configured), "profile": profile, "missing_profiles": missing,
+                "sources": _sources(app),
+                "unknown": list(app.open), "notes": list(app.notes),
+                "settings": {name: _setting(app.get(name)) for name in SHOWN},
+                "worker_command_lines": workers, "environment_overrides": env,
+            })
+    return {"apps": apps}
+
+
+def as_json(described: dict[str, Any]) -> str:
+    return json.dumps(described, indent=2, sort_keys=False) + "\n"
+
+
+def as_text(described: dict[str, Any]) -> str:
+    if not described["apps"]:
+        return "No Celery app found.\n"
+    lines: list[str] = []
+    for app in described["apps"]:
+        main = f' ("{app["main"]}")' if app["main"] else ""
+        lines.append(f"{app['path']}:{app['line']}:{app['column']}: `{app['variable']}`{main}, {app['kind']} app")
+        profile = app.get("profile")
+        if profile:
+            checked = "checked" if profile["checked"] else (
+                "not checked (a test, CI, development or local profile, or not in `settings-profiles`)")
+            named = f"; DJANGO_SETTINGS_MODULE in {', '.join(profile['named_by'])}" if profile.get("named_by") else ""
+            copied = f", {profile['why']}" if profile["why"].startswith("copied to ") else ""
+            lines.append(f"  settings profile: {profile['name']} ({profile['path']}{copied}), {checked}{named}")
+        for missing in app["missing_profiles"]:
+            lines.append(f"  settings profile: {missing['name']}, not in the linted files: unknown, not checked; "
+                         f"DJANGO_SETTINGS_MODULE in {', '.join(missing['named_by'])}")
+        for source in app["sources"]:
+            lines.append(f"  source: {_source_text(source)}")
+        for why in app["unknown"]:
+            lines.append(f"  unknown: {why}")
+        for note in app["notes"]:
+            lines.append(f"  note: {note}")
+        width = max(len(n) for n in app["settings"])
+        for name, s in app["settings"].items():
+            shown = "unknown" if s["state"] == "unknown" else repr(s["value"])
+            if "values" in s:
+                shown += " (one of " + ", ".join(repr(v) for v in s["values"]) + ")"
+            if s["state"] == "default":
+                shown = f"default ({shown})"
+            where = f"  {s['path']}:{s['line']}" if "path" in s else ""
+            env = f"  (default of ${s['env']})" if "env" in s else ""
+            lines.append(f"  {name:<{width}}  {shown}{env}{where}")
+        for c in app["worker_command_lines"]:
+            options = " ".join(f"{k}={v}" for k, v in c["options"].items()) or "no options read"
+            lines.append(f"  worker command line: {c['path']}:{c['line']}: -A {c['app'] or '(none)'}: {options}")
+        for e in app["environment_overrides"]:
+            lines.append(f"  environment: {e['path']}:{e['line']}: {e['name']}={e['value']} (overrides {e['setting']})")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _source_text(source: dict[str, Any]) -> str:
+    if source["kind"] in ("app", "defaults"):
+        return source["description"]
+    if source["kind"] == "config_from_object":
+        text = f"config_from_object({source['target']!r}) at {source['path']}:{source['line']}"
+    else:
+        what = {"django": "Django settings", "class": "configuration class"}.get(source["kind"], "module")
+        namespace = f", namespace {source['namespace']!r}" if source.get("namespace") else ""
+        text = f"{what} `{source['module']}`{namespace}: {', '.join(source['files'])}"
+        if source["kind"] == "dict":
+            text = f"the {source['module']}{namespace}"
+    if "unknown" in source:
+        text += f" (unknown: {source['unknown']})"
+    return text

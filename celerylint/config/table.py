@@ -1,0 +1,159 @@
+"""One configuration file's ``[tool.celerylint]`` table: found, read and checked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .settings import ConfigError, declared_options
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables by recursion
+        raise ConfigError(f"{path}: invalid TOML: values nested too deeply") from None
+
+
+def _tool_table(data: dict[str, Any], path: Path) -> Any:
+    """``[tool.celerylint]`` of a pyproject.toml, or None when absent."""
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: tool: expected a table")
+    return tool.get("celerylint")
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with [tool.celerylint] or celerylint.toml."""
+    for directory in (start, *start.parents):
+        candidate = directory / "celerylint.toml"
+        if candidate.is_file():
+            return candidate
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                if _tool_table(_load_toml(candidate), candidate) is not None:
+                    return candidate
+            except ConfigError:
+                return candidate  # report the broken file rather than skip it
+    return None
+
+
+def _codes(value: Any, where: str, known: frozenset[str]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of rule codes or prefixes")
+    return tuple(check_codes(value, where, known))
+
+
+def check_codes(values: list[str], where: str, known: frozenset[str]) -> list[str]:
+    out = []
+    for raw in values:
+        code = raw.strip().upper()
+        if not code:
+            continue
+        if code == "ALL":
+            code = "CL"
+        if not any(k.startswith(code) for k in known):
+            from .messages import suggest_rule
+
+            raise ConfigError(f"{where}: unknown rule code or prefix {raw!r}{suggest_rule(raw)}")
+        out.append(code)
+    return out
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings")
+    return tuple(value)
+
+
+def table_values(table: dict[str, Any], source: str, known: frozenset[str], lines: list[str] | None = None,
+                 base: Path | None = None) -> dict[str, Any]:
+    """The keys of one file's table, checked and converted (Settings field
+    names; ``extend_*`` keys kept apart for ``config_extend.merge``).
+    ``lines`` (the file's text) lets an error name the key's line."""
+    from .messages import KEYS, where_of
+
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [tool.celerylint] must be a table")
+    values: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    declared = declared_options()
+    for key, value in table.items():
+        where = where_of(source, lines, key)
+        if key in ("select", "extend-select", "ignore", "extend-ignore"):
+            values[key.replace("-", "_")] = _codes(value, where, known)
+        elif key in ("exclude", "extend-exclude"):
+            values[key.replace("-", "_")] = _strings(value, where)
+        elif key in ("force-exclude", "respect-gitignore"):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: expected true or false")
+            values[key.replace("-", "_")] = value
+        elif key in ("per-file-ignores", "extend-per-file-ignores"):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: expected a table of glob = [codes]")
+            values[key.replace("-", "_")] = tuple(
+                (pattern, _codes(codes, f"{where}.{pattern!r}", known)) for pattern, codes in value.items()
+            )
+        elif key in ("cache-dir", "extend"):
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: expected a path (a string)")
+            values[key.replace("-", "_")] = Path(os.path.normpath(base / value)) if base is not None else Path(value)
+        elif key in declared:
+            try:
+                options[key] = declared[key].parse(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+        else:
+            from .messages import suggestion
+
+            raise ConfigError(f"{where_of(source, lines, key, False)}: unknown key {key!r}{suggestion(key, (*KEYS, *declared))}")
+    values["options"] = options
+    return values
+
+
+def read_table(path: Path, known: frozenset[str]) -> dict[str, Any]:
+    """The checked values of the configuration file ``path`` alone."""
+    data = _load_toml(path)
+    if not isinstance(data, dict):  # pragma: no cover - tomllib always gives a dict
+        raise ConfigError(f"{path}: not a TOML table")
+    if path.name == "pyproject.toml":
+        table = _tool_table(data, path)
+        if table is None:
+            table = {}
+    else:
+        table = data
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = None
+    if lines is not None and path.name == "pyproject.toml":
+        lines = _section(lines)
+    return table_values(table, str(path), known, lines, path.resolve().parent)
+
+
+def _section(lines: list[str]) -> list[str]:
+    """The lines of ``[tool.celerylint]`` (the others blanked, so numbers stay)."""
+    out, inside = [], False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.replace(" ", "").startswith(("[tool.celerylint]", "[tool.celerylint."))
+        out.append(line if inside else "")
+    return out

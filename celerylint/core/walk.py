@@ -1,0 +1,58 @@
+"""The directory walk every reader of the tree shares, and the directories it never enters.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+
+
+def walk(top: str, onerror: Callable[[OSError], object] | None = None) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top, followlinks=False)``, top-down, in the same order, but
+    with a stack instead of recursion: before Python 3.12 ``os.walk``
+    recurses once per level, so a tree 1,000 directories deep raised
+    RecursionError.  Prune by assigning to the yielded ``dirnames``."""
+    stack = [top]
+    join = os.path.join
+    while stack:
+        top = stack.pop()
+        dirs: list[str] = []
+        nondirs: list[str] = []
+        links: set[str] = set()  # directories that are symbolic links: listed, not entered
+        try:
+            entries = os.scandir(top)
+        except OSError as error:
+            if onerror is not None:
+                onerror(error)
+            continue
+        with entries:
+            try:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if is_dir:
+                        dirs.append(entry.name)
+                        try:
+                            if entry.is_symlink():  # from the directory entry's type: no system call
+                                links.add(entry.name)
+                        except OSError:
+                            links.add(entry.name)
+                    else:
+                        nondirs.append(entry.name)
+            except OSError as error:
+                if onerror is not None:
+                    onerror(error)
+                continue
+        yield top, dirs, nondirs
+        for name in reversed(dirs):
+            if name not in links:
+                stack.append(join(top, name))
+
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "build", "dist",
+    "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".celerylint_cache", ".eggs",
+)

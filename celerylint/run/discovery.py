@@ -1,0 +1,124 @@
+"""Which files to lint: walk directories, honour excludes, keep explicit files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.walk import DEFAULT_EXCLUDE, walk
+from ..config.settings import Settings, glob_match, relative_path
+from .focus import is_project_file, read_as_other
+
+
+@dataclass
+class Discovery:
+    python: list[Path] = field(default_factory=list)  # sorted, no duplicates
+    other: list[Path] = field(default_factory=list)  # non-Python files the project model reads
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+
+
+def _excluded(rel: str, settings: Settings) -> bool:
+    return any(glob_match(rel, pattern) for pattern in settings.exclude)
+
+
+def _pattern_rel(path: Path, settings: Settings) -> str:
+    return relative_path(path, settings.config_dir or settings.root)
+
+
+def discover(paths: list[Path], settings: Settings, cache_dir: Path | None = None) -> Discovery:
+    """The files to lint under ``paths``; ``cache_dir`` keeps what the
+    ignore files translate to (gitignore_patterns.py)."""
+    found = Discovery()
+    seen: set[str] = set()
+    python: list[str] = []
+    other: list[str] = []
+
+    def add(target: list[str], path: str, key: str) -> None:
+        if key not in seen:
+            seen.add(key)
+            target.append(path)
+
+    for path in paths:
+        if path.is_dir():
+            top = str(path)  # a Path has no trailing separator: file[len(top):] starts with one
+            absolute = os.path.abspath(top)
+            for file, is_python in _walk(top, settings, found, cache_dir):
+                # file starts with top: its absolute form without a syscall per file
+                add(python if is_python else other, file, absolute + file[len(top):])
+        elif path.exists() or path.is_symlink():
+            if settings.force_exclude and _excluded(_pattern_rel(path, settings), settings):
+                continue
+            if is_project_file(path.name):  # a compose file, a Procfile: never parsed as Python
+                if read_as_other(path.name, _pattern_rel(path, settings), settings):
+                    add(other, str(path), os.path.abspath(path))
+                continue
+            add(python, str(path), os.path.abspath(path))  # named explicitly: always linted
+        else:
+            found.skipped.append((str(path), "no such file or directory"))
+    found.python = [Path(p) for p in sorted(python, key=_posix)]
+    found.other = [Path(p) for p in sorted(other, key=_posix)]
+    return found
+
+
+def _posix(path: str) -> str:
+    return path if os.sep == "/" else path.replace(os.sep, "/")
+
+
+def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None) -> Iterator[tuple[str, bool]]:
+    wanted_other = settings.redis_config_files
+    visited: set[tuple[int, int]] = set()
+    git = _gitignore(top, settings, cache_dir)
+    for dirpath, dirnames, filenames in walk(top, onerror=lambda e: found.skipped.append((str(e.filename), e.strerror or str(e)))):
+        try:
+            st = os.stat(dirpath)
+            if (st.st_dev, st.st_ino) in visited:
+                dirnames[:] = []
+                continue
+            visited.add((st.st_dev, st.st_ino))
+        except OSError:
+            st = None
+        base = Path(dirpath) if settings.exclude else None
+        wanted = [n for n in filenames if n.endswith(_SUFFIXES if wanted_other else _PYTHON)]
+        ignored = git.directory(dirpath, dirnames, filenames, st) if git is not None else ()
+        keep = []
+        for name in sorted(dirnames):
+            if name in DEFAULT_EXCLUDE or name.endswith(".egg-info") or name in ignored:
+                continue
+            if settings.exclude and _excluded(_pattern_rel(base / name, settings), settings):
+                continue
+            keep.append(name)
+        dirnames[:] = keep
+        for name in wanted:
+            if ignored and name in ignored:
+                continue
+            is_python = name.endswith(_PYTHON)
+            path = os.path.join(dirpath, name)
+            if not settings.exclude and is_python:
+                yield path, True
+                continue
+            rel = _pattern_rel((base or Path(dirpath)) / name, settings)  # a non-Python file: rare
+            if settings.exclude and _excluded(rel, settings):
+                continue
+            if is_python:
+                yield path, True
+            elif any(glob_match(rel, pattern) for pattern in wanted_other):
+                yield path, False
+    if git is not None:
+        git.finish()
+
+
+def _gitignore(top: str, settings: Settings, cache_dir: Path | None):
+    """What git ignores under ``top`` (gitignore.py), or None: turned off, or
+    not in a git repository."""
+    if not settings.respect_gitignore:
+        return None
+    from .gitignore import GitIgnore
+
+    git = GitIgnore(top, cache_dir)
+    return git if git.repo is not None else None
+
+
+_PYTHON = (".py", ".pyi")
+_SUFFIXES = (*_PYTHON, ".conf", ".yml", ".yaml")  # what redis-config-files may name (the globs decide)

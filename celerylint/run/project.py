@@ -1,0 +1,163 @@
+"""The project phase: rules over the facts that every file contributed.
+
+Facts are plain dicts (``kind``, ``path``, positions, data) recorded by
+checkers during the per-file phase; they survive the cache and cross process
+boundaries.  Non-Python files (Redis configuration, compose files) are given
+to the project as text.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..config.settings import Settings
+from ..core.model import FileResult, Finding
+from ..registry import Entry
+from ..core.source import DecodeError, decode
+
+if TYPE_CHECKING:
+    from .linter import Linter
+
+
+@dataclass
+class Project:
+    settings: Settings
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    other_files: dict[str, str] = field(default_factory=dict)  # relative path -> text
+    python_files: tuple[str, ...] = ()  # every linted Python file, relative
+    # the text of files a fix has changed in memory (relative path -> text):
+    # what a project fix reads and positions itself in, not the file on disk
+    texts: dict[str, str] = field(default_factory=dict)
+
+    def of_kind(self, kind: str) -> Iterable[dict[str, Any]]:
+        return (f for f in self.facts if f["kind"] == kind)
+
+
+def warm_up(entries: Iterable[Entry]) -> None:
+    """Import what the project phase will need (the project rules, libcst,
+    Celery's table of settings): done by a process that would otherwise
+    wait for its workers."""
+    wanted = [e for e in entries if e.in_project_phase]
+    for entry in wanted:
+        entry.load()
+    if wanted:
+        from ..domain.celeryconf.settings_table import table
+
+        table()
+
+
+def run_project(project: Project, entries: Iterable[Entry]) -> tuple[list[Finding], list[str]]:
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for entry in entries:
+        if not entry.in_project_phase:
+            continue
+        try:
+            cls = entry.load()
+            for finding in (cls.check_project(project) if entry.project_part else cls().check(project)):
+                if project.settings.enabled(finding.code, finding.path):
+                    findings.append(finding)
+        except Exception:
+            errors.append(f"internal error in {entry.code}:\n{traceback.format_exc()}")
+    return _distinct(findings), errors
+
+
+def _distinct(findings: list[Finding]) -> list[Finding]:
+    """Findings without exact repeats: several apps sharing one configuration
+    module each find the same thing at the same place.  Only findings equal
+    in every field (code, place, message, fix) are merged."""
+    seen: set[Finding] = set()
+    out = []
+    for finding in findings:
+        try:
+            if finding in seen:
+                continue
+            seen.add(finding)
+        except TypeError:  # a fix built with a list of edits: kept, as before
+            pass
+        out.append(finding)
+    return out
+
+
+def make_project(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,
+                 texts: dict[str, str] | None = None) -> Project:
+    """The whole run as the project rules see it: every file's facts, the
+    non-Python files' text, the Python files linted."""
+    return Project(
+        settings=linter.settings,
+        facts=[fact for r in results.values() for fact in r.facts],
+        other_files=other,
+        python_files=tuple(r.path for r in results.values()),
+        texts=dict(texts or {}),
+    )
+
+
+def project_findings(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,
+                     errors: list[str], texts: dict[str, str] | None = None) -> list[Finding]:
+    """The project phase over the files' facts.  ``texts`` holds the current
+    text of the files the fix loop has changed (by relative path): fixes are
+    computed, and noqa comments read, from it instead of the disk."""
+    project = make_project(results, other, linter, texts)
+    facts = project.facts
+    findings: list[Finding] = []
+    # every project rule reasons over facts (CL002's ``noqa-used`` are not for them)
+    if any(f["kind"] != "noqa-used" for f in facts) and any(e.in_project_phase for e in linter.entries):
+        findings = _run_or_cached(project, linter, errors)
+    by_rel = {r.path: p for p, r in results.items()}
+    kept: list[Finding] = []
+    silenced: list[Finding] = []
+    for finding in findings:
+        (silenced if _suppressed_on_disk(finding, by_rel, project.texts) else kept).append(finding)
+    if any(e.code == "CL002" for e in linter.entries):
+        from .unused_noqa import unused_noqa
+
+        kept += unused_noqa(results, silenced, linter, project.texts)
+    return kept
+
+
+def _run_or_cached(project: Project, linter: Linter, errors: list[str]) -> list[Finding]:
+    key = findings = None
+    if linter.index is not None:
+        import hashlib
+        import json
+
+        facts = [f for f in project.facts if f["kind"] != "noqa-used"]  # not read by project rules
+        key = hashlib.sha256(json.dumps([facts, project.other_files, project.python_files],
+                                        default=str).encode()).hexdigest()
+        findings = linter.index.project_findings(key)
+    if findings is None:
+        findings, problems = run_project(project, linter.entries)
+        errors.extend(problems)
+        if key is not None and not problems:
+            linter.index.put_project(key, findings)
+    return findings
+
+
+def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path], texts: dict[str, str]) -> bool:
+    """noqa and skip-file for project findings, which no per-file pass saw."""
+    from ..engine.analysis import SKIP_FILE
+    from ..engine.noqa import is_suppressed
+    from ..core.source import LineIndex
+
+    path = by_rel.get(finding.path)
+    if path is None:
+        return False
+    if finding.path in texts:
+        text = texts[finding.path]
+        if SKIP_FILE.search(text.encode("utf-8", "surrogatepass")):
+            return True
+        return "noqa" in text.lower() and is_suppressed(LineIndex(text), finding.code, finding.line, finding.end_line)
+    try:
+        data = path.read_bytes()
+        text = decode(data).text
+    except (OSError, DecodeError):
+        return False
+    if SKIP_FILE.search(data):
+        return True
+    return b"noqa" in data.lower() and is_suppressed(LineIndex(text), finding.code, finding.line, finding.end_line)

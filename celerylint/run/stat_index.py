@@ -1,0 +1,125 @@
+"""The stat index: what each file linted to, found again without reading it.
+
+A warm run of a large tree should cost what ruff's does: a walk and a
+``stat`` per file.  The content cache (``cache.py``) still reads and
+prefilters every file to find its key; this index maps each relative path to
+the ``(mtime_ns, size, inode, ctime_ns)`` the file had when it was read and
+to its result (``null`` for the usual file with no findings and no facts),
+so an unchanged file is neither read nor prefiltered.  The project phase's
+findings are kept too, keyed by a hash of every fact and non-Python file it
+reads, so that an unchanged tree imports neither libcst nor Celery.
+
+Like git's index, it does not trust a file modified less than two seconds
+before it was read (a write in the same timestamp tick could go unseen):
+such a file is linted again next time.  One index per cache salt (celerylint
+version and sources, settings, enabled checkers, root) lives in the cache
+directory as ``index-<salt>.json``, written atomically; a lost race between
+two runs costs misses, never a wrong hit, since every entry is checked
+against the file's current ``stat``; entries of deleted files are dropped when the
+index is next written.  An index that cannot be read, is not a regular file,
+is larger than ``INDEX_MAX_BYTES`` or has another shape is empty; an entry of
+another shape is a miss.  Runs that fix or diff read every file anyway and do
+not use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .cache_files import load_json
+from ..core.model import FileResult, Finding
+
+FORMAT = 2  # 2: signatures hold the ctime
+RACY_NS = 2_000_000_000
+INDEX_MAX_BYTES = 256 << 20  # an index larger than this is neither written nor read
+
+
+def signature(st: os.stat_result) -> list[int]:
+    """What identifies a file's content without reading it.  The ctime is
+    set by the kernel on every change and cannot be set back, so an edit
+    that keeps the size and restores the mtime (``os.utime``, ``touch -r``,
+    ``rsync -t``) is still seen, as git's index sees it."""
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
+
+
+class StatIndex:
+    def __init__(self, directory: Path, salt: str, root: Path) -> None:
+        self.path = directory / f"index-{salt}.json"
+        self.root = root  # paths are relative to it
+        self.seen: set[str] = set()
+        self.entries: dict[str, list[Any]] = {}
+        self.project: dict[str, Any] = {}
+        self.changed = False
+        raw = load_json(self.path, INDEX_MAX_BYTES)
+        if (type(raw) is dict and raw.get("format") == FORMAT and type(raw.get("files")) is dict
+                and type(raw.get("project")) is dict):
+            self.entries = raw["files"]  # each entry is checked when used
+            self.project = raw["project"]
+
+    def get(self, rel: str, path: Path) -> FileResult | None:
+        self.seen.add(rel)
+        entry = self.entries.get(rel)
+        if type(entry) is not list or len(entry) != 2:
+            return None
+        try:
+            if signature(os.stat(path)) != entry[0]:
+                return None
+        except OSError:
+            return None
+        stored = entry[1]
+        if stored is None:
+            return FileResult(rel)
+        try:
+            return FileResult.from_stored(rel, stored)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+    def put(self, result: FileResult) -> None:
+        """Remember ``result`` for its file unless it holds internal errors or
+        the file was modified too recently to trust its timestamp."""
+        sig = result.signature
+        if sig is None or result.errors or time.time_ns() - sig[0] < RACY_NS:
+            return
+        stored = result.stored() if result.findings or result.facts or result.parsed else None
+        entry = [list(sig), stored]
+        if self.entries.get(result.path) != entry:
+            self.entries[result.path] = entry
+            self.changed = True
+
+    def project_findings(self, key: str) -> list[Finding] | None:
+        if self.project.get("key") != key:
+            return None
+        try:
+            return [Finding.from_dict(f) for f in self.project["findings"]]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+    def put_project(self, key: str, findings: list[Finding]) -> None:
+        if self.project.get("key") != key:
+            self.project = {"key": key, "findings": [f.to_dict() for f in findings]}
+            self.changed = True
+
+    def save(self) -> None:
+        """Write the index if anything changed, without the entries of files
+        that no longer exist."""
+        if not self.changed:
+            return
+        for rel in [r for r in self.entries if r not in self.seen]:
+            if not os.path.lexists(os.path.join(self.root, rel)):
+                del self.entries[rel]
+
+        payload = json.dumps({"format": FORMAT, "files": self.entries, "project": self.project},
+                             separators=(",", ":"), default=str).encode()
+        if len(payload) > INDEX_MAX_BYTES:
+            return  # it would be refused when read
+        from .cache_files import prepare_directory, write_replacing
+
+        try:
+            prepare_directory(self.path.parent)
+            write_replacing(self.path, payload)
+        except OSError:
+            pass

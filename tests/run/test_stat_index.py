@@ -1,0 +1,154 @@
+"""The stat index: unchanged files are served without being read, changed
+ones are linted again, recently modified ones are not trusted, and the
+project phase is not run again over the same facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import startup_env
+from celerylint.run import project, runner
+from celerylint.run.cache import ENV as CACHE_ENV
+from celerylint.cli.commands import main
+
+from test_prefilter_cache import age, forbid_reading, lint
+
+DEFAULT_INDEX_MIN_FILES = runner.INDEX_MIN_FILES
+TASKS = (
+    "from celery import shared_task\n\n"
+    "@shared_task\n"
+    "def ping():\n"
+    "    ping.apply_async(countdown=86400 * 30)\n"
+)
+APP = (
+    "from celery import Celery\n"
+    "app = Celery('proj', broker='redis://localhost:6379/0')\n"
+    "app.conf.task_reject_on_worker_lost = True\n"
+    "app.conf.worker_prefetch_multiplier = 1\n"
+)
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "INDEX_MIN_FILES", 1)
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "tasks.py").write_text(TASKS)
+    (root / "celery_app.py").write_text(APP)
+    for i in range(5):
+        (root / f"plain_{i}.py").write_text(f"x = {i}\n")
+    age(root)
+    return root, tmp_path / "cache"
+
+
+def codes(findings: list[dict]) -> list[tuple[str, str]]:
+    return [(f["path"], f["code"]) for f in findings]
+
+
+def test_unchanged_tree_reads_nothing_and_runs_no_project_rule(tree, monkeypatch):
+    root, cache = tree
+    _, cold = lint(root, "--no-cache")
+    assert ("tasks.py", "CL206") in codes(cold) and ("celery_app.py", "CL101") in codes(cold)
+    _, filling = lint(root, cache_dir=cache)
+    assert filling == cold
+    assert len(list(cache.glob("index-*.json"))) == 1
+    with monkeypatch.context() as m:
+        forbid_reading(m)
+        m.setattr(project, "run_project", lambda *a: pytest.fail("the project phase ran again"))
+        _, warm = lint(root, cache_dir=cache)
+    assert warm == cold
+
+
+def test_a_changed_file_is_linted_again(tree, monkeypatch):
+    root, cache = tree
+    lint(root, cache_dir=cache)
+    path = root / "plain_3.py"
+    path.write_text("from celery import shared_task\n\n@shared_task\ndef later():\n    later.apply_async(countdown=7 * 86400)\n")
+    os.utime(path, (time.time() - 30, time.time() - 30))
+    read = []
+    real = runner.Linter.read
+    monkeypatch.setattr(runner.Linter, "read", lambda self, p: read.append(p.name) or real(self, p))
+    _, warm = lint(root, cache_dir=cache)
+    assert read == ["plain_3.py"]
+    assert ("plain_3.py", "CL206") in codes(warm)
+    _, cold = lint(root, "--no-cache")
+    assert warm == cold
+
+
+def test_a_changed_setting_runs_the_project_phase_again(tree):
+    root, cache = tree
+    _, before = lint(root, cache_dir=cache)
+    assert ("celery_app.py", "CL101") in codes(before)
+    (root / "celery_app.py").write_text(APP + "app.conf.task_acks_late = True\n")
+    os.utime(root / "celery_app.py", (time.time() - 30, time.time() - 30))
+    _, after = lint(root, cache_dir=cache)
+    assert ("celery_app.py", "CL101") not in codes(after)
+    assert after == lint(root, "--no-cache")[1]
+
+
+def test_deleted_files_leave_the_index(tree):
+    root, cache = tree
+    lint(root, cache_dir=cache)
+    (root / "plain_1.py").unlink()
+    (root / "plain_2.py").write_text("x = 'changed'\n")  # something to write the index for
+    os.utime(root / "plain_2.py", (time.time() - 30, time.time() - 30))
+    lint(root, cache_dir=cache)
+    (index,) = cache.glob("index-*.json")
+    files = json.loads(index.read_text())["files"]
+    assert "plain_1.py" not in files and "plain_2.py" in files and "tasks.py" in files
+
+
+def test_recently_modified_files_are_not_trusted(tree, monkeypatch):
+    root, cache = tree
+    (root / "plain_0.py").write_text("x = 'just now'\n")  # mtime: now
+    lint(root, cache_dir=cache)
+    read = []
+    real = runner.Linter.read
+    monkeypatch.setattr(runner.Linter, "read", lambda self, p: read.append(p.name) or real(self, p))
+    lint(root, cache_dir=cache)
+    assert read == ["plain_0.py"]
+
+
+def test_a_warm_run_imports_neither_libcst_nor_celery(tree, cli):
+    root, cache = tree
+    env = {CACHE_ENV: str(cache)}
+    for i in range(DEFAULT_INDEX_MIN_FILES):  # enough for the index in a real process
+        (root / f"more_{i}.py").write_text("y = 1\n")
+    age(root)
+    first = cli("--format", "json", ".", cwd=root, env=env)
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['celerylint', '--format', 'json', '.']\n"
+        "try:\n    runpy.run_module('celerylint', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('IMPORTED', sorted(m for m in ('libcst', 'celery') if m in sys.modules), file=sys.stderr)\n"
+    )
+    second = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True,
+                            env=startup_env(**env), timeout=120)
+    assert json.loads(second.stdout) == json.loads(first.stdout)
+    assert "IMPORTED []" in second.stderr, second.stderr
+
+
+def test_diff_reads_every_file(tree, monkeypatch):
+    """Fixes need what each file holds now: --fix and --diff do not use the index."""
+    root, cache = tree
+    lint(root, cache_dir=cache)
+    read = []
+    real = runner.Linter.read
+    monkeypatch.setattr(runner.Linter, "read", lambda self, p: read.append(p.name) or real(self, p))
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(main, ["--diff", "."], env={CACHE_ENV: str(cache)})
+    finally:
+        os.chdir(old)
+    assert result.exception is None, result.output
+    assert sorted(read) == sorted(p.name for p in root.glob("*.py"))
