@@ -11,7 +11,8 @@ CPython's own parser is linear and guards its stack, so it measures the file
 first: the size, its nesting limits (200 brackets, 100 indentation levels) and
 the depth of the syntax tree.  The depth limit is far above real code (large
 public Celery projects stay under 30) and below what libcst's recursive visitors
-survive, so nothing analysable is refused.
+survive, so nothing analysable is refused.  A file CPython cannot parse is
+measured by its longest chain, in one pass over its tokens.
 """
 
 from __future__ import annotations
@@ -39,12 +40,25 @@ PLAIN_ELIFS = 100  # libcst nests each ``elif`` in the one before; 10,000 overfl
 MAX_STATEMENT = 4_000  # libcst: a 2,000-link chain costs seconds; 7,000 prefix operators overflow its stack
 
 _SCAN = re.compile(r"[][(){}]|\\\r?\n|\r\n?|\n")
-# A run of binary operators or attribute dots (``a + b + ...``, ``a.b.c...``):
-# what makes libcst's tree deep; a long list or dict literal is long but
-# shallow.  Operands are word characters only, so the pattern cannot
-# backtrack more than one run.
+# Links of one chain (``a + b + ...``, ``a.b.c...``, ``f()()...``,
+# ``"a" + "a"``, ``x[0] + x[0]``): what makes libcst's tree deep; a long list
+# or dict literal is long but shallow.  ``_chain`` counts them.
 MAX_CHAIN = 500
-_CHAIN = re.compile(r"(?:\w+ *(?:\*\*|//|[-+*/%.&|^@]) *){" + str(MAX_CHAIN) + ",}")
+# One token of that count.  Each alternative is a fixed string or a run that
+# cannot fail once started, so a search never backtracks.
+_LINK_TOKEN = re.compile(r"""\w+|\*\*|//|<<|>>|[=!<>]=|->|:=|'''|\"\"\"|\\\r?\n|\r\n?|\n|[^\w\s]""")
+# The rest of a string literal after its opening quote: to its end or, not
+# closed, to the end of its line (of the file, for triple quotes).  Cannot
+# fail, so cannot backtrack.
+_STRING_REST = {
+    "'": re.compile(r"[^'\\\r\n]*(?:\\[\s\S][^'\\\r\n]*)*'?"),
+    '"': re.compile(r'[^"\\\r\n]*(?:\\[\s\S][^"\\\r\n]*)*"?'),
+    "'''": re.compile(r"[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*(?:''')?"),
+    '"""': re.compile(r'[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*(?:""")?'),
+}
+_LINE_REST = re.compile(r"[^\r\n]*")  # a comment
+_LINKS = frozenset(("**", "//", "<<", ">>", "-", "+", "*", "/", "%", "&", "|", "^", "@", "~", ".", "and", "or"))
+_RESETS = frozenset((",", ":", ";", "=", ":="))
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
 _NESTING_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
@@ -76,7 +90,7 @@ def refuse(text: str) -> tuple[str, int, int] | None:
             return (f"nested too deeply to analyse: {message}", line, col)
         if brackets > MAX_BRACKETS:
             return (f"nested too deeply to analyse (more than {MAX_BRACKETS} brackets)", 1, 0)
-        if statement > MAX_STATEMENT and _CHAIN.search(text):  # too deep for libcst; CPython's message will do
+        if statement > MAX_STATEMENT and _chain(text) > MAX_CHAIN:  # too deep for libcst; CPython's message will do
             return (f"syntax error: {message}", line, col)
         return None  # libcst reports it (and accepts syntax newer than this interpreter)
     except ValueError:  # NUL bytes: decode() rejects them earlier
@@ -103,6 +117,45 @@ def _scan(text: str) -> tuple[int, int]:
                 longest = match.start() - start
             start = match.end()
     return deepest, max(longest, len(text) - start)
+
+
+def _chain(text: str) -> int:
+    """The most links of one chain in ``text`` (counting stops past
+    ``MAX_CHAIN``): binary operators, ``and``/``or``, attribute dots and
+    trailers (a call or subscript right after an operand), between operands
+    of any shape, at one bracket depth of one logical line.  A comma, colon,
+    semicolon or ``=`` starts a new chain; a bracketed group is one operand
+    of the chain around it; strings and comments are skipped.  One pass over
+    the tokens: linear in the length of the text, whatever its shape."""
+    count = deepest = pos = 0
+    operand = False  # the token before ends an operand: a bracket after it is a trailer
+    outer: list[int] = []  # the counts of the enclosing bracket depths
+    search = _LINK_TOKEN.search
+    while deepest <= MAX_CHAIN and (match := search(text, pos)) is not None:
+        token, pos = match.group(), match.end()
+        if token in _LINKS:
+            count, operand = count + 1, False
+            deepest = max(deepest, count)
+        elif token in _RESETS:
+            count, operand = 0, False
+        elif token in _STRING_REST:
+            pos, operand = _STRING_REST[token].match(text, pos).end(), True
+        elif token in _OPEN:
+            if operand and token != "{":
+                count += 1
+                deepest = max(deepest, count)
+            outer.append(count)
+            count, operand = 0, False
+        elif token in _CLOSE:
+            count, operand = (outer.pop() if outer else 0), True
+        elif token == "#":
+            pos = _LINE_REST.match(text, pos).end()
+        elif token[0] in "\r\n":
+            if not outer:  # the end of a logical line
+                count, operand = 0, False
+        elif token[0] != "\\":  # not a line continuation
+            operand = token[0].isalnum() or token[0] == "_"
+    return deepest
 
 
 def compile_quietly(text: str) -> ast.Module:
