@@ -11,8 +11,10 @@ CPython's own parser is linear and guards its stack, so it measures the file
 first: the size, its nesting limits (200 brackets, 100 indentation levels) and
 the depth of the syntax tree.  The depth limit is far above real code (large
 public Celery projects stay under 30) and below what libcst's recursive visitors
-survive, so nothing analysable is refused.  A file CPython cannot parse is
-measured by its longest chain, in one pass over its tokens.
+survive, so nothing analysable is refused.  The size comes before CPython's
+parser too (``too_large``), whose tree costs memory per token as libcst's
+does; a file CPython cannot parse is measured by its longest chain, in one
+pass over its tokens.  Every measure is linear in the text.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from functools import lru_cache
 
 MAX_PARSE_CHARS = 1_000_000  # twice the largest source file of large public Django projects
 # libcst's tree costs up to about 3 kB per word or symbol of the source
@@ -68,14 +71,9 @@ _JINJA_TAG = re.compile(r"^[ \t]*\{%-?[ \t]*(\w+)", re.MULTILINE)
 
 def refuse(text: str) -> tuple[str, int, int] | None:
     """Why ``text`` must not be handed to libcst, as (reason, line, col), or None."""
-    if len(text) > MAX_PARSE_CHARS:
-        return (f"too large to analyse: {len(text):,} characters (the limit is {MAX_PARSE_CHARS:,}); "
-                "exclude generated files", 1, 0)
-    if len(text) > MAX_PARSE_TOKENS:  # each is at least one character: a shorter file need not be counted
-        tokens = _TOKEN.subn("", text)[1]
-        if tokens > MAX_PARSE_TOKENS:
-            return (f"too large to analyse: {tokens:,} words and symbols (the limit is {MAX_PARSE_TOKENS:,}); "
-                    "exclude generated files", 1, 0)
+    problem = too_large(text)
+    if problem is not None:
+        return problem
     brackets, statement = _scan(text)
     if brackets <= PLAIN_BRACKETS and statement <= PLAIN_STATEMENT and text.count("elif") <= PLAIN_ELIFS:
         return None
@@ -96,6 +94,22 @@ def refuse(text: str) -> tuple[str, int, int] | None:
     except ValueError:  # NUL bytes: decode() rejects them earlier
         return None
     return _tree_depth(tree)
+
+
+@lru_cache(maxsize=2)  # asked before CPython's parser and again before libcst's, of the same text
+def too_large(text: str) -> tuple[str, int, int] | None:
+    """Why ``text`` is too large for any parser, as (reason, line, col), or
+    None.  CPython's ``ast`` of a file costs about 600 bytes per word or
+    symbol (a million of them: 600 MB), so the same bounds hold before it."""
+    if len(text) > MAX_PARSE_CHARS:
+        return (f"too large to analyse: {len(text):,} characters (the limit is {MAX_PARSE_CHARS:,}); "
+                "exclude generated files", 1, 0)
+    if len(text) > MAX_PARSE_TOKENS:  # each is at least one character: a shorter file need not be counted
+        tokens = _TOKEN.subn("", text)[1]
+        if tokens > MAX_PARSE_TOKENS:
+            return (f"too large to analyse: {tokens:,} words and symbols (the limit is {MAX_PARSE_TOKENS:,}); "
+                    "exclude generated files", 1, 0)
+    return None
 
 
 def _scan(text: str) -> tuple[int, int]:

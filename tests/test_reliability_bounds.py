@@ -74,3 +74,30 @@ def test_a_long_shallow_statement_in_an_invalid_file_still_goes_to_libcst(tmp_pa
     (tmp_path / "m.py").write_text(text)
     status, found, _, _ = lint(tmp_path, "--format", "json", "m.py")
     assert status == 1 and "expected" in only_cl001(found), found
+
+
+# -- item 9: a file over the token limit is refused before any parser --------
+
+MEASURE = """
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)  # kB on Linux
+print(done.returncode)
+print(done.stdout)
+"""
+HEAD = "from celery import Celery, shared_task\napp = Celery('p', broker='redis://')\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in kB")
+@pytest.mark.parametrize("text", [
+    HEAD + "x=1\n" * 249_000,  # a 996k-character file of short statements
+    HEAD + "x = [" + "a," * 330_000 + "]\n",  # a 660 KB list literal
+], ids=["996k-characters", "660kb-list"])
+def test_a_file_over_the_token_limit_stays_under_300_mb(tmp_path, text):
+    (tmp_path / "big.py").write_text(text)
+    lines = subprocess.run([sys.executable, "-c", MEASURE, *CMD, "--no-cache", "--jobs", "1", "--format", "json",
+                            "big.py"], cwd=tmp_path, capture_output=True, text=True, timeout=FAST * 4,
+                           env=ENV).stdout.split("\n", 2)
+    peak, status, found = int(lines[0]) // 1024, int(lines[1]), json.loads(lines[2])
+    assert status == 1 and only_cl001(found).startswith("too large to analyse"), found
+    assert peak <= 300, f"{peak} MB"
