@@ -76,6 +76,37 @@ def test_a_long_shallow_statement_in_an_invalid_file_still_goes_to_libcst(tmp_pa
     assert status == 1 and "expected" in only_cl001(found), found
 
 
+# -- item 8: standard input is read no further than a file may be ------------
+
+def test_endless_standard_input_is_a_too_large_finding(tmp_path):
+    from celerylint.guard import MAX_PARSE_BYTES
+
+    with open("/dev/zero", "rb") as zero:
+        status, out, err, took = lint(tmp_path, "-", "--stdin-filename", "x.py", "--format", "json", stdin=zero)
+    message = only_cl001(out)
+    assert status == 1 and message.startswith(f"too large to analyse: more than {MAX_PARSE_BYTES:,} bytes"), message
+    assert took < FAST, f"{took:.1f} s"
+
+
+def test_endless_standard_input_with_fix_is_an_error_and_writes_nothing(tmp_path):
+    """What was not read cannot be written back: an editor must not get a truncated buffer."""
+    with open("/dev/zero", "rb") as zero:
+        status, out, err, _ = lint(tmp_path, "-", "--stdin-filename", "x.py", "--fix", stdin=zero)
+    assert (status, out) == (2, b""), (status, out[:200])
+    assert b"--fix cannot write it back" in err, err
+
+
+def test_standard_input_over_the_character_limit_is_the_files_finding(tmp_path):
+    from celerylint.guard import MAX_PARSE_CHARS
+
+    data = b"import celery\n" + b"#" * MAX_PARSE_CHARS + b"\n"
+    status, out, _, _ = lint(tmp_path, "-", "--stdin-filename", "x.py", "--format", "json", input=data)
+    (tmp_path / "x.py").write_bytes(data)
+    as_file, found = lint(tmp_path, "--format", "json", "x.py")[:2]
+    assert status == as_file and only_cl001(out) == only_cl001(found)
+    assert only_cl001(out).startswith(f"too large to analyse: {len(data):,} characters"), out
+
+
 # -- item 9: a file over the token limit is refused before any parser --------
 
 MEASURE = """
