@@ -68,7 +68,9 @@ _RESETS = frozenset((",", ":", ";", "=", ":="))
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
 _NESTING_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
-_JINJA_EXPRESSION = re.compile(r"\{\{-?[ \t]*[A-Za-z_][\w.]*(?:[ \t]*\|[^{}\n]*)?[ \t]*-?\}\}")
+# (a filter's text runs to the braces, its blanks included: blanks after it
+# are not a second run that could split them)
+_JINJA_EXPRESSION = re.compile(r"\{\{-?[ \t]*[A-Za-z_][\w.]*(?:[ \t]*\|[^{}\n]*|[ \t]*-?)\}\}")
 _JINJA_TAG = re.compile(r"^[ \t]*\{%-?[ \t]*(\w+)", re.MULTILINE)
 
 

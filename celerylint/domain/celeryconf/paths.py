@@ -6,7 +6,9 @@ import re
 # The collectors read every such file that has a Celery setting at module
 # level or a star import, so one they did not read has neither; any other
 # file may hide a star import nobody read.
-SETTINGS_PATH = re.compile(r"(?:^|/)(?:[^/]*(?:settings|config|conf)[^/]*\.py|(?:settings|config|conf)/[^/]+\.py)$")
+# (the name's word found by a lookahead, which is not backtracked into: a
+# name of many "settings" is not scanned again from each)
+SETTINGS_PATH = re.compile(r"(?:^|/)(?:(?=[^/]*(?:settings|config|conf))[^/]*\.py|(?:settings|config|conf)/[^/]+\.py)$")
 
 # Tests and their fixtures: the configuration model leaves their facts out,
 # and the lock rules leave tests alone (a lock there is a fixture).

@@ -31,7 +31,7 @@ _NOT_DEPLOYED = re.compile(
     r"|sample|example|examples|e2e|selenium|travis|github|jenkins)(?:[_-].*)?$",
     re.IGNORECASE,
 )
-_DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*[:=]?\s*[\"']?([A-Za-z_][\w.]*)")
+_DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*(?:[:=]\s*)?[\"']?([A-Za-z_][\w.]*)")
 _LAUNCH = re.compile(r"^(?:Procfile.*|Dockerfile.*|\.env.*|.*\.env|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml))$")
 _MAX_BYTES = 1 << 20
 
@@ -194,7 +194,8 @@ def included(m, path: str, fact: dict, problems: list[str]) -> list[str]:
     return out
 
 
-_STAR_TEXT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+# (the module starts right after the blanks, so no run of blanks splits two ways)
+_STAR_TEXT = re.compile(r"^from[ \t]+(?=[\w.])(\.*)((?:\w[\w.]*)?)[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
 def _text_links(m, path: str) -> set[str]:
