@@ -59,10 +59,16 @@ def stdin_run(settings, adopt: dict, *, fix: bool, unsafe: bool, diff: bool):
 
     if adopt["add_noqa"]:
         fail("--add-noqa edits files: it cannot be used with `-` (standard input)")
+    from ..engine.guard import MAX_PARSE_BYTES
+
     stream = sys.stdin.buffer if sys.stdin is not None else None
     if stream is None:
         fail("cannot read the source: standard input is closed")
-    result, fixed = run_stdin(stream.read(), adopt["stdin_filename"], settings, fix=fix, unsafe=unsafe, diff=diff)
+    data = stream.read(MAX_PARSE_BYTES + 1)  # no further: what no file may be (``/dev/zero`` never ends)
+    if len(data) > MAX_PARSE_BYTES and fix and not diff:
+        fail(f"standard input is larger than {MAX_PARSE_BYTES:,} bytes, more than celerylint analyses: "
+             "--fix cannot write it back")
+    result, fixed = run_stdin(data, adopt["stdin_filename"], settings, fix=fix, unsafe=unsafe, diff=diff)
     if fix and not diff:
         write_stdout(fixed)
     return result

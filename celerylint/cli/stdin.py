@@ -4,13 +4,18 @@
 ``--force-exclude``, ``exclude``.  The file is linted alone: project rules
 see it and nothing else.  With ``--fix`` the fixed source is what goes to
 standard output (the report then goes to standard error), as ruff does;
-with ``--diff``, the patch."""
+with ``--diff``, the patch.  Standard input is read up to what a file
+within ``guard.MAX_PARSE_CHARS`` can take (``guard.MAX_PARSE_BYTES``): more
+is the file's "too large to analyse" finding (``--fix`` then fails: what
+was not read cannot be written back)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..config.settings import Settings
+from ..engine.analysis import UNPARSABLE, unparsable
+from ..engine.guard import MAX_PARSE_BYTES, MAX_PARSE_CHARS
 from ..run.fixing import MAX_FIX_ROUNDS, _apply, _applicable
 from ..run.linter import Linter
 from ..run.project import project_findings
@@ -30,6 +35,12 @@ def run_stdin(data: bytes, filename: str | None, settings: Settings, *, fix: boo
         return out, data if (fix or diff) else None
     linter = Linter(settings)
     rel = linter.rel(path)
+    if len(data) > MAX_PARSE_BYTES:  # the caller read one byte more than a file may be: no further
+        if any(e.code == UNPARSABLE[0] for e in linter.entries_for(path)):
+            out.findings.append(unparsable(rel, f"too large to analyse: more than {MAX_PARSE_BYTES:,} bytes "
+                                                f"(the limit is {MAX_PARSE_CHARS:,} characters); "
+                                                "exclude generated files"))
+        return out, None
     try:
         source = decode(data)
     except DecodeError:

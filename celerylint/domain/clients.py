@@ -32,7 +32,7 @@ CACHE_HELPER = Regex(rb"cache\w*(?:\s*\([^()\n]*\))?\s*\.\s*(?:add|set|lock|dele
 
 def cache_call(methods: bytes) -> Regex:
     """A call of one of ``methods`` (a regex alternation) on ``cache`` or ``caches[...]``."""
-    return Regex(rb"caches?\s*(?:\[[^\]\n]*\]\s*)?\.\s*(?:" + methods + rb")\s*\(")
+    return Regex(rb"caches?\s*(?:\[[^\[\]\n]*\]\s*)?\.\s*(?:" + methods + rb")\s*\(")
 
 
 _MAX_DEPTH = 6

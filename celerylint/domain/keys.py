@@ -14,7 +14,8 @@ import libcst as cst
 from ..api.context import FileContext
 
 _EMPTY = cst.Module([])
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdirfxXeEgGc%]")
+# the width starts after the flags (a 0 is a flag), so no run of digits can be split two ways
+_PERCENT = re.compile(r"%(?:\([^()]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[sdirfxXeEgGc%]")
 _BRACES = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 _MAX_DEPTH = 6
 

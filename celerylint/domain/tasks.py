@@ -35,7 +35,9 @@ TASK_DEFINITION = All((b"ask", (b"task", b"Task"), (  # "ask": one search refute
     Regex(rb"\.task\s*\("), Regex(rb"shared_task\s*\("), Regex(rb"periodic_task\s*\("),
     Regex(rb"\btask\("),
     Regex(rb"[tT]ask\s+as\s+\w+[ \t]*(?:[,)#;\r\n]|\Z)"),
-    Regex(rb"class\s+\w+\s*\([^:]*Task\b"),
+    # the bases up to a colon or to the next ``class`` (a keyword cannot be a
+    # base): a header left open is not scanned again from every class after it
+    Regex(rb"class\s+\w+\s*\((?:[^:c]|\Bc|c(?!lass\b))*Task\b"),
 )))
 
 

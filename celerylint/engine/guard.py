@@ -11,7 +11,10 @@ CPython's own parser is linear and guards its stack, so it measures the file
 first: the size, its nesting limits (200 brackets, 100 indentation levels) and
 the depth of the syntax tree.  The depth limit is far above real code (large
 public Celery projects stay under 30) and below what libcst's recursive visitors
-survive, so nothing analysable is refused.
+survive, so nothing analysable is refused.  The size comes before CPython's
+parser too (``too_large``), whose tree costs memory per token as libcst's
+does; a file CPython cannot parse is measured by its longest chain, in one
+pass over its tokens.  Every measure is linear in the text.
 """
 
 from __future__ import annotations
@@ -19,8 +22,12 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from functools import lru_cache
 
 MAX_PARSE_CHARS = 1_000_000  # twice the largest source file of large public Django projects
+# The most bytes a file within MAX_PARSE_CHARS can take (UTF-8: at most 4 a
+# character, and a BOM): what a read of standard input stops at.
+MAX_PARSE_BYTES = 4 * MAX_PARSE_CHARS + 3
 # libcst's tree costs up to about 3 kB per word or symbol of the source
 # (``x = [a[:], a[:], ...]``, the worst shape measured; real code, with its
 # comments and docstrings, 1 to 2 kB): 70,000 of them keep a process under
@@ -39,29 +46,39 @@ PLAIN_ELIFS = 100  # libcst nests each ``elif`` in the one before; 10,000 overfl
 MAX_STATEMENT = 4_000  # libcst: a 2,000-link chain costs seconds; 7,000 prefix operators overflow its stack
 
 _SCAN = re.compile(r"[][(){}]|\\\r?\n|\r\n?|\n")
-# A run of binary operators or attribute dots (``a + b + ...``, ``a.b.c...``):
-# what makes libcst's tree deep; a long list or dict literal is long but
-# shallow.  Operands are word characters only, so the pattern cannot
-# backtrack more than one run.
+# Links of one chain (``a + b + ...``, ``a.b.c...``, ``f()()...``,
+# ``"a" + "a"``, ``x[0] + x[0]``): what makes libcst's tree deep; a long list
+# or dict literal is long but shallow.  ``_chain`` counts them.
 MAX_CHAIN = 500
-_CHAIN = re.compile(r"(?:\w+ *(?:\*\*|//|[-+*/%.&|^@]) *){" + str(MAX_CHAIN) + ",}")
+# One token of that count.  Each alternative is a fixed string or a run that
+# cannot fail once started, so a search never backtracks.
+_LINK_TOKEN = re.compile(r"""\w+|\*\*|//|<<|>>|[=!<>]=|->|:=|'''|\"\"\"|\\\r?\n|\r\n?|\n|[^\w\s]""")
+# The rest of a string literal after its opening quote: to its end or, not
+# closed, to the end of its line (of the file, for triple quotes).  Cannot
+# fail, so cannot backtrack.
+_STRING_REST = {
+    "'": re.compile(r"[^'\\\r\n]*(?:\\[\s\S][^'\\\r\n]*)*'?"),
+    '"': re.compile(r'[^"\\\r\n]*(?:\\[\s\S][^"\\\r\n]*)*"?'),
+    "'''": re.compile(r"[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*(?:''')?"),
+    '"""': re.compile(r'[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*(?:""")?'),
+}
+_LINE_REST = re.compile(r"[^\r\n]*")  # a comment
+_LINKS = frozenset(("**", "//", "<<", ">>", "-", "+", "*", "/", "%", "&", "|", "^", "@", "~", ".", "and", "or"))
+_RESETS = frozenset((",", ":", ";", "=", ":="))
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
 _NESTING_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
-_JINJA_EXPRESSION = re.compile(r"\{\{-?[ \t]*[A-Za-z_][\w.]*(?:[ \t]*\|[^{}\n]*)?[ \t]*-?\}\}")
+# (a filter's text runs to the braces, its blanks included: blanks after it
+# are not a second run that could split them)
+_JINJA_EXPRESSION = re.compile(r"\{\{-?[ \t]*[A-Za-z_][\w.]*(?:[ \t]*\|[^{}\n]*|[ \t]*-?)\}\}")
 _JINJA_TAG = re.compile(r"^[ \t]*\{%-?[ \t]*(\w+)", re.MULTILINE)
 
 
 def refuse(text: str) -> tuple[str, int, int] | None:
     """Why ``text`` must not be handed to libcst, as (reason, line, col), or None."""
-    if len(text) > MAX_PARSE_CHARS:
-        return (f"too large to analyse: {len(text):,} characters (the limit is {MAX_PARSE_CHARS:,}); "
-                "exclude generated files", 1, 0)
-    if len(text) > MAX_PARSE_TOKENS:  # each is at least one character: a shorter file need not be counted
-        tokens = _TOKEN.subn("", text)[1]
-        if tokens > MAX_PARSE_TOKENS:
-            return (f"too large to analyse: {tokens:,} words and symbols (the limit is {MAX_PARSE_TOKENS:,}); "
-                    "exclude generated files", 1, 0)
+    problem = too_large(text)
+    if problem is not None:
+        return problem
     brackets, statement = _scan(text)
     if brackets <= PLAIN_BRACKETS and statement <= PLAIN_STATEMENT and text.count("elif") <= PLAIN_ELIFS:
         return None
@@ -76,12 +93,28 @@ def refuse(text: str) -> tuple[str, int, int] | None:
             return (f"nested too deeply to analyse: {message}", line, col)
         if brackets > MAX_BRACKETS:
             return (f"nested too deeply to analyse (more than {MAX_BRACKETS} brackets)", 1, 0)
-        if statement > MAX_STATEMENT and _CHAIN.search(text):  # too deep for libcst; CPython's message will do
+        if statement > MAX_STATEMENT and _chain(text) > MAX_CHAIN:  # too deep for libcst; CPython's message will do
             return (f"syntax error: {message}", line, col)
         return None  # libcst reports it (and accepts syntax newer than this interpreter)
     except ValueError:  # NUL bytes: decode() rejects them earlier
         return None
     return _tree_depth(tree)
+
+
+@lru_cache(maxsize=2)  # asked before CPython's parser and again before libcst's, of the same text
+def too_large(text: str) -> tuple[str, int, int] | None:
+    """Why ``text`` is too large for any parser, as (reason, line, col), or
+    None.  CPython's ``ast`` of a file costs about 600 bytes per word or
+    symbol (a million of them: 600 MB), so the same bounds hold before it."""
+    if len(text) > MAX_PARSE_CHARS:
+        return (f"too large to analyse: {len(text):,} characters (the limit is {MAX_PARSE_CHARS:,}); "
+                "exclude generated files", 1, 0)
+    if len(text) > MAX_PARSE_TOKENS:  # each is at least one character: a shorter file need not be counted
+        tokens = _TOKEN.subn("", text)[1]
+        if tokens > MAX_PARSE_TOKENS:
+            return (f"too large to analyse: {tokens:,} words and symbols (the limit is {MAX_PARSE_TOKENS:,}); "
+                    "exclude generated files", 1, 0)
+    return None
 
 
 def _scan(text: str) -> tuple[int, int]:
@@ -103,6 +136,45 @@ def _scan(text: str) -> tuple[int, int]:
                 longest = match.start() - start
             start = match.end()
     return deepest, max(longest, len(text) - start)
+
+
+def _chain(text: str) -> int:
+    """The most links of one chain in ``text`` (counting stops past
+    ``MAX_CHAIN``): binary operators, ``and``/``or``, attribute dots and
+    trailers (a call or subscript right after an operand), between operands
+    of any shape, at one bracket depth of one logical line.  A comma, colon,
+    semicolon or ``=`` starts a new chain; a bracketed group is one operand
+    of the chain around it; strings and comments are skipped.  One pass over
+    the tokens: linear in the length of the text, whatever its shape."""
+    count = deepest = pos = 0
+    operand = False  # the token before ends an operand: a bracket after it is a trailer
+    outer: list[int] = []  # the counts of the enclosing bracket depths
+    search = _LINK_TOKEN.search
+    while deepest <= MAX_CHAIN and (match := search(text, pos)) is not None:
+        token, pos = match.group(), match.end()
+        if token in _LINKS:
+            count, operand = count + 1, False
+            deepest = max(deepest, count)
+        elif token in _RESETS:
+            count, operand = 0, False
+        elif token in _STRING_REST:
+            pos, operand = _STRING_REST[token].match(text, pos).end(), True
+        elif token in _OPEN:
+            if operand and token != "{":
+                count += 1
+                deepest = max(deepest, count)
+            outer.append(count)
+            count, operand = 0, False
+        elif token in _CLOSE:
+            count, operand = (outer.pop() if outer else 0), True
+        elif token == "#":
+            pos = _LINE_REST.match(text, pos).end()
+        elif token[0] in "\r\n":
+            if not outer:  # the end of a logical line
+                count, operand = 0, False
+        elif token[0] != "\\":  # not a line continuation
+            operand = token[0].isalnum() or token[0] == "_"
+    return deepest
 
 
 def compile_quietly(text: str) -> ast.Module:

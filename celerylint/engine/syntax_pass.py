@@ -13,9 +13,9 @@ def parse(text: str) -> ast.Module | None:
     """The module's ``ast``, or None (the file is left to libcst, which words its error)."""
     import warnings
 
-    from ..engine.guard import MAX_PARSE_CHARS
+    from .guard import too_large
 
-    if len(text) > MAX_PARSE_CHARS:
+    if too_large(text) is not None:  # the guard's bounds: CPython's tree would take hundreds of MB
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

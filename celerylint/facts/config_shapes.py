@@ -217,7 +217,7 @@ class AppShapes:
         if not isinstance(bound, cst.Dict):
             return None
         name = re.escape(node.value)
-        if re.search(rf"\b{name}\s*(?:\[[^\]]*\]\s*=[^=]|\.(?:update|setdefault|pop)\b|\|=)", self.ctx.text):
+        if re.search(rf"\b{name}\s*(?:\[[^\[\]]*\]\s*=[^=]|\.(?:update|setdefault|pop)\b|\|=)", self.ctx.text):
             return None
         return bound
 

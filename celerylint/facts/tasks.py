@@ -27,7 +27,11 @@ class TaskCollector(Checker):
     # a task, or a class that may be a task class through a base of the
     # project: one whose name or a base's name says Task, or a class with a
     # base in a file that defines ``run``
-    REQUIRES = (TASK_DEFINITION, All((b"ask", b"Task", (Regex(rb"class\s+\w*Task\w*\s*\("), Regex(rb"class\s+\w+\s*\([^:)]*Task")))),
+    # (the name checked by a lookahead, which is not backtracked into; the
+    # bases scanned up to the next ``class``, as in ``TASK_DEFINITION``)
+    REQUIRES = (TASK_DEFINITION,
+                All((b"ask", b"Task", (Regex(rb"class\s+(?=\w*Task)\w+\s*\("),
+                                       Regex(rb"class\s+\w+\s*\((?:[^:)c]|\Bc|c(?!lass\b))*Task")))),
                 CLASS_WITH_RUN)
 
     def _options(self, options: dict[str, cst.BaseExpression]) -> dict:

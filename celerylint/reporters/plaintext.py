@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 
-_INLINE_CODE = re.compile(r"(`+)([\s\S]+?)\1")  # may span a line break
-_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+_TICKS = re.compile(r"`+")
+# Link text and target stop at a bracket that opens another: one pass over ``[[[...``.
+_LINK = re.compile(r"\[([^\[\]]+)\]\(([^()\s]+)\)")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])")
 
@@ -21,12 +22,33 @@ def _prose(text: str) -> str:
 def _line(line: str) -> str:
     line = _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", line)
     out, pos = [], 0
-    for match in _INLINE_CODE.finditer(line):
-        out.append(_prose(line[pos:match.start()]))
-        out.append(match.group(2).strip() if match.group(1) != "`" else match.group(2))
-        pos = match.end()
+    for start, end, ticks, code in _code_spans(line):
+        out.append(_prose(line[pos:start]))
+        out.append(code.strip() if ticks > 1 else code)
+        pos = end
     out.append(_prose(line[pos:]))
     return "".join(out)
+
+
+def _code_spans(text: str):
+    """(start, end, backticks, code) of each inline code span (it may span
+    a line break): a run of backticks up to the next run of the same length,
+    found for every run at once, from the end (linear in the text)."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    closer: list[int | None] = [None] * len(runs)
+    following: dict[int, int] = {}  # run length -> the next run of that length
+    for i in range(len(runs) - 1, -1, -1):
+        length = runs[i][1] - runs[i][0]
+        closer[i] = following.get(length)
+        following[length] = i
+    i = 0
+    while i < len(runs):
+        j = closer[i]
+        if j is None:  # never closed: literal backticks
+            i += 1
+            continue
+        yield runs[i][0], runs[j][1], runs[i][1] - runs[i][0], text[runs[i][1]:runs[j][0]]
+        i = j + 1
 
 
 def markdown_to_text(markdown: str) -> str:

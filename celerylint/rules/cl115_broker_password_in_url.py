@@ -15,7 +15,8 @@ PLACEHOLDERS = frozenset({
     "", "guest", "password", "passwd", "pass", "changeme", "change-me", "change_me", "secret", "xxx", "xxxx",
     "****", "*****", "your-password", "your_password", "yourpassword", "mypassword", "redacted",
 })
-_TEMPLATE = re.compile(r"\$\{[^}]*\}|\$\w+|%\([^)]*\)s|\{[^}]*\}|<[^>]*>")
+# each bracketed form stops where another of its kind opens: one pass over ``${${${...``
+_TEMPLATE = re.compile(r"\$\{[^{}]*\}|\$\w+|%\([^()]*\)s|\{[^{}]*\}|<[^<>]*>")
 # hosts of a developer's machine or of a compose file's services
 _LOCAL_SERVICE = re.compile(
     r"(?:redis|valkey|keydb|rabbit|rabbitmq|amqp|mq|broker|celery|db|database|postgres|postgresql|mysql|mariadb|"

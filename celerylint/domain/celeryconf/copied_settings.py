@@ -13,7 +13,7 @@ from pathlib import Path
 
 # ``RUN cp docker/config.py settings/config.py`` or ``COPY conf/prod.py proj/settings/prod.py``
 # in a Dockerfile: the image's settings module is a file kept elsewhere in the tree
-_COPY = re.compile(rb"(?:\bcp|^[ \t]*COPY)[ \t]+(?:--?[\w=-]+[ \t]+)*(?:\./)?([\w./-]+\.py)[ \t]+(?:\./)?([\w./-]+\.py)\b",
+_COPY = re.compile(rb"(?:\bcp|^[ \t]*COPY)[ \t]+(?:-[\w=-]+[ \t]+)*(?:\./)?([\w./-]+\.py)[ \t]+(?:\./)?([\w./-]+\.py)\b",
                    re.MULTILINE)
 
 

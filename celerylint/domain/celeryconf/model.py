@@ -132,7 +132,7 @@ class Model:
         settings or star imports) has what looks like an assignment of ``name``."""
         from .texts import read
 
-        pattern = re.compile(rf"\b{re.escape(name)}\b[ \t]*(?::[^=\n]*)?[-+*/|]?=(?!=)")
+        pattern = re.compile(rf"\b{re.escape(name)}\b[ \t]*(?::[^=:\n]*)?[-+*/|]?=(?!=)")
         texts = (read(self, path) for path in paths)
         return any(text is None or pattern.search(text) for text in texts)  # a file not read may assign it
 

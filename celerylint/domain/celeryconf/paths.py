@@ -6,7 +6,9 @@ import re
 # The collectors read every such file that has a Celery setting at module
 # level or a star import, so one they did not read has neither; any other
 # file may hide a star import nobody read.
-SETTINGS_PATH = re.compile(r"(?:^|/)(?:[^/]*(?:settings|config|conf)[^/]*\.py|(?:settings|config|conf)/[^/]+\.py)$")
+# (the name's word found by a lookahead, which is not backtracked into: a
+# name of many "settings" is not scanned again from each)
+SETTINGS_PATH = re.compile(r"(?:^|/)(?:(?=[^/]*(?:settings|config|conf))[^/]*\.py|(?:settings|config|conf)/[^/]+\.py)$")
 
 # Tests and their fixtures: the configuration model leaves their facts out,
 # and the lock rules leave tests alone (a lock there is a fixture).
@@ -16,5 +18,5 @@ TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/
 
 # ``DJANGO_SETTINGS_MODULE`` named in a launch file (Procfile, Dockerfile, .env,
 # compose, shell), and how much of such a file is read.
-DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*[:=]?\s*[\"']?([A-Za-z_][\w.]*)")
+DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*(?:[:=]\s*)?[\"']?([A-Za-z_][\w.]*)")
 LAUNCH_FILE_MAX_BYTES = 1 << 20

@@ -194,7 +194,8 @@ def included(m, path: str, fact: dict, problems: list[str]) -> list[str]:
     return out
 
 
-_STAR_TEXT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+# (the module starts right after the blanks, so no run of blanks splits two ways)
+_STAR_TEXT = re.compile(r"^from[ \t]+(?=[\w.])(\.*)((?:\w[\w.]*)?)[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
 def _text_links(m, path: str) -> set[str]:
