@@ -4,6 +4,8 @@ a traceback.  Each test is built from a repro of issue 34 (items 12-15)."""
 
 from __future__ import annotations
 
+import json
+
 from conftest import write_project
 
 NON_FINITE_DELAYS = '''
@@ -40,3 +42,52 @@ def test_non_finite_delays_are_unknown(cli, tmp_path):
         assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
         assert "CL104" not in proc.stdout and "CL206" not in proc.stdout
         assert (tmp_path / "proj.py").read_text() == before
+
+
+DJANGO_APP = '''
+    # file: proj/__init__.py
+    # file: proj/settings/__init__.py
+    # file: proj/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.m0")
+    app = Celery("proj")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+'''
+DEEPEST = 'CELERY_BROKER_URL = "redis://redis:6379/0"\nCELERY_TASK_ACKS_LATE = True\n'
+
+
+def settings_tree(root, modules: dict[str, str]) -> None:
+    write_project(root, DJANGO_APP)
+    for name, text in modules.items():
+        (root / "proj" / "settings" / f"{name}.py").write_text(text)
+
+
+def read_whole_chain(cli, root, count: int, broker_in: str) -> None:
+    """The rules and ``--show-apps`` read every module of the chain: the
+    settings of the last one decide the findings, no traceback."""
+    proc = cli("--select", "CL1", "--format", "json", ".", cwd=root)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == ""
+    codes = {f["code"] for f in json.loads(proc.stdout)}
+    assert "CL102" in codes and "CL101" not in codes  # acks_late, set in the deepest module, was read
+    for args in (("--format", "json"), ()):
+        proc = cli("--show-apps", *args, ".", cwd=root)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    app, = json.loads(cli("--show-apps", "--format", "json", ".", cwd=root).stdout)["apps"]
+    assert len(app["sources"][1]["files"]) == count
+    assert app["settings"]["broker_url"]["path"] == broker_in
+
+
+def test_a_chain_of_500_settings_modules(cli, tmp_path):
+    n = 500
+    settings_tree(tmp_path, {f"m{i}": f"from .m{i + 1} import *\nX{i} = {i}\n" for i in range(n - 1)}
+                  | {f"m{n - 1}": DEEPEST})
+    read_whole_chain(cli, tmp_path, n, f"proj/settings/m{n - 1}.py")
+
+
+def test_a_cycle_of_1000_settings_modules_all_importing_one_base(cli, tmp_path):
+    n = 1000
+    settings_tree(tmp_path, {f"m{i}": f"from .base import *\nfrom .m{(i + 1) % n} import *\nX{i} = {i}\n" for i in range(n)}
+                  | {"base": DEEPEST})
+    read_whole_chain(cli, tmp_path, n + 1, "proj/settings/base.py")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,38 @@ class Model:
 
     def _flatten_path(self, path: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str],
                       handed: list[int]) -> None:
+        """The assignments of ``path`` in file order, each star import and
+        ``include(...)`` replaced by the assignments of the file it runs
+        (depth first, every file once).  Walked with a stack of the files
+        being read, not by recursion: a chain of thousands of modules is as
+        deep as one for Python."""
+        stack: list[tuple[str, Iterator[tuple[int, Any]]]] = []
+        self._enter(path, stack, files, problems, seen)
+        while stack:
+            here, items = stack[-1]
+            kind, item = next(items, (None, None))
+            if kind is None:
+                stack.pop()
+            elif kind == 1:
+                out.append(item)
+            elif kind == 2:
+                if not handed:
+                    handed.append(len(out))  # what is assigned before may be set again at run time
+            elif kind == 3:  # a file an ``include(...)`` runs, after the one before it
+                self._enter(item, stack, files, problems, seen)
+            elif item["kind"] == "settings_include":
+                stack.append((here, ((3, target) for target in included(self, here, item, problems))))
+            elif item["kind"] == "settings_export":
+                name = item["qualified"] or f"{item['module']}.{item['cls']}"
+                out.extend(class_settings(self, name, files, problems))
+            elif (target_path := self.path_of(target := self._star_target(here, item))) is not None:
+                self._enter(target_path, stack, files, problems, seen)
+            elif not item["guarded"]:
+                problems.append(f"`from {target} import *` is not in the linted files")
+
+    def _enter(self, path: str, stack: list, files: list[str], problems: list[str], seen: set[str]) -> None:
+        """Start reading ``path`` (once per source): its assignments, star
+        imports, includes and the place it hands its globals, in line order."""
         if path in seen:
             return
         seen.add(path)
@@ -157,22 +190,8 @@ class Model:
         own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
         stars = [(s["line"], 0, s) for s in self.by_path_stars.get(path, ())]
         marker = [(self.globals_handed[path], 2, None)] if path in self.globals_handed else []
-        for _, kind, item in sorted(own + stars + marker, key=lambda x: (x[0], x[1])):
-            if kind == 1:
-                out.append(item)
-            elif kind == 2:
-                if not handed:
-                    handed.append(len(out))  # what is assigned before may be set again at run time
-            elif item["kind"] == "settings_include":
-                for target in included(self, path, item, problems):
-                    self._flatten_path(target, out, files, problems, seen, handed)
-            elif item["kind"] == "settings_export":
-                name = item["qualified"] or f"{item['module']}.{item['cls']}"
-                out.extend(class_settings(self, name, files, problems))
-            elif self.path_of(target := self._star_target(path, item)) is not None:
-                self._flatten(target, out, files, problems, seen, handed)
-            elif not item["guarded"]:
-                problems.append(f"`from {target} import *` is not in the linted files")
+        ordered = sorted(own + stars + marker, key=lambda x: (x[0], x[1]))
+        stack.append((path, ((kind, item) for _, kind, item in ordered)))
 
     def copy_of(self, module: str, path: str) -> None:
         """``module`` is the file ``path`` copied into place at deploy time
