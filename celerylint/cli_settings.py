@@ -15,13 +15,13 @@ def _split(value: str | None) -> list[str]:
 def settings_from_options(config, select, ignore, force_exclude, extend_select=None, cache_dir=None):
     from dataclasses import replace
 
-    from .config import ConfigError, check_codes, load_settings
+    from .config import ConfigError, check_codes, file_problem, load_settings, shown_path
     from .registry import known_codes
 
     known = known_codes()
     try:
-        if config is not None and not config.is_file():
-            raise ConfigError(f"{config}: {'not a file' if config.exists() else 'no such file'}")
+        if config is not None and file_problem(config):
+            raise ConfigError(f"{shown_path(config)}: {file_problem(config)}")
         settings = load_settings(config, Path.cwd(), known)
         if select:
             # as in ruff: a --select replaces the configuration's select and extend-select

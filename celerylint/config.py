@@ -6,8 +6,11 @@ CLI turns it into exit status 2.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import re
+import stat
 import sys
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
@@ -19,7 +22,7 @@ DEFAULT_EXCLUDE = (
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     ".celerylint_cache", ".eggs",
 )
-from .options import Option
+from .options import Option, glob_problem
 
 # Options several rules (or the run itself) read; a rule's own options are
 # declared in its OPTIONS and reach this module through the catalog.
@@ -31,7 +34,7 @@ GLOBAL_OPTIONS = (
     Option("settings-profiles", "strings", (),
            "settings profiles (`proj.settings.staging`, or its last part `staging`) the configuration rules "
            "check; default: every profile whose name is not a test, CI, development or local one"),
-    Option("redis-config-files", "strings", ("**/redis*.conf", "**/docker-compose*.y*ml", "**/compose*.y*ml"),
+    Option("redis-config-files", "globs", ("**/redis*.conf", "**/docker-compose*.y*ml", "**/compose*.y*ml"),
            "globs of the non-Python files read for Redis settings (redis.conf, compose files)"),
 )
 
@@ -119,13 +122,25 @@ class Settings:
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+_LEADING_STARS = re.compile(r"(?:\*\*/)+")
+
+
 def glob_match(path: str, pattern: str) -> bool:
     """Match a relative posix path against a glob; ``**/`` may match nothing,
-    and a pattern without a slash matches any path component."""
-    if fnmatch.fnmatchcase(path, pattern):
-        return True
-    if pattern.startswith("**/") and glob_match(path, pattern[3:]):
-        return True
+    and a pattern without a slash matches any path component.  ``**/``
+    repeated at the start counts once: fnmatch's ``*`` crosses slashes, so
+    whatever ``**/**/x`` matches, ``**/x`` matches too (and the matcher
+    does not try each repetition in turn)."""
+    if not pattern.startswith("**/"):
+        return fnmatch.fnmatchcase(path, pattern) or _glob_tail(path, pattern)
+    rest = pattern[_LEADING_STARS.match(pattern).end():]
+    return (fnmatch.fnmatchcase(path, "**/" + rest) or fnmatch.fnmatchcase(path, rest)
+            or _glob_tail(path, "**/" + rest) or _glob_tail(path, rest) or _glob_tail(path, pattern))
+
+
+def _glob_tail(path: str, pattern: str) -> bool:
+    """The two shapes ``glob_match`` accepts besides fnmatch's: ``dir/**``
+    (the directory itself, or anything under it) and a name without a slash."""
     if pattern.endswith("/**") and (path == pattern[:-3] or path.startswith(pattern[:-3] + "/")):
         return True
     if "/" not in pattern.rstrip("/"):
@@ -205,6 +220,48 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _globs(value: Any, where: str) -> tuple[str, ...]:
+    globs = _strings(value, where)
+    _check_globs(globs, where)
+    return globs
+
+
+def _check_globs(globs, where: str) -> None:
+    for pattern in globs:
+        problem = glob_problem(pattern)
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+
+
+def path_problem(value: str) -> str | None:
+    """Why ``value`` cannot name a file or directory at all, or None."""
+    if "\0" in value:
+        return "a path cannot contain a NUL character"
+    return None
+
+
+def file_problem(path: Path) -> str | None:
+    """Why the configuration file ``path`` cannot be read, or None when it
+    is a file: no such file, not a file, or what the system says (a name
+    longer than it allows)."""
+    problem = path_problem(str(path))
+    if problem:
+        return problem
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return "no such file"
+        return f"cannot read: {exc.strerror or exc}"
+    return None if stat.S_ISREG(st.st_mode) else "not a file"
+
+
+def shown_path(path: Path | str) -> str:
+    """``path`` for a message: a very long one is shortened in the middle."""
+    text = str(path)
+    return text if len(text) <= 160 else f"{text[:80]}...{text[-40:]} ({len(text):,} characters)"
+
+
 def table_values(table: dict[str, Any], source: str, known: frozenset[str], lines: list[str] | None = None,
                  base: Path | None = None) -> dict[str, Any]:
     """The keys of one file's table, checked and converted (Settings field
@@ -222,7 +279,7 @@ def table_values(table: dict[str, Any], source: str, known: frozenset[str], line
         if key in ("select", "extend-select", "ignore", "extend-ignore"):
             values[key.replace("-", "_")] = _codes(value, where, known)
         elif key in ("exclude", "extend-exclude"):
-            values[key.replace("-", "_")] = _strings(value, where)
+            values[key.replace("-", "_")] = _globs(value, where)
         elif key in ("force-exclude", "respect-gitignore"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected true or false")
@@ -230,12 +287,15 @@ def table_values(table: dict[str, Any], source: str, known: frozenset[str], line
         elif key in ("per-file-ignores", "extend-per-file-ignores"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes]")
+            _check_globs(value, where)
             values[key.replace("-", "_")] = tuple(
                 (pattern, _codes(codes, f"{where}.{pattern!r}", known)) for pattern, codes in value.items()
             )
         elif key in ("cache-dir", "extend"):
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where}: expected a path (a string)")
+            if path_problem(value):
+                raise ConfigError(f"{where}: {path_problem(value)}")
             values[key.replace("-", "_")] = Path(os.path.normpath(base / value)) if base is not None else Path(value)
         elif key in declared:
             try:

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError, Settings, read_table
+from .config import ConfigError, Settings, file_problem, read_table, shown_path
 
 # The keys of [tool.celerylint] besides the options (config.declared_options).
 KEYS = (
@@ -111,14 +111,15 @@ def load_chain(path: Path, root: Path, known: frozenset[str]) -> tuple[Settings,
     seen: set[Path] = set()
     current: Path | None = path
     while current is not None:
+        problem = file_problem(current) if chain else None
+        if problem:  # before resolve(): a name too long for the system is an OSError there
+            raise ConfigError(f"{chain[-1]}: extend: {shown_path(current)}: {problem}")
         real = current.resolve()
         if real in seen:
             names = " -> ".join(str(p) for p in (*chain, current))
             raise ConfigError(f"{chain[-1]}: extend: a cycle: {names}")
         if len(chain) >= MAX_DEPTH:
             raise ConfigError(f"{chain[-1]}: extend: more than {MAX_DEPTH} files deep")
-        if chain and not current.is_file():
-            raise ConfigError(f"{chain[-1]}: extend: {current}: {'not a file' if current.exists() else 'no such file'}")
         seen.add(real)
         chain.append(current)
         values = read_table(current, known)

@@ -14,15 +14,29 @@ import math
 from typing import Any
 
 
+# The longest glob the configuration accepts (``exclude``, ``per-file-ignores``,
+# ``redis-config-files``): as long as the longest path Linux accepts.  A glob
+# is matched against every file and directory discovery walks.
+MAX_GLOB = 4096
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is refused as a glob, or None."""
+    if len(pattern) > MAX_GLOB:
+        return f"a glob of {len(pattern):,} characters ({pattern[:24]!r}...): at most {MAX_GLOB:,}"
+    return None
+
+
 class Option:
     """``name`` as written in TOML (kebab-case); ``kind`` one of ``"seconds"``
     (a positive number), ``"integer-seconds"`` (a positive integer),
-    ``"strings"`` (a list of strings); ``default`` its value when unset.
+    ``"strings"`` (a list of strings), ``"globs"`` (a list of globs, each
+    at most ``MAX_GLOB`` characters); ``default`` its value when unset.
     A plain class, not a dataclass: the configuration loader makes these on
     every start-up."""
 
     __slots__ = ("name", "kind", "default", "doc")
-    KINDS = ("seconds", "integer-seconds", "strings")
+    KINDS = ("seconds", "integer-seconds", "strings", "globs")
 
     def __init__(self, name: str, kind: str, default: Any, doc: str) -> None:
         if kind not in self.KINDS:
@@ -40,9 +54,12 @@ class Option:
 
     def parse(self, value: Any) -> Any:
         """The TOML value as the rule reads it; ValueError says what was expected."""
-        if self.kind == "strings":
+        if self.kind in ("strings", "globs"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ValueError("expected a list of strings")
+            for problem in (glob_problem(v) for v in value) if self.kind == "globs" else ():
+                if problem:
+                    raise ValueError(problem)
             return tuple(value)
         integer = self.kind == "integer-seconds"
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:

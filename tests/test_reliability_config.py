@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import write_project
 
 NON_FINITE_DELAYS = '''
@@ -91,3 +93,56 @@ def test_a_cycle_of_1000_settings_modules_all_importing_one_base(cli, tmp_path):
     settings_tree(tmp_path, {f"m{i}": f"from .base import *\nfrom .m{(i + 1) % n} import *\nX{i} = {i}\n" for i in range(n)}
                   | {"base": DEEPEST})
     read_whole_chain(cli, tmp_path, n + 1, "proj/settings/base.py")
+
+
+def run_bounded(root, *args: str, seconds: float = 20):
+    """The real CLI in ``root``, killed (a failed test) past ``seconds``."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "celerylint", *args], cwd=root, capture_output=True, text=True,
+                          timeout=seconds, env={**os.environ, "NO_COLOR": "1"})
+
+
+def config_error(proc, *fragments: str) -> None:
+    """Exit 2 and one line on stderr: ``celerylint: error: <file>: <key>: ...``."""
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("celerylint: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    for fragment in fragments:
+        assert fragment in proc.stderr, proc.stderr
+
+
+LONG_GLOB = "**/" * 2000 + "x"
+
+
+@pytest.mark.parametrize("toml, fragments", [
+    ('extend = "\\u0000"\n', ("celerylint.toml:1: extend: a path cannot contain a NUL character",)),
+    ('cache-dir = "\\u0000"\n', ("celerylint.toml:1: cache-dir: a path cannot contain a NUL character",)),
+    (f'extend = "{"a" * 5000}"\n', ("celerylint.toml: extend: ", "(5,", "File name too long")),
+    (f'extend = "{"a/" * 3000}"\n', ("celerylint.toml: extend: ", "File name too long")),
+    (f'exclude = ["{LONG_GLOB}"]\n', ("celerylint.toml:1: exclude: a glob of 6,001 characters", "at most 4,096")),
+    (f'extend-exclude = ["{LONG_GLOB}"]\n', ("extend-exclude: a glob of 6,001 characters",)),
+    (f'[per-file-ignores]\n"{LONG_GLOB}" = ["CL1"]\n', ("per-file-ignores: a glob of 6,001 characters",)),
+    (f'redis-config-files = ["{LONG_GLOB}"]\n', ("celerylint.toml:1: redis-config-files: a glob of 6,001",)),
+], ids=["extend-nul", "cache-dir-nul", "extend-name-too-long", "extend-path-too-long", "exclude-long-glob",
+        "extend-exclude-long-glob", "per-file-ignores-long-glob", "redis-config-files-long-glob"])
+def test_hostile_configuration_values_are_configuration_errors(tmp_path, toml, fragments):
+    (tmp_path / "celerylint.toml").write_text(toml)
+    (tmp_path / "tasks.py").write_text("from celery import shared_task\n")
+    for args in ((".",), ("--show-settings", "."), ("--config", "celerylint.toml", ".")):
+        config_error(run_bounded(tmp_path, *args), *fragments)
+
+
+def test_a_configuration_file_named_longer_than_the_system_allows(tmp_path):
+    config_error(run_bounded(tmp_path, "--config", "a" * 5000, "."), "(5,000 characters): cannot read: File name too long")
+    config_error(run_bounded(tmp_path, "--config", "a/" * 3000 + "c.toml", "."), "File name too long")
+
+
+def test_an_exclude_glob_with_1300_leading_double_stars_works_in_bounded_time(tmp_path):
+    (tmp_path / "celerylint.toml").write_text(f'exclude = ["{"**/" * 1300}skip.py"]\n')
+    for name in ("keep.py", "skip.py", "a/b/skip.py", "a/b/keep.py"):
+        write_project(tmp_path, f"# file: {name}\nimport celery\n")
+    proc = run_bounded(tmp_path, "--output-format", "concise", ".", seconds=10)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "2 files checked" in proc.stdout
