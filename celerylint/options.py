@@ -27,16 +27,25 @@ def glob_problem(pattern: str) -> str | None:
     return None
 
 
+# The longest TTL the configuration accepts (``lock-ttl``): ten years.  Redis
+# itself refuses an EX (or PX) whose milliseconds, added to the current time,
+# overflow a signed 64-bit integer ("invalid expire time"), and redis-py's
+# Lock and django-redis send the TTL as milliseconds; a TTL of more than ten
+# years is far inside that, and past it a lock never expires in practice.
+MAX_TTL = 10 * 365 * 86400
+
+
 class Option:
     """``name`` as written in TOML (kebab-case); ``kind`` one of ``"seconds"``
     (a positive number), ``"integer-seconds"`` (a positive integer),
+    ``"ttl"`` (a positive integer of seconds, at most ``MAX_TTL``),
     ``"strings"`` (a list of strings), ``"globs"`` (a list of globs, each
     at most ``MAX_GLOB`` characters); ``default`` its value when unset.
     A plain class, not a dataclass: the configuration loader makes these on
     every start-up."""
 
     __slots__ = ("name", "kind", "default", "doc")
-    KINDS = ("seconds", "integer-seconds", "strings", "globs")
+    KINDS = ("seconds", "integer-seconds", "ttl", "strings", "globs")
 
     def __init__(self, name: str, kind: str, default: Any, doc: str) -> None:
         if kind not in self.KINDS:
@@ -61,11 +70,13 @@ class Option:
                 if problem:
                     raise ValueError(problem)
             return tuple(value)
-        integer = self.kind == "integer-seconds"
+        integer = self.kind in ("integer-seconds", "ttl")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
             raise ValueError(f"expected a positive {'integer' if integer else 'number'} of seconds")
         if integer and not isinstance(value, int):
             raise ValueError("expected a positive integer number of seconds")
+        if self.kind == "ttl" and value > MAX_TTL:
+            raise ValueError(f"expected a positive integer of seconds, at most {MAX_TTL:,} (10 years), not {value:,}")
         return value
 
     def shown_default(self) -> str:

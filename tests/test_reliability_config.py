@@ -146,3 +146,73 @@ def test_an_exclude_glob_with_1300_leading_double_stars_works_in_bounded_time(tm
     proc = run_bounded(tmp_path, "--output-format", "concise", ".", seconds=10)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert "2 files checked" in proc.stdout
+
+
+LOCKS = '''\
+import redis
+r = redis.Redis()
+def acquire(job):
+    with r.lock("import-lock"):
+        pass
+    if r.set(f"lock:{job}", "1", nx=True):
+        r.delete(f"lock:{job}")
+'''
+
+
+@pytest.mark.parametrize("name, table", [("celerylint.toml", ""), ("pyproject.toml", "[tool.celerylint]\n")])
+@pytest.mark.parametrize("ttl", ["99999999999999999999999999999", "315360001"])
+def test_a_lock_ttl_redis_would_refuse_is_a_configuration_error(tmp_path, name, table, ttl):
+    (tmp_path / name).write_text(f"{table}lock-ttl = {ttl}\n")
+    (tmp_path / "locks.py").write_text(LOCKS)
+    proc = run_bounded(tmp_path, "--select", "CL203", "--fix", "--unsafe-fixes", ".")
+    config_error(proc, f"{name}:{1 + bool(table)}: lock-ttl: expected a positive integer of seconds, at most 315,360,000 (10 years)")
+    assert (tmp_path / "locks.py").read_text() == LOCKS
+
+
+def test_the_largest_lock_ttl_is_one_redis_accepts(tmp_path):
+    import shutil
+    import socket
+    import subprocess
+    import time
+
+    from celerylint.options import MAX_TTL
+    from celerylint.registry import options
+
+    assert f"{MAX_TTL:,}" in {o.name: o for o in options()}["lock-ttl"].doc  # the documented bound is the one applied
+    (tmp_path / "celerylint.toml").write_text(f"lock-ttl = {MAX_TTL}\n")
+    (tmp_path / "locks.py").write_text(LOCKS)
+    proc = run_bounded(tmp_path, "--select", "CL203", "--fix", "--unsafe-fixes", ".")
+    assert proc.returncode == 0, proc.stderr
+    fixed = (tmp_path / "locks.py").read_text()
+    assert f'r.lock("import-lock", timeout={MAX_TTL})' in fixed and f"nx=True, ex={MAX_TTL})" in fixed
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("redis-server is not installed")
+    redis = pytest.importorskip("redis")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        client = redis.Redis(port=port, socket_timeout=5)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline and proc.poll() is None, "redis-server did not start"
+                time.sleep(0.05)
+        # what the fixed code sends: SET ... NX EX, and redis-py's Lock (SET ... NX PX, in milliseconds)
+        assert client.set("lock:1", "1", nx=True, ex=MAX_TTL)
+        assert client.lock("import-lock", timeout=MAX_TTL).acquire(blocking=False)
+        assert client.ttl("lock:1") > MAX_TTL - 60 and client.pttl("import-lock") > (MAX_TTL - 60) * 1000
+        # what lock-ttl once let through: beyond 64 bits, or seconds whose milliseconds overflow
+        with pytest.raises(redis.ResponseError, match="not an integer or out of range"):
+            client.set("lock:2", "1", nx=True, ex=99999999999999999999999999999)
+        with pytest.raises(redis.ResponseError, match="invalid expire time"):
+            client.set("lock:2", "1", nx=True, ex=2 ** 63 // 1000 + 1)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
