@@ -95,6 +95,26 @@ def test_a_cycle_of_1000_settings_modules_all_importing_one_base(cli, tmp_path):
     read_whole_chain(cli, tmp_path, n + 1, "proj/settings/base.py")
 
 
+def test_a_configuration_class_with_1000_bases_in_a_chain(cli, tmp_path):
+    n = 1000
+    classes = "".join(f"class C{i}(C{i + 1}):\n    result_expires = {i + 1}\n" for i in range(n - 2, -1, -1))
+    write_project(tmp_path, """
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("proj.config:C0")
+    """)
+    (tmp_path / "proj" / "config.py").write_text(
+        f'class C{n - 1}(object):\n    broker_url = "redis://redis:6379/0"\n    task_acks_late = True\n' + classes)
+    proc = cli("--select", "CL1", "--format", "json", ".")
+    assert proc.returncode in (0, 1) and proc.stderr == "", proc.stderr
+    app, = json.loads(cli("--show-apps", "--format", "json", ".").stdout)["apps"]
+    settings = app["settings"]
+    assert settings["broker_url"]["value"] == "redis://redis:6379/0" and settings["task_acks_late"]["value"] is True
+    assert settings["result_expires"] == {"state": "set", "value": 1, "path": "proj/config.py", "line": 2 * n + 1}
+
+
 def run_bounded(root, *args: str, seconds: float = 20):
     """The real CLI in ``root``, killed (a failed test) past ``seconds``."""
     import os
