@@ -16,14 +16,14 @@ def settings_from_options(config, select, ignore, force_exclude, extend_select=N
     from dataclasses import replace
 
     from ..config.settings import ConfigError
-    from ..config.table import check_codes
+    from ..config.table import check_codes, file_problem, shown_path
     from ..config.extend import load_settings
     from ..registry import known_codes
 
     known = known_codes()
     try:
-        if config is not None and not config.is_file():
-            raise ConfigError(f"{config}: {'not a file' if config.exists() else 'no such file'}")
+        if config is not None and file_problem(config):
+            raise ConfigError(f"{shown_path(config)}: {file_problem(config)}")
         settings = load_settings(config, Path.cwd(), known)
         if select:
             # as in ruff: a --select replaces the configuration's select and extend-select

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .settings import ConfigError, Settings, project_root
-from .table import find_config, read_table
+from .table import file_problem, find_config, read_table, shown_path
 
 # (key, its extend- twin): the twin adds to the value the chain has so far
 _LISTS = (("ignore", "extend_ignore"), ("exclude", "extend_exclude"), ("per_file_ignores", "extend_per_file_ignores"))
@@ -64,14 +64,15 @@ def load_chain(path: Path, root: Path, known: frozenset[str]) -> tuple[Settings,
     seen: set[Path] = set()
     current: Path | None = path
     while current is not None:
+        problem = file_problem(current) if chain else None
+        if problem:  # before resolve(): a name too long for the system is an OSError there
+            raise ConfigError(f"{chain[-1]}: extend: {shown_path(current)}: {problem}")
         real = current.resolve()
         if real in seen:
             names = " -> ".join(str(p) for p in (*chain, current))
             raise ConfigError(f"{chain[-1]}: extend: a cycle: {names}")
         if len(chain) >= MAX_DEPTH:
             raise ConfigError(f"{chain[-1]}: extend: more than {MAX_DEPTH} files deep")
-        if chain and not current.is_file():
-            raise ConfigError(f"{chain[-1]}: extend: {current}: {'not a file' if current.exists() else 'no such file'}")
         seen.add(real)
         chain.append(current)
         values = read_table(current, known)
@@ -85,7 +86,7 @@ def load_chain(path: Path, root: Path, known: frozenset[str]) -> tuple[Settings,
 
 def load_settings(config: Path | None, cwd: Path, known: frozenset[str]) -> Settings:
     """Read the explicit ``config`` file, or discover one upwards from ``cwd``,
-    with the files it ``extend``s (config_extend.py)."""
+    with the files it ``extend``s (this module)."""
     from .extend import load_chain
 
     cwd = cwd.resolve()

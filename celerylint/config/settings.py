@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -99,13 +100,25 @@ class Settings:
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+_LEADING_STARS = re.compile(r"(?:\*\*/)+")
+
+
 def glob_match(path: str, pattern: str) -> bool:
     """Match a relative posix path against a glob; ``**/`` may match nothing,
-    and a pattern without a slash matches any path component."""
-    if fnmatch.fnmatchcase(path, pattern):
-        return True
-    if pattern.startswith("**/") and glob_match(path, pattern[3:]):
-        return True
+    and a pattern without a slash matches any path component.  ``**/``
+    repeated at the start counts once: fnmatch's ``*`` crosses slashes, so
+    whatever ``**/**/x`` matches, ``**/x`` matches too (and the matcher
+    does not try each repetition in turn)."""
+    if not pattern.startswith("**/"):
+        return fnmatch.fnmatchcase(path, pattern) or _glob_tail(path, pattern)
+    rest = pattern[_LEADING_STARS.match(pattern).end():]
+    return (fnmatch.fnmatchcase(path, "**/" + rest) or fnmatch.fnmatchcase(path, rest)
+            or _glob_tail(path, "**/" + rest) or _glob_tail(path, rest) or _glob_tail(path, pattern))
+
+
+def _glob_tail(path: str, pattern: str) -> bool:
+    """The two shapes ``glob_match`` accepts besides fnmatch's: ``dir/**``
+    (the directory itself, or anything under it) and a name without a slash."""
     if pattern.endswith("/**") and (path == pattern[:-3] or path.startswith(pattern[:-3] + "/")):
         return True
     if "/" not in pattern.rstrip("/"):

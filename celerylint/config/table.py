@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..api.options import glob_problem
 from .settings import ConfigError, declared_options
 
 
@@ -83,10 +86,52 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _globs(value: Any, where: str) -> tuple[str, ...]:
+    globs = _strings(value, where)
+    _check_globs(globs, where)
+    return globs
+
+
+def _check_globs(globs, where: str) -> None:
+    for pattern in globs:
+        problem = glob_problem(pattern)
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+
+
+def path_problem(value: str) -> str | None:
+    """Why ``value`` cannot name a file or directory at all, or None."""
+    if "\0" in value:
+        return "a path cannot contain a NUL character"
+    return None
+
+
+def file_problem(path: Path) -> str | None:
+    """Why the configuration file ``path`` cannot be read, or None when it
+    is a file: no such file, not a file, or what the system says (a name
+    longer than it allows)."""
+    problem = path_problem(str(path))
+    if problem:
+        return problem
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return "no such file"
+        return f"cannot read: {exc.strerror or exc}"
+    return None if stat.S_ISREG(st.st_mode) else "not a file"
+
+
+def shown_path(path: Path | str) -> str:
+    """``path`` for a message: a very long one is shortened in the middle."""
+    text = str(path)
+    return text if len(text) <= 160 else f"{text[:80]}...{text[-40:]} ({len(text):,} characters)"
+
+
 def table_values(table: dict[str, Any], source: str, known: frozenset[str], lines: list[str] | None = None,
                  base: Path | None = None) -> dict[str, Any]:
     """The keys of one file's table, checked and converted (Settings field
-    names; ``extend_*`` keys kept apart for ``config_extend.merge``).
+    names; ``extend_*`` keys kept apart for ``config.extend.merge``).
     ``lines`` (the file's text) lets an error name the key's line."""
     from .messages import KEYS, where_of
 
@@ -100,7 +145,7 @@ def table_values(table: dict[str, Any], source: str, known: frozenset[str], line
         if key in ("select", "extend-select", "ignore", "extend-ignore"):
             values[key.replace("-", "_")] = _codes(value, where, known)
         elif key in ("exclude", "extend-exclude"):
-            values[key.replace("-", "_")] = _strings(value, where)
+            values[key.replace("-", "_")] = _globs(value, where)
         elif key in ("force-exclude", "respect-gitignore"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected true or false")
@@ -108,12 +153,15 @@ def table_values(table: dict[str, Any], source: str, known: frozenset[str], line
         elif key in ("per-file-ignores", "extend-per-file-ignores"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes]")
+            _check_globs(value, where)
             values[key.replace("-", "_")] = tuple(
                 (pattern, _codes(codes, f"{where}.{pattern!r}", known)) for pattern, codes in value.items()
             )
         elif key in ("cache-dir", "extend"):
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where}: expected a path (a string)")
+            if path_problem(value):
+                raise ConfigError(f"{where}: {path_problem(value)}")
             values[key.replace("-", "_")] = Path(os.path.normpath(base / value)) if base is not None else Path(value)
         elif key in declared:
             try:

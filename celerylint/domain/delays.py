@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import libcst as cst
 
 from ..api.context import FileContext
@@ -36,7 +38,7 @@ def scheduled_delays(node: cst.Call, ctx: FileContext) -> list[tuple[cst.Arg, st
         if a.keyword.value == "countdown":
             delay = seconds(value)
         else:
-            delay = value.seconds if isinstance(value, FromNow) else None
+            delay = seconds(value.seconds) if isinstance(value, FromNow) else None
         if delay is not None:
             out.append((a, a.keyword.value, delay))
     return out
@@ -73,7 +75,7 @@ def setting_delay(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) ->
             unit = _SECONDS.get(node.args[0].keyword.value)
             inner = setting_delay(node.args[0].value, ctx, depth + 1) if unit else None
             if inner is not None:
-                return {**inner, "mul": inner["mul"] * unit, "add": inner["add"] * unit}
+                return _finite({**inner, "mul": inner["mul"] * unit, "add": inner["add"] * unit})
         if name in ("builtins.int", None) and isinstance(node.func, cst.Name) and node.func.value in ("int", "float") \
                 and len(node.args) == 1 and not node.args[0].keyword:
             return setting_delay(node.args[0].value, ctx, depth + 1)
@@ -87,13 +89,18 @@ def setting_delay(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) ->
         if other is None:
             return None
         if isinstance(node.operator, cst.Multiply):
-            return {**spec, "mul": spec["mul"] * other, "add": spec["add"] * other}
+            return _finite({**spec, "mul": spec["mul"] * other, "add": spec["add"] * other})
         if isinstance(node.operator, cst.Subtract):
             if right is not None:
                 return None  # c - settings.X: not a delay anyone writes
             other = -other
-        return {**spec, "add": spec["add"] + other}
+        return _finite({**spec, "add": spec["add"] + other})
     return None
+
+
+def _finite(spec: dict) -> dict | None:
+    """``spec`` when its factor and term are finite numbers (``settings.X * 1e308 * 10`` is unknown)."""
+    return spec if math.isfinite(spec["mul"]) and math.isfinite(spec["add"]) else None
 
 
 def scheduled_setting_delays(node: cst.Call, ctx: FileContext) -> list[tuple[cst.Arg, dict]]:
@@ -129,8 +136,9 @@ def resolve_setting_delay(spec: dict, source) -> float | None:
     chain): the setting's last module-level assignment, a number; its
     ``getattr`` default when no assignment exists and the source is
     complete.  Unknown (None): set under a condition, from the environment,
-    not a number, not found without a default, or perhaps assigned in a
-    file of the chain whose other settings celerylint did not record."""
+    not a number, not found without a default, perhaps assigned in a file
+    of the chain whose other settings celerylint did not record, or a
+    result that is not finite."""
     from .celeryconf.values import number, plain
 
     if source is not None and source.hidden is not None and source.hidden(spec["setting"]):
@@ -144,7 +152,7 @@ def resolve_setting_delay(spec: dict, source) -> float | None:
         base = spec["default"]
     else:
         base = None
-    return None if base is None else base * spec["mul"] + spec["add"]
+    return None if base is None else seconds(base * spec["mul"] + spec["add"])
 
 
 def django_sources(m, app=None) -> list:

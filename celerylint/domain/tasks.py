@@ -296,7 +296,7 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
             if answer is not None and answer.startswith("{"):  # read from a Django setting in the base's file
                 settings.append((which, json.loads(answer)))
             elif answer is not None:
-                value = float(answer)
+                value = seconds(float(answer))
         if value is not None and value > 0:
             limits.append((value, which))
     if not limits and not settings:

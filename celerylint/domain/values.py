@@ -10,6 +10,7 @@ Anything else is unknown: ``None`` (use ``UNKNOWN`` checks, since a literal
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -68,11 +69,16 @@ def evaluate(node: cst.BaseExpression | None, ctx: FileContext, _depth: int = 0)
 
 
 def seconds(value: Any) -> float | None:
-    """A countdown-like value in seconds (numbers and timedeltas)."""
+    """A countdown-like value in seconds (numbers and timedeltas); a
+    non-finite one (``float("inf")``, ``nan``, ``1e308 * 10``) is unknown."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond any float: 10 ** 400
+            return None
+        return value if math.isfinite(value) else None
     if isinstance(value, timedelta):
         return value.total_seconds()
     return None

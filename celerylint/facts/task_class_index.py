@@ -18,6 +18,7 @@ so its cached result is dropped when another file changes them.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -80,7 +81,7 @@ def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
         out[f"{name}#{TASK}"] = TASK
         for which in TIME_LIMITS:
             value = option(name, which)
-            if type(value) in (int, float) and value > 0:
+            if type(value) in (int, float) and 0 < value <= sys.float_info.max:  # not inf, nan, 10 ** 400
                 out[f"{name}#{which}"] = repr(float(value))
             elif type(value) is dict:  # read from a Django setting: domain.delays.setting_delay
                 out[f"{name}#{which}"] = json.dumps(value, sort_keys=True)

@@ -141,6 +141,30 @@ class VisibilityTimeoutTooShort(ConfigRule):
             def soon(task):
                 task.apply_async(countdown=600)
         """),
+        Valid("""
+            # file: proj.py
+            import math
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost", task_acks_late=True, task_time_limit=float("inf"))
+            def never(task):  # a delay that is not a finite number is unknown
+                task.apply_async((1,), countdown=float("inf"))
+                task.apply_async((1,), countdown=math.inf)
+                task.apply_async((1,), countdown=float("nan"))
+                task.apply_async((1,), countdown=1e308 * 10)
+                task.apply_async((1,), countdown=-1e308 * 10)
+        """),
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            EXPORTS_TTL = float("inf")
+            BIG = 1e308
+        """, extra="""
+            # file: proj/api.py
+            from django.conf import settings
+            from proj.tasks import delete_dump
+            def export(project):
+                delete_dump.apply_async((project.pk,), countdown=settings.EXPORTS_TTL)
+                delete_dump.apply_async((project.pk,), countdown=settings.BIG * 10)
+        """)),
     )
     INVALID = (
         Invalid(django_project("""

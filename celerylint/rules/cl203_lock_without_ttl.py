@@ -89,10 +89,10 @@ class LockWithoutTtl(PendingTakes, Rule):
 
     ## Fix safety
     The fix is unsafe: it inserts the configured `lock-ttl` (default 60
-    seconds) as `ex=`/`timeout=`, and turns `setnx` + `expire` into one
-    `set(..., nx=True, ex=...)` (keeping the `expire` TTL). A TTL shorter than
-    the work lets a second worker in while the first still runs (CL205), so
-    review the value.
+    seconds, at most ten years) as `ex=`/`timeout=`, and turns `setnx` +
+    `expire` into one `set(..., nx=True, ex=...)` (keeping the `expire`
+    TTL). A TTL shorter than the work lets a second worker in while the
+    first still runs (CL205), so review the value.
 
     ## References
     - [Redis SET command (NX, EX)](https://redis.io/docs/latest/commands/set/)
@@ -106,7 +106,8 @@ class LockWithoutTtl(PendingTakes, Rule):
     SUMMARY = "A Redis or cache lock without an expiry: a crashed worker holds it forever"
     FIX = "unsafe"
     TAGS = ("locks", "redis")
-    OPTIONS = (Option("lock-ttl", "integer-seconds", 60, "the TTL in seconds the fix inserts"),)
+    OPTIONS = (Option("lock-ttl", "ttl", 60, "the TTL in seconds the fix inserts: a positive integer, at most "
+                                             "315,360,000 (10 years), well inside what Redis accepts"),)
     # Every finding needs a client imported in this file (see clients.py), and
     # a Django cache lock a take on the cache: add, lock, or set with nx.
     PATHS = TEST_PATHS_EXCLUDED  # a test's lock is a fixture

@@ -128,6 +128,19 @@ class FarFutureEta(ProjectRule):
             r = redis.Redis()
             r.set("eta", 99999)
         """, path="cache.py"),
+        Valid("""
+            import math
+            from datetime import timedelta
+            from django.utils import timezone
+            from proj.tasks import report
+            def f():  # a delay that is not a finite number is unknown
+                report.apply_async((1,), countdown=float("inf"))
+                report.apply_async((1,), countdown=float("-inf"))
+                report.apply_async((1,), countdown=float("nan"))
+                report.apply_async((1,), countdown=1e308 * 10)
+                report.apply_async((1,), countdown=10 ** 400)
+                report.apply_async((1,), eta=timezone.now() + timedelta(seconds=1e308))
+        """),
         Valid(django_project("""
             CELERY_BROKER_URL = "redis://redis:6379/0"
             EXPORTS_TTL = 600

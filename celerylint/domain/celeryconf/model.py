@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -138,41 +139,49 @@ class Model:
 
     def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str],
                  handed: list[int]) -> None:
-        path = self.path_of(module)
-        if path is not None:
-            self._flatten_path(path, out, files, problems, seen, handed)
+        """The assignments of the module's file in line order, each star
+        import and ``include(...)`` replaced by those of the file it runs
+        (depth first, each file once), walked with a stack, not recursion:
+        a chain of thousands of modules is no deeper for Python than one."""
+        stack: list[tuple[str, Iterator[tuple[int, int, Any]]]] = []
+        if (path := self.path_of(module)) is not None:
+            self._enter(path, stack, files, problems, seen)
+        while stack:
+            here, items = stack[-1]
+            _, kind, item = next(items, (0, None, None))
+            if kind is None:
+                stack.pop()
+            elif kind == 1:
+                out.append(item)
+            elif kind == 2:  # the chain hands its globals: what is assigned before may be set again at run time
+                handed[:] = handed or [len(out)]
+            elif kind == 3:  # a file an ``include(...)`` runs, after the one before it
+                self._enter(item, stack, files, problems, seen)
+            elif item["kind"] == "settings_include":
+                stack.append((here, ((0, 3, target) for target in included(self, here, item, problems))))
+            elif item["kind"] == "settings_export":
+                name = item["qualified"] or f"{item['module']}.{item['cls']}"
+                out.extend(class_settings(self, name, files, problems))
+            elif (target_path := self.path_of(target := self._star_target(here, item))) is not None:
+                self._enter(target_path, stack, files, problems, seen)
+            elif not item["guarded"]:
+                problems.append(f"`from {target} import *` is not in the linted files")
 
-    def _flatten_path(self, path: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str],
-                      handed: list[int]) -> None:
+    def _enter(self, path: str, stack: list, files: list[str], problems: list[str], seen: set[str]) -> None:
+        """Read ``path`` next (once): its settings, star imports, includes, where it hands its globals."""
         if path in seen:
             return
         seen.add(path)
-        if path in self.unparsable:
-            problems.append(f"{path} does not parse, so its settings are unknown")
-            return
-        if path not in self.read_paths and not SETTINGS_PATH.search(path):
-            problems.append(f"{path} was not read, so its settings are unknown")
+        unread = "does not parse" if path in self.unparsable else \
+            "was not read" if path not in self.read_paths and not SETTINGS_PATH.search(path) else None
+        if unread:
+            problems.append(f"{path} {unread}, so its settings are unknown")
             return
         files.append(path)
         own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
         stars = [(s["line"], 0, s) for s in self.by_path_stars.get(path, ())]
         marker = [(self.globals_handed[path], 2, None)] if path in self.globals_handed else []
-        for _, kind, item in sorted(own + stars + marker, key=lambda x: (x[0], x[1])):
-            if kind == 1:
-                out.append(item)
-            elif kind == 2:
-                if not handed:
-                    handed.append(len(out))  # what is assigned before may be set again at run time
-            elif item["kind"] == "settings_include":
-                for target in included(self, path, item, problems):
-                    self._flatten_path(target, out, files, problems, seen, handed)
-            elif item["kind"] == "settings_export":
-                name = item["qualified"] or f"{item['module']}.{item['cls']}"
-                out.extend(class_settings(self, name, files, problems))
-            elif self.path_of(target := self._star_target(path, item)) is not None:
-                self._flatten(target, out, files, problems, seen, handed)
-            elif not item["guarded"]:
-                problems.append(f"`from {target} import *` is not in the linted files")
+        stack.append((path, iter(sorted(own + stars + marker, key=lambda x: (x[0], x[1])))))
 
     def copy_of(self, module: str, path: str) -> None:
         """``module`` is the file ``path`` copied into place at deploy time

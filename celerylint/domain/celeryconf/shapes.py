@@ -96,19 +96,22 @@ def _match(classes: dict[str, dict[str, Any]], name: str) -> str | None:
 
 def _flatten(model, classes, cls: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str]) -> None:
     """The class's settings in effect order: its bases' (last base first, as
-    the MRO makes the first base win), then its own."""
-    if cls in seen:
-        return
+    the MRO makes the first base win), then its own.  Walked with a stack:
+    a chain of thousands of classes is no deeper for Python than one."""
     seen.add(cls)
-    fact = classes[cls]
-    for base in reversed(fact["bases"]):
-        if base in ("object", "builtins.object"):
-            continue
-        found = _match(classes, base)
-        if found is None:
-            problems.append(f"the base class `{base}` of `{cls}` is not read, so settings may come from it")
-            continue
-        _flatten(model, classes, found, out, files, problems, seen)
-    if fact["path"] not in files:
-        files.append(fact["path"])
-    out.extend(model.assignments.get(f"cfgclass:{cls}", ()))
+    stack = [(cls, reversed(classes[cls]["bases"]))]
+    while stack:
+        here, bases = stack[-1]
+        base = next(bases, None)
+        if base is None:
+            stack.pop()
+            if classes[here]["path"] not in files:
+                files.append(classes[here]["path"])
+            out.extend(model.assignments.get(f"cfgclass:{here}", ()))
+        elif base not in ("object", "builtins.object"):
+            found = _match(classes, base)
+            if found is None:
+                problems.append(f"the base class `{base}` of `{here}` is not read, so settings may come from it")
+            elif found not in seen:
+                seen.add(found)
+                stack.append((found, reversed(classes[found]["bases"])))

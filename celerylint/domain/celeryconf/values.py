@@ -15,7 +15,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..values import NONE, Env, FromNow, evaluate
+from ..values import NONE, Env, FromNow, evaluate, seconds
 from ...api.context import FileContext
 from .values_env import env_value, helper_return
 
@@ -197,5 +197,7 @@ def describe(encoded: Any) -> str:
 
 
 def number(value) -> float | None:
-    """A setting's decoded value as a number of seconds, when it is one."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A setting's decoded value as a number of seconds, when it is one
+    (a finite one: ``float("inf")`` or ``nan`` is not a duration anyone can
+    compare or write back)."""
+    return seconds(value) if isinstance(value, (int, float)) else None
