@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from celerylint.doctor.connect import mask as doctor_mask
 from celerylint.reporters.full import shown
 from celerylint.reporters.secrets import masked, password_spans
 from celerylint.show_apps import mask as show_apps_mask
@@ -42,6 +43,7 @@ AT_PASSWORD = "redis://:s3cr@tpassw0rd@redis.internal:6379/0"
 ])
 def test_masked(text, expected):
     assert masked(text) == expected
+    assert doctor_mask(text) == expected
     assert show_apps_mask(text) == expected.replace("****", "***")
 
 
@@ -68,8 +70,8 @@ ADVERSARIAL = {
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-@pytest.mark.parametrize("function", [masked, password_spans, show_apps_mask, shown],
-                         ids=["masked", "password_spans", "show_apps", "full"])
+@pytest.mark.parametrize("function", [masked, password_spans, doctor_mask, show_apps_mask, shown],
+                         ids=["masked", "password_spans", "doctor", "show_apps", "full"])
 def test_linear_time_on_100_kb_adversarial_text(name, function):
     text = ADVERSARIAL[name]
     assert len(text) >= 90_000
