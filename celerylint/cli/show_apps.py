@@ -9,7 +9,6 @@ masked.
 from __future__ import annotations
 
 import json
-import re
 from datetime import timedelta
 from typing import Any
 
@@ -18,6 +17,7 @@ from ..domain.celeryconf.profiles import missing_profiles
 from ..domain.celeryconf.settings import Resolved
 from ..domain.celeryconf.values import NULL
 from ..domain.celeryconf.worker_cli import commands_for, env_overrides
+from ..reporters.secrets import masked
 
 # The settings the configuration rules read, in the order they are shown.
 SHOWN = (
@@ -26,12 +26,12 @@ SHOWN = (
     "task_serializer", "result_serializer", "accept_content", "result_expires", "task_always_eager",
     "beat_schedule",
 )
-_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@/\s]+)(@)")
 
 
 def mask(text: str) -> str:
-    """``redis://user:secret@host`` as ``redis://user:***@host``."""
-    return _PASSWORD.sub(r"\1***\3", text)
+    """``redis://user:secret@host`` as ``redis://user:***@host`` (the whole
+    password, up to the authority's last ``@``)."""
+    return masked(text, "***")
 
 
 def _value(value: Any) -> Any:

@@ -3,16 +3,23 @@
 
 Bounds: SCAN reads at most ``SCAN_KEYS`` keys of the broker's database
 (``SCAN_COUNT`` per call), each binding set at most ``SSCAN_MEMBERS``
-members, and at most ``UNACKED_SAMPLE`` unacked entries (oldest first) or
-about ``UNACKED_BYTES`` of their messages."""
+members, and at most ``UNACKED_SAMPLE`` unacked entries (oldest first) and
+``UNACKED_BYTES`` of their messages (each message's size is asked first,
+with HSTRLEN, and a message that does not fit is not read).
+
+A reply of the wrong shape (an integer where INFO text belongs, a score
+that is not a finite number, a body nested too deeply to parse) raises
+``Malformed``: the run reports it as an unexpected reply."""
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from .connect import Malformed
 from .kombu_keys import Layout
 
 NEAR_MAXMEMORY = 0.90  # used_memory / maxmemory at or above this is "near"
@@ -20,7 +27,10 @@ SCAN_KEYS = 1000
 SCAN_COUNT = 200
 SSCAN_MEMBERS = 1000
 UNACKED_SAMPLE = 500
-UNACKED_BYTES = 16 * 1024 * 1024  # of unacked message bodies read (HMGET), at most about this much
+UNACKED_BYTES = 16 * 1024 * 1024  # of unacked message bodies read (HMGET), at most
+HMGET_BYTES = 4 * 1024 * 1024  # of message bodies asked for in one HMGET (a larger body is read alone)
+HMGET_FIELDS = 50
+HSTRLEN_BATCH = 100  # HSTRLEN commands sent together (one round trip)
 SHOWN = 5  # examples named in a message
 FANOUT_EXCHANGES = ("celeryev",)  # and every ``*.pidbox``: pub/sub, no list keys
 
@@ -48,10 +58,20 @@ def _errors():
 
 def _info(r, section: str, report: Report) -> dict | None:
     try:
-        return r.info(section)
+        info = r.info(section)
     except _errors() as exc:
         report.notices.append(f"INFO {section} is not available ({exc}); its checks were skipped")
         return None
+    if not isinstance(info, dict):
+        raise Malformed(f"INFO {section} gave {_kind(info)}, not INFO text")
+    return info
+
+
+def _int(info: dict, section: str, name: str) -> int:
+    value = info.get(name, 0) or 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise Malformed(f"INFO {section}: `{name}` is {_short(repr(value))}, not a number")
+    return int(value)
 
 
 def eviction_policy(r, report: Report, memory: dict | None) -> None:
@@ -82,13 +102,13 @@ def eviction_policy(r, report: Report, memory: dict | None) -> None:
 def memory_pressure(memory: dict | None, stats: dict | None, report: Report) -> None:
     """CL151: used_memory near maxmemory; evicted_keys > 0."""
     if memory:
-        used, limit = int(memory.get("used_memory", 0)), int(memory.get("maxmemory", 0) or 0)
+        used, limit = _int(memory, "memory", "used_memory"), _int(memory, "memory", "maxmemory")
         if limit and used >= NEAR_MAXMEMORY * limit:
             report.add("CL151", f"the broker uses {_size(used)} of its {_size(limit)} `maxmemory` "
                                 f"({100 * used / limit:.0f}%, at least {NEAR_MAXMEMORY:.0%} is near): "
                                 "Redis is evicting keys or refusing writes")
     if stats:
-        evicted = int(stats.get("evicted_keys", 0) or 0)
+        evicted = _int(stats, "stats", "evicted_keys")
         if evicted:
             report.add("CL151", f"Redis has evicted {evicted} key{'s' * (evicted != 1)} since it started "
                                 "(`evicted_keys` in INFO stats): task messages may already have been lost")
@@ -171,23 +191,21 @@ def unacked(r, layout: Layout, timeout: float | None, explicit: bool, report: Re
     now = time.time() if now is None else now
     overdue_total = r.zcount(index, "-inf", f"({now - timeout}")
     entries = r.zrangebyscore(index, "-inf", "+inf", start=0, num=UNACKED_SAMPLE, withscores=True)
-    tags = [_text(t) for t, _ in entries]
-    payloads: list = []
-    read = 0
-    for i in range(0, len(tags), 50):  # at most UNACKED_BYTES of message bodies
-        if read > UNACKED_BYTES:
-            break
-        chunk = r.hmget(hash_key, tags[i:i + 50])
-        payloads += chunk
-        read += sum(len(p) for p in chunk if p)
-    entries = entries[:len(payloads)]
+    for tag, delivered in entries:
+        if not isinstance(delivered, (int, float)) or not math.isfinite(delivered):
+            raise Malformed(f"`{index}` gives {_short(_text(tag))!r} the score {delivered!r}, not a time")
+    headers, skipped = _bodies(r, hash_key, [tag for tag, _ in entries])
+    if skipped:
+        report.notices.append(f"{skipped} unacked message{'s were' if skipped != 1 else ' was'} not read: the "
+                              f"doctor reads at most {UNACKED_BYTES // (1024 * 1024)} MiB of message bodies; "
+                              "CL153/CL154 do not count them")
+    entries = [(tag, delivered, headers[tag]) for tag, delivered in entries if tag in headers]
     overdue, late_eta = [], []
-    for (tag, delivered), raw in zip(entries, payloads):
-        headers = _headers(raw)
-        task = headers.get("task") or "?"
-        eta = _timestamp(headers.get("eta"))
+    for _, delivered, message in entries:
+        task = _short(_text(message.get("task") or "?"))
+        eta = _timestamp(message.get("eta"))
         if eta is not None and eta > delivered + timeout:
-            late_eta.append((eta - delivered, task, headers.get("eta")))
+            late_eta.append((eta - delivered, task, message.get("eta")))
         elif delivered < now - timeout:
             overdue.append((now - delivered, task))
     vt = f"{_seconds(timeout)}{'' if explicit else ' (the default)'}"
@@ -208,6 +226,37 @@ def unacked(r, layout: Layout, timeout: float | None, explicit: bool, report: Re
                             "each is delivered again every visibility timeout until it runs")
 
 
+def _bodies(r, hash_key: str, tags: list) -> tuple[dict, int]:
+    """The headers of the messages of ``tags`` in the ``unacked`` hash,
+    oldest first, up to ``UNACKED_BYTES`` of bodies; and how many did not
+    fit.  Each body's size is asked first (HSTRLEN), so nothing larger is
+    read; the bodies are parsed a chunk at a time and only headers kept."""
+    sizes = []
+    for i in range(0, len(tags), HSTRLEN_BATCH):
+        sizes += r.batch(*(("HSTRLEN", hash_key, tag) for tag in tags[i:i + HSTRLEN_BATCH]))
+    left, skipped = UNACKED_BYTES, 0
+    chunks: list[list] = [[]]
+    chunk_bytes = 0
+    for tag, size in zip(tags, sizes):
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise Malformed(f"HSTRLEN of an unacked message gave {_kind(size)}, not a length")
+        if size > left:
+            skipped += 1
+            continue
+        left -= size
+        if chunks[-1] and (chunk_bytes + size > HMGET_BYTES or len(chunks[-1]) >= HMGET_FIELDS):
+            chunks.append([])
+            chunk_bytes = 0
+        chunks[-1].append(tag)
+        chunk_bytes += size
+    headers: dict = {}
+    for chunk in chunks:
+        if chunk:
+            for tag, raw in zip(chunk, r.hmget(hash_key, chunk)):
+                headers[tag] = _headers(raw)
+    return headers, skipped
+
+
 def _headers(raw) -> dict:
     if raw is None:
         return {}
@@ -215,6 +264,8 @@ def _headers(raw) -> dict:
         message = json.loads(raw)[0]
         headers = message.get("headers") or {}
         return headers if isinstance(headers, dict) else {}
+    except RecursionError:
+        raise Malformed("an unacked message body is JSON nested too deeply to read") from None
     except (ValueError, TypeError, IndexError, KeyError, AttributeError):
         return {}
 
@@ -249,6 +300,14 @@ def _sscan(r, key: str):
             yield _text(m)
         if cursor == 0:
             return
+
+
+def _kind(value) -> str:
+    return f"{type(value).__name__} {_short(repr(value))}"
+
+
+def _short(text: str, most: int = 80) -> str:
+    return text if len(text) <= most else text[:most] + "..."
 
 
 def _text(value) -> str:

@@ -4,18 +4,22 @@ and the findings placed where the broker URL is set."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.model import Finding
+from ..reporters.secrets import masked
 from . import checks
 from .codes import CODES
-from .connect import Deadline, Unsupported, client, scrub, sentinel_master, target
+from .connect import (Deadline, Malformed, Oversized, Unsupported, client, first_url, sentinel_master, target,
+                      urls)
 from .kombu_keys import Layout
 from .targets import DEFAULT_VISIBILITY, AppBroker, Where, app_brokers
 
 MISSING_REDIS = ("`celerylint doctor` needs redis-py: pip install 'celerylint[doctor]'")
+GRACE = 0.5  # s after the deadline before a check that has not ended (a name lookup that hangs) is left behind
 
 
 class DoctorError(Exception):
@@ -56,7 +60,7 @@ def brokers(paths: list[Path], settings, broker_url: str | None, notices: list[s
                 if a.url and a not in same:
                     at = f" ({a.where.path}:{a.where.line})" if a.where else ""
                     notices.append(f"CELERY_BROKER_URL ({t.shown}) overrides the broker_url of `{a.app}`{at}, "
-                                   f"{scrub(target_shown(a.url), a.url)}: checking the environment's broker")
+                                   f"{target_shown(a.url)}: checking the environment's broker")
         chosen = _merge(given, same or apps, where_from=same)
         return [chosen]
     out: dict[str, Broker] = {}
@@ -66,7 +70,7 @@ def brokers(paths: list[Path], settings, broker_url: str | None, notices: list[s
         if a.url is None:
             notices.append(f"`{a.app}`: its broker URL is not a literal celerylint can read; pass --broker-url")
             continue
-        if not a.url.split(";")[0].strip().lower().startswith(("redis", "rediss", "sentinel", "unix")):
+        if not first_url(a.url).lower().startswith(("redis", "rediss", "sentinel", "unix")):
             continue  # amqp, sqs, ...: nothing to check
         key = a.url
         if key in out:
@@ -79,7 +83,7 @@ def brokers(paths: list[Path], settings, broker_url: str | None, notices: list[s
 def target_shown(url: str) -> str:
     from .connect import mask
 
-    return mask(url.split(";")[0].strip())
+    return mask(first_url(url))
 
 
 def _apps_of(b: Broker, apps: list[AppBroker]) -> list[AppBroker]:
@@ -107,7 +111,7 @@ def _same(url: str, t) -> bool:
     from urllib.parse import urlsplit
 
     def addr(u):
-        p = urlsplit(u.split(";")[0])
+        p = urlsplit(first_url(u))
         host = (p.hostname or "localhost").lower()
         return ("localhost" if host == "127.0.0.1" else host, p.port or 6379)
 
@@ -133,29 +137,70 @@ def doctor(paths: list[Path], settings, *, broker_url: str | None, timeout: floa
             result.errors.append(str(exc))
             continue
         report = checks.Report()
+        if any(";" in u for u in urls(b.url)):
+            report.notices.append("kombu splits a broker URL at every `;` (a list of failover URLs): write a `;` "
+                                  "of the password as %3B")
         try:
-            _check(t, b, report, deadline)
+            _watched(_check, (t, b, report, deadline), deadline)
         except Unsupported as exc:
-            result.errors.append(scrub(str(exc), b.url))
+            result.errors.append(masked(str(exc)))
             continue
         except Deadline:
             result.errors.append(f"{t.shown}: stopped after --timeout {timeout:g} s; the checks were not all run")
-        except Exception as exc:  # connection refused, authentication, TLS, a timeout of the socket
-            import redis
-
-            if isinstance(exc, redis.TimeoutError):
-                msg = f"stopped after --timeout {timeout:g} s waiting for the server"
-            elif isinstance(exc, redis.RedisError):
-                msg = f"{type(exc).__name__}: {exc}"
-            else:
-                raise
-            result.errors.append(scrub(f"{t.shown}: {msg}", b.url))
-        result.notices.extend(scrub(f"{t.shown}: {n}", b.url) for n in report.notices)
+            report = checks.Report(list(report.findings), list(report.notices))  # a check left running adds no more
+        except Exception as exc:  # noqa: BLE001 - whatever the server sent, an error line and exit 2
+            result.errors.append(masked(_failure(t.shown, exc, timeout)))
+        result.notices.extend(masked(f"{t.shown}: {n}") for n in report.notices)
         for code, message, severity in report.findings:
-            result.findings.append(_finding(code, scrub(message, b.url), t.shown, b, severity))
+            result.findings.append(_finding(code, masked(message), t.shown, b, severity))
     result.failed = len(result.errors)
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+def _failure(shown: str, exc: Exception, timeout: float) -> str:
+    """The error line of a check the client or a reply ended: connection
+    refused, authentication, TLS, the socket's deadline; anything else is a
+    reply the doctor could not read."""
+    import redis
+
+    if isinstance(exc, redis.TimeoutError):
+        return f"{shown}: stopped after --timeout {timeout:g} s waiting for the server"
+    if isinstance(exc, redis.RedisError) and not isinstance(exc, (redis.InvalidResponse, redis.DataError)):
+        return f"{shown}: {type(exc).__name__}: {_short(str(exc))}"
+    if isinstance(exc, (Malformed, Oversized)):
+        why = str(exc)
+    elif isinstance(exc, RecursionError):
+        why = "RecursionError: nested too deeply to read"
+    else:
+        why = f"{type(exc).__name__}: {_short(str(exc))}"
+    return f"broker {shown}: unexpected reply ({why})"
+
+
+def _short(text: str, most: int = 200) -> str:
+    return text if len(text) <= most else text[:most] + "..."
+
+
+def _watched(work, args: tuple, deadline: float) -> None:
+    """``work(*args)`` in a thread, waited for until the deadline (and
+    ``GRACE``): the socket's reads and writes keep the deadline themselves,
+    this bounds what they do not (name resolution, parsing a large reply).
+    Deadline when it is still running; its exception when it raised one."""
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, name="celerylint-doctor-check", daemon=True)
+    worker.start()
+    worker.join(max(deadline - time.monotonic(), 0) + GRACE)
+    if worker.is_alive():
+        raise Deadline()
+    if outcome:
+        raise outcome[0]
 
 
 def _check(t, b: Broker, report: checks.Report, deadline: float) -> None:

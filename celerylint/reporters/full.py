@@ -12,7 +12,8 @@ import unicodedata
 
 from ..core.source import apply_edits
 from .color import Style
-from .printable import password_spans, printable
+from .printable import printable
+from .secrets import password_spans
 from .sources import Sources
 from .text import fit, fix_words, footer, location, title
 

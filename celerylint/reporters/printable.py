@@ -37,19 +37,3 @@ def json_escaped(text: str) -> str:
     them, so the document's meaning is unchanged."""
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
-
-# ``scheme://user:password@``: the password of a URL quoted in source text
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^:@/;\s'\"]*:(?P<pw>[^@/;\s'\"]+)@")
-
-
-def password_spans(text: str) -> list[tuple[int, int]]:
-    """Where the passwords of URLs are in ``text``: the source lines and
-    snippets a report quotes show them as ``****``, as CL115's message does
-    (a report goes to CI logs and code-scanning services)."""
-    return [m.span("pw") for m in _URL_PASSWORD.finditer(text)]
-
-
-def masked(text: str) -> str:
-    for start, end in reversed(password_spans(text)):
-        text = text[:start] + "****" + text[end:]
-    return text

@@ -19,7 +19,8 @@ from .. import __version__
 from ..docs import HOMEPAGE, help_uri, rule_doc, sections
 from ..core.model import Edit
 from .plaintext import markdown_to_text
-from .printable import json_escaped, masked
+from .printable import json_escaped
+from .secrets import masked
 from .sources import Sources
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

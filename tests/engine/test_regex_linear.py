@@ -43,12 +43,7 @@ USES = {
     "celerylint.reporters.vcs:_SCP": "match",
     "celerylint.reporters.vcs:_SHA": "fullmatch",
     "celerylint.run.writer:_TEMP_NAME": "fullmatch",
-}
-# Being rewritten by the URL-masking work of issue 34 (items 5 and 10):
-# remove these marks once it is merged.
-KNOWN_SLOW = {
-    "celerylint.reporters.printable:_URL_PASSWORD": "issue 34 item 5/10: URL-password masking",
-    "celerylint.doctor.connect:_USERINFO": "issue 34 item 5/10: URL-password masking",
+    "celerylint.doctor.connect:_NEXT_URL": "match",
 }
 SKIPPED_MODULES = {"celerylint.__main__"}  # runs the command line when imported
 
@@ -215,10 +210,7 @@ def test_the_walk_finds_the_patterns():
 
 
 @pytest.mark.slow  # about 20 s for all, in one child process
-@pytest.mark.parametrize("key", [
-    pytest.param(key, marks=pytest.mark.xfail(reason=KNOWN_SLOW[key], strict=False)) if key in KNOWN_SLOW else key
-    for key in sorted(ALL)
-])
+@pytest.mark.parametrize("key", sorted(ALL))
 def test_pattern_is_linear_on_adversarial_text(measured, key):
     worst, where = measured[key]
     assert worst <= LIMIT, f"{key} took {worst:.2f} s on {where!r}"
