@@ -24,6 +24,23 @@ _FENCED = re.compile(r"```\w+\n(.*?)```", re.DOTALL)
 _NAMED = re.compile(r"\A# ([\w./-]+\.(?:py|ya?ml|conf))[ \t]*\n")
 
 
+def cases(rule: type) -> tuple[tuple[Case, ...], tuple[Case, ...]]:
+    """The rule's ``VALID`` and ``INVALID`` cases: its own, then those of the
+    module beside it named ``_<rule module>_cases.py`` when there is one
+    (a rule whose cases outgrow its module keeps the rest there; the
+    registry skips modules whose name starts with ``_``)."""
+    import importlib
+
+    package, _, name = rule.__module__.rpartition(".")
+    try:
+        extra = importlib.import_module(f"{package}._{name}_cases")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{package}._{name}_cases":
+            raise
+        extra = None
+    return ((*rule.VALID, *getattr(extra, "VALID", ())), (*rule.INVALID, *getattr(extra, "INVALID", ())))
+
+
 def doc_cases(rule: type) -> tuple[Case, Case]:
     """The rule's ``## Example`` as an invalid case and its ``Use instead``
     block as a valid one: the documentation runs, so it cannot drift.
