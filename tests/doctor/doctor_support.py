@@ -169,17 +169,36 @@ def measured(args: list[str], cwd, env: dict, timeout: float = 60):
     import subprocess
     import tempfile
 
+    import signal
+    import sys
+
     started = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=err)
-        killer = threading.Timer(timeout, proc.kill)
+        # A small launcher forks the command: Linux keeps a process's peak RSS
+        # across exec, so a child forked straight from a large test worker
+        # (pytest-xdist) would report the worker's size.
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, *args], cwd=cwd, env=env, stdout=out, stderr=err,
+                                start_new_session=True)
+        killer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
         killer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             killer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return (proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                time.monotonic() - started, usage.ru_maxrss * 1024)
+        stderr, _, peak = err.read().decode("utf-8", "replace").rpartition("\nMAXRSS ")
+        if not _:
+            stderr, peak = peak, "0"
+        return (proc.returncode, out.read().decode("utf-8", "replace"), stderr,
+                time.monotonic() - started, int(peak.strip() or 0) * 1024)
+
+
+_LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write("\\nMAXRSS %d\\n" % usage.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
