@@ -10,6 +10,7 @@ so a rule's ``visit_*`` sees the scope it is in and the bindings made so far.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,25 @@ if TYPE_CHECKING:
 
 
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
+# Where a name's container may change after it is bound: ``x[k] = v`` (also
+# nested, ``x[a][b] = v``), ``x[k] += v``, ``x |= y``, ``x.update(...)`` and the
+# other mutating methods of dict, list and set, ``del x[k]``.  Counted in the
+# text (strings and comments too: a count too high only makes a value unknown).
+_SUBSCRIPT = r"\[[^\[\]\n]*\][ \t]*"
+_MUTATION = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w*)[ \t]*(?:(?:" + _SUBSCRIPT + r")+=(?!=)|(?:" + _SUBSCRIPT + r")*"
+    r"(?:\.(?:update|setdefault|append|extend|insert|pop|popitem|clear|remove|discard|add|sort|reverse)[ \t]*\("
+    r"|(?:\*\*|//|>>|<<|[-+*/%&|^@])=))"
+)
+_DELETION = re.compile(r"\bdel[ \t]+([A-Za-z_]\w*)[ \t]*\[")
+_CONTAINER_CALLS = frozenset({"dict", "list", "set"})
+
+
+def mutable_container(node: cst.BaseExpression) -> bool:
+    """A dict, list or set display, or ``dict(...)``/``list(...)``/``set(...)``."""
+    if isinstance(node, (cst.Dict, cst.List, cst.Set)):
+        return True
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _CONTAINER_CALLS
 
 
 @dataclass
@@ -68,6 +88,10 @@ class FileContext:
         self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
         self.client_lookups: dict[str, str | None] = {}  # what the rules asked it, recorded as a fact
         self.module_functions: dict[str, cst.FunctionDef] = {}  # module-level defs seen so far
+        # containers changed after binding: the sites in the text, and those
+        # ``ContextOpener`` folded into the binding exactly (see ``mutated``)
+        self._mutation_sites: Counter[str] | None = None
+        self.exact_mutations: Counter[str] = Counter()
 
     # -- output -----------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
@@ -141,8 +165,23 @@ class FileContext:
             if name in scope.reassigned:
                 return None
             if name in scope.bindings:
-                return scope.bindings[name]
+                bound = scope.bindings[name]
+                return None if mutable_container(bound) and self.mutated(name) else bound
         return None
+
+    def mutation_sites(self, name: str) -> int:
+        """How many places of the text may change the container ``name`` holds."""
+        if self._mutation_sites is None:
+            self._mutation_sites = Counter(m.group(1) for m in _MUTATION.finditer(self.text))
+            self._mutation_sites.update(m.group(1) for m in _DELETION.finditer(self.text))
+        return self._mutation_sites[name]
+
+    def mutated(self, name: str) -> bool:
+        """Whether a container bound to ``name`` may differ from its binding:
+        some site of the text changes a container of that name in a way (or at
+        a point: later, in a loop or a branch) that was not folded into the
+        binding.  Its value is then unknown, never the first literal."""
+        return self.mutation_sites(name) > self.exact_mutations[name]
 
     def lookup_unpacked(self, name: str) -> tuple[cst.Call, int] | None:
         """``(call, i)`` when ``name`` is bound only by ``..., name, ... = call(...)``
@@ -176,9 +215,27 @@ class ContextOpener(cst.BatchableCSTVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()
         self.ctx = ctx
+        self.nesting = [0]  # compound statements around the current one, per scope
 
     def visit_Module(self, node: cst.Module) -> None:
         self.ctx.module = node
+
+    def _enter_block(self, node: cst.CSTNode) -> None:
+        self.nesting[-1] += 1
+
+    def _leave_block(self, original_node: cst.CSTNode) -> None:
+        self.nesting[-1] -= 1
+
+    visit_If = visit_For = visit_While = visit_Try = visit_TryStar = visit_With = visit_Match = _enter_block
+    leave_If = leave_For = leave_While = leave_Try = leave_TryStar = leave_With = leave_Match = _leave_block
+
+    def _enter_scope(self) -> None:
+        self.nesting.append(0)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.nesting.pop()
+
+    leave_FunctionDef = leave_Lambda = leave_ClassDef
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -203,20 +260,77 @@ class ContextOpener(cst.BatchableCSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.ctx.classes.append(node)
         self.ctx.scopes.append(Scope(node))
+        self._enter_scope()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if len(self.ctx.scopes) == 1:
             self.ctx.module_functions[node.name.value] = node
         self.ctx.functions.append(node)
         self.ctx.scopes.append(Scope(node))
+        self._enter_scope()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.ctx.scopes.append(Scope(node))
+        self._enter_scope()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         scope = self.ctx.scopes[-1]
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript):
+            self._fold_item(scope, node.targets[0].target, node.value)
         for target in node.targets:
             self._bind(scope, target.target, node.value)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "update"
+                and isinstance(call.func.value, cst.Name)):
+            self._fold_update(self.ctx.scopes[-1], call.func.value.value, call)
+
+    # -- containers changed in straight-line code, folded into their binding --
+    def _foldable(self, scope: Scope, name: str) -> cst.Dict | None:
+        """The dict display ``name`` is bound to in this scope, when the
+        statement being visited runs exactly once after it (no branch, loop,
+        ``try`` or ``with`` around it)."""
+        bound = scope.bindings.get(name)
+        if self.nesting[-1] or name in scope.reassigned or not isinstance(bound, cst.Dict):
+            return None
+        if not all(isinstance(e, cst.DictElement) and _literal_key(e.key) is not None for e in bound.elements):
+            return None
+        return bound
+
+    def _fold(self, scope: Scope, name: str, bound: cst.Dict, items: list[cst.DictElement]) -> None:
+        keys = {_literal_key(e.key) for e in items}
+        kept = [e for e in bound.elements if isinstance(e, cst.DictElement) and _literal_key(e.key) not in keys]
+        scope.bindings[name] = bound.with_changes(elements=[*kept, *items])
+        self.ctx.exact_mutations[name] += 1
+
+    def _fold_item(self, scope: Scope, target: cst.Subscript, value: cst.BaseExpression) -> None:
+        """``opts["visibility_timeout"] = 9000``"""
+        if not (isinstance(target.value, cst.Name) and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)):
+            return
+        key = target.slice[0].slice.value
+        bound = self._foldable(scope, target.value.value)
+        if bound is not None and _literal_key(key) is not None:
+            self._fold(scope, target.value.value, bound, [cst.DictElement(key, value)])
+
+    def _fold_update(self, scope: Scope, name: str, call: cst.Call) -> None:
+        """``opts.update({"a": 1})`` and ``opts.update(a=1)``"""
+        bound = self._foldable(scope, name)
+        if bound is None:
+            return
+        items: list[cst.DictElement] = []
+        for arg in call.args:
+            if arg.star:
+                return
+            if arg.keyword is not None:
+                items.append(cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value))
+            elif isinstance(arg.value, cst.Dict) and all(
+                    isinstance(e, cst.DictElement) and _literal_key(e.key) is not None for e in arg.value.elements):
+                items.extend(e for e in arg.value.elements if isinstance(e, cst.DictElement))
+            else:
+                return
+        self._fold(scope, name, bound, items)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -250,6 +364,15 @@ class ContextOpener(cst.BatchableCSTVisitor):
         ):
             attrs = self.ctx.self_attrs.setdefault(self.ctx.classes[-1].name.value, {})
             attrs[target.attr.value] = value
+
+
+def _literal_key(node: cst.BaseExpression) -> str | int | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    return None
 
 
 class ContextCloser(cst.BatchableCSTVisitor):

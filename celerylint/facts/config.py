@@ -95,6 +95,9 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
         self.guarded = 0  # try blocks around the current statement
         self.recorded_module = False
         self.factory_apps: set[str] = set()  # keys of apps made by project factories (see _made_by_project_factory)
+        # module-level settings, and their ``X["key"] = v`` items, by name (see ``_unknown_if_mutated``)
+        self.module_settings: dict[str, list[dict]] = {}
+        self.module_items: dict[str, int] = {}
         self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
         self._shapes_init()
 
@@ -126,8 +129,19 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
     leave_Try = leave_With = _leave_guard
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        self._unknown_if_mutated()
         if self.recorded_module or self.settings_like:
             module_info(self.ctx, self.module, self.settings_like, names=self.settings_like)
+
+    def _unknown_if_mutated(self) -> None:
+        """A module-level setting whose container the module changes other than
+        by the ``X["key"] = v`` items recorded at module level (``X.update()``,
+        ``X |= ...``, an item set in a function or nested, ``X += ...``) has a
+        value celerylint does not know: unknown, never its first literal."""
+        for name, facts in self.module_settings.items():
+            if self.ctx.mutation_sites(name) > self.module_items.get(name, 0):
+                for fact in facts:
+                    fact["value"] = None
 
     # -- helpers ------------------------------------------------------------
     def _id(self) -> int:
@@ -241,9 +255,10 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
                         self.ctx.fact("setting_item", value, source=f"app:{key}", name=base.attr.value, key=index,
                                       value=encode(setting_value(value, self.ctx)), literal=False)
                         self.ctx.fact("conf_stmt", stmt, app=key)
-                elif index and isinstance(base, cst.Name) and self.ctx.at_module_level and _UPPER_SETTING.match(base.value):
+                elif index and isinstance(base, cst.Name) and self.ctx.at_module_level and self._setting_name(base.value):
                     self.ctx.fact("setting_item", value, source=f"module:{self.module}", name=base.value, key=index,
                                   value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
+                    self.module_items[base.value] = self.module_items.get(base.value, 0) + 1
             elif isinstance(t, cst.Name) and self.ctx.at_module_level:
                 self._module_setting(t, value)
                 self.empty_defaults(value)
@@ -253,13 +268,17 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
             elif isinstance(t, cst.Name):
                 self.class_setting(t, value)
 
+    def _setting_name(self, name: str) -> bool:
+        return bool(_UPPER_SETTING.match(name) or _NEW_SETTING.match(name)
+                    or (self.settings_like and not name.startswith("_")))
+
     def _module_setting(self, target: cst.Name, value: cst.BaseExpression) -> None:
         name = target.value
-        if not (_UPPER_SETTING.match(name) or _NEW_SETTING.match(name)
-                or (self.settings_like and not name.startswith("_"))):
+        if not self._setting_name(name):
             return
         self.recorded_module = True
         self._setting(f"module:{self.module}", name, target, value, "assign", cond=self.depth > 0)
+        self.module_settings.setdefault(name, []).append(next(f for f, _ in reversed(self.ctx.facts) if f["kind"] == "setting"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if len(self.ctx.scopes) == 2:  # at module level: ``def redis_url(): return "redis://..."``

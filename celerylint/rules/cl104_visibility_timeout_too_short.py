@@ -306,7 +306,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
             if options.is_unknown or not isinstance(options.value, dict):
                 continue
             raw = options.value.get("visibility_timeout", DEFAULT_VISIBILITY[kind])
-            timeout = number(raw)
+            timeout = number(plain(raw)[0] if isinstance(raw, dict) else raw)  # a dict bound to a name keeps encoded values
             if timeout is None:
                 continue
             longest = longest_duration(m, app)

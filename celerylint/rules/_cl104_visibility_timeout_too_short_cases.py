@@ -1,0 +1,138 @@
+"""CL104 cases: transport options held in a dict that the code changes after
+binding it (tracked exactly in straight-line code, otherwise unknown)."""
+
+from ..rule import Invalid, Valid
+
+VALID = (
+    Valid("""
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        opts = {}
+        opts["visibility_timeout"] = 9 * 3600  # folded into the binding
+        app.conf.broker_transport_options = opts
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    Valid("""
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        opts = {"visibility_timeout": 3600}
+        opts.update({"visibility_timeout": 9 * 3600}, max_connections=20)
+        app.conf.broker_transport_options = opts
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    Valid("""
+        # file: proj.py
+        from celery import Celery
+        from proj.env import PAIRS
+        app = Celery("proj", broker="redis://localhost")
+        opts = {}
+        for key, value in PAIRS:  # filled in a loop: unknown
+            opts[key] = value
+        app.conf.broker_transport_options = opts
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    Valid("""
+        # file: proj.py
+        import os
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        opts = {}
+        if os.environ.get("SLOW"):  # set in a branch: unknown
+            opts["visibility_timeout"] = 9 * 3600
+        opts.setdefault("max_connections", 20)
+        app.conf.broker_transport_options = opts
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    Valid("""
+        # file: proj.py
+        from celery import Celery
+        from proj.env import EXTRA
+        app = Celery("proj", broker="redis://localhost")
+        opts = {"visibility_timeout": 3600}
+        opts |= EXTRA
+        app.conf.broker_transport_options = opts
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    Valid("""
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        opts = {}
+        app.conf.broker_transport_options = opts
+        opts["visibility_timeout"] = 9 * 3600  # the same dict, changed after it was handed over
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    Valid("""
+        # file: celeryconfig.py
+        broker_url = "redis://localhost"
+        broker_transport_options = {"visibility_timeout": 3600}
+        broker_transport_options.update({"visibility_timeout": 9 * 3600})
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    Valid("""
+        # file: celeryconfig.py
+        broker_url = "redis://localhost"
+        broker_transport_options = {}
+        def tune(timeout):
+            broker_transport_options["visibility_timeout"] = timeout
+        tune(9 * 3600)
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+)
+
+INVALID = (
+    Invalid("""
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        opts = {}
+        opts["visibility_timeout"] = 1800
+        app.conf.broker_transport_options = opts
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """, message="visibility timeout is 30 min but"),
+    Invalid("""
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        def make_options():
+            opts = {"max_connections": 20}
+            opts.update(visibility_timeout=1800)
+            return opts
+        opts = {"max_connections": 20}
+        opts.update({"visibility_timeout": 1800})
+        app.conf.broker_transport_options = opts
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """, message="visibility timeout is 30 min but"),
+    Invalid("""
+        # file: celeryconfig.py
+        broker_url = "redis://localhost"
+        broker_transport_options = {"max_connections": 20}
+        broker_transport_options["visibility_timeout"] = 1800
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """, message="visibility timeout is 30 min but"),
+)
