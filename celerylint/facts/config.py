@@ -5,7 +5,8 @@ Facts (plain data, see ``celerylint.domain.celeryconf.model`` for their use):
 
 - ``celery_app`` (at the ``Celery(...)`` call) and ``app_stmt`` (its
   statement): ``app`` key ``module:variable``; ``send_only`` for an app a
-  function makes only to ``send_task`` (see ``domain.apps.send_only``);
+  function makes only to send, inspect or monitor (see ``domain.apps.send_only``),
+  ``app_runs_no_tasks`` for a module-level app its module uses only so;
 - ``setting`` (at the name) and ``setting_value`` (at the value), joined by
   ``id``: ``source`` is ``app:<key>`` (constructor, ``app.conf.update``,
   ``app.conf.X = ...``, ``app.conf["X"] = ...``) or ``module:<name>``
@@ -98,6 +99,7 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
         # module-level settings, and their ``X["key"] = v`` items, by name (see ``_unknown_if_mutated``)
         self.module_settings: dict[str, list[dict]] = {}
         self.module_items: dict[str, int] = {}
+        self.module_apps: list[tuple[str, str]] = []  # (key, variable) of the apps made at module level
         self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
         self._shapes_init()
 
@@ -130,6 +132,9 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._unknown_if_mutated()
+        for key, var in self.module_apps:  # the model also asks the project's tasks (``Model._apps``)
+            if send_only(original_node, var):
+                self.ctx.fact("app_runs_no_tasks", None, app=key)
         if self.recorded_module or self.settings_like:
             module_info(self.ctx, self.module, self.settings_like, names=self.settings_like)
 
@@ -232,6 +237,8 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
                     self.ctx.fact("app_stmt", stmt, app=key)
                     function = self.ctx.function if not self.ctx.at_module_level else None
                     self._app(key, value, function is not None and send_only(function, target.target.value))
+                    if self.ctx.at_module_level and not any(a.keyword and a.keyword.value == "include" for a in value.args):
+                        self.module_apps.append((key, target.target.value))
                     return
         for target in node.targets:
             t = target.target

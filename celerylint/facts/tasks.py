@@ -43,9 +43,21 @@ class TaskCollector(Checker):
             return
         base = options.get("base")
         self.ctx.definition_fact("task", node, name=node.name.value, options=self._options(options),
-                      base=self._class_name(base) if base is not None else None)
+                      base=self._class_name(base) if base is not None else None, app=self._app(node))
         if "acks_late" in options and "reject_on_worker_lost" not in options:  # where CL102 reports such a task
             self.ctx.fact("task_acks_late", options["acks_late"], name=node.name.value)
+
+    def _app(self, node: cst.FunctionDef) -> str | None:
+        """``pkg.mod.app`` for ``@app.task``: the app the task is registered on."""
+        for decorator in node.decorators:
+            deco = decorator.decorator
+            func = deco.func if isinstance(deco, cst.Call) else deco
+            if isinstance(func, cst.Attribute) and func.attr.value == "task":
+                name = self.ctx.qualify(func.value)
+                if name and "." not in name and name not in self.ctx.imports:
+                    name = f"{self.ctx.module_name or self.ctx.path}.{name}"
+                return name
+        return None
 
     def _class_name(self, node: cst.BaseExpression) -> str:
         return class_name(node, self.ctx)

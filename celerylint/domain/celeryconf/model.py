@@ -240,6 +240,7 @@ class Model:
             index[key][path] = app
         apps = {(key if len(by_path) == 1 else f"{key}@{path}"): app
                 for key, by_path in index.items() for path, app in by_path.items()}
+        self._runs_no_tasks(index)
 
         def targets(key: str, path: str) -> list[App]:
             if key == "*":  # current_app: the one app of the project that runs workers
@@ -369,12 +370,30 @@ class Model:
 
         return add_setting(self, app, name, value)
 
+    def _runs_no_tasks(self, index: dict[str, dict[str, App]]) -> None:
+        """A module-level app its module uses only to send, inspect or monitor
+        (``app_runs_no_tasks``) runs no tasks when no task of the project is
+        registered on it (``@app.task`` through an import) and it is not the
+        one app a worker could run the project's tasks with: another app runs
+        them, or the project has no task."""
+        flagged = [(f["app"], f["path"]) for f in self.by_kind["app_runs_no_tasks"]]
+        if not flagged:
+            return
+        registered = {f.get("app") for f in self.by_kind["task"]}
+        candidates = [index[key][path] for key, path in flagged if path in index.get(key, {})]
+        candidates = [a for a in candidates if a.key.replace(":", ".") not in registered]
+        others = [a for by_path in index.values() for a in by_path.values() if not a.send_only and a not in candidates]
+        if others or not self.by_kind["task"]:
+            for app in candidates:
+                app.send_only = True
+
     def relevant_apps(self) -> list[App]:
         return sorted(self.apps.values(), key=lambda a: (a.path, a.pos))
 
     def configured_apps(self) -> list[App]:
         """The apps worker settings are checked for (CL101-CL104): not an app
-        a function makes only to ``send_task`` (``App.send_only``), and, when
+        that runs no tasks (``App.send_only``: made only to send, inspect or
+        monitor), and, when
         some app loads a configuration source, not the apps without one:
         they are clients of the same project (``Celery(broker=settings.X)``
         to send tasks)."""

@@ -165,7 +165,7 @@ class App:
     update_call: dict[str, Any] | None = None
     conf_stmts: list[dict[str, Any]] = field(default_factory=list)
     task_cls: str | None = None
-    send_only: bool = False  # made in a function only to send_task (see facts/config.py)
+    send_only: bool = False  # runs no tasks: made only to send, inspect or monitor (domain/apps.py)
     main: str | None = None  # Celery's first argument, when it is a literal
     profile: str | None = None  # the settings profile this copy of a Django app is read with (profiles.py)
     profiles: list[dict[str, Any]] = field(default_factory=list)  # every profile found, for --show-apps

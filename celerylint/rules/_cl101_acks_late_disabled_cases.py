@@ -1,0 +1,95 @@
+"""CL101 cases: apps that run no tasks (made at module level only to send,
+inspect or monitor) and their look-alikes."""
+
+from ..rule import Invalid, Valid
+
+_WORKER = """
+    # file: proj/__init__.py
+    # file: proj/celery.py
+    from celery import Celery
+    app = Celery("proj", broker="redis://localhost:6379/0", task_acks_late=True,
+                 task_reject_on_worker_lost=True, worker_prefetch_multiplier=1)
+    @app.task
+    def add(x, y):
+        return x + y
+"""
+
+VALID = (
+    Valid(_WORKER + """
+    # file: proj/monitor.py
+    from celery import Celery
+    monitor = Celery("monitor", broker="redis://localhost:6379/0")
+    def active():
+        return monitor.control.inspect().active()
+    """),
+    Valid(_WORKER + """
+    # file: proj/events.py
+    from celery import Celery
+    app = Celery(broker="redis://localhost:6379/0")
+    app.conf.update(broker_connection_retry_on_startup=True)
+    def watch(handlers):
+        state = app.events.State()
+        with app.connection() as connection:
+            app.events.Receiver(connection, handlers=handlers).capture()
+        return state
+    """),
+    Valid(_WORKER + """
+    # file: proj/sender.py
+    from celery import Celery
+    client = Celery("sender", broker="redis://localhost:6379/0")
+    def send(x):
+        return client.send_task("proj.add", (x, 1))
+    """),
+    Valid("""
+    # file: ops/ping.py
+    from celery import Celery
+    app = Celery(broker="redis://localhost:6379/0")
+    if __name__ == "__main__":
+        print(app.control.ping(timeout=1.0))
+    """),
+)
+
+INVALID = (
+    Invalid("""
+    # file: proj/monitor.py
+    from celery import Celery
+    app = Celery("monitor", broker="redis://localhost:6379/0")
+    def active():
+        return app.control.inspect().active()
+    @app.task
+    def cleanup():
+        pass
+    """, message="`task_acks_late` is not enabled"),
+    Invalid(_WORKER + """
+    # file: proj/monitor.py
+    from celery import Celery
+    monitor = Celery("monitor", broker="redis://localhost:6379/0")
+    def active():
+        return monitor.control.inspect().active()
+    # file: proj/jobs.py
+    from proj.monitor import monitor
+    @monitor.task
+    def purge():
+        pass
+    """, message="`task_acks_late` is not enabled"),
+    Invalid("""
+    # file: proj/celery.py
+    from celery import Celery
+    app = Celery("proj", broker="redis://localhost:6379/0")
+    def active():
+        return app.control.inspect().active()
+    # file: proj/tasks.py
+    from celery import shared_task
+    @shared_task
+    def purge():
+        pass
+    """, message="`task_acks_late` is not enabled"),
+    Invalid(_WORKER + """
+    # file: proj/monitor.py
+    from celery import Celery
+    monitor = Celery("monitor", broker="redis://localhost:6379/0")
+    monitor.autodiscover_tasks(["proj"])
+    def active():
+        return monitor.control.inspect().active()
+    """, message="`task_acks_late` is not enabled"),
+)
