@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.profiles import test_profiles
 from ..domain.celeryconf.rulebase import ConfigRule, assignments_once, settings_everywhere
 from ..rule import Invalid, Valid, django_project
 
@@ -158,6 +159,8 @@ class TaskAlwaysEager(ConfigRule):
                 continue
             a = value.at
             if not_production(a.path) or not_production(configuration.path):
+                continue
+            if a.path in test_profiles(m) or configuration.path in test_profiles(m):
                 continue
             yield self.at_assignment(a, f"`{a.name}` is True in {a.path}, which is not a test or development "
                                         "settings file: tasks run inline in the caller instead of on a worker "

@@ -11,8 +11,9 @@ class exported by a loader) and that no other one builds on, plus every
 module ``DJANGO_SETTINGS_MODULE`` names there.  The configuration rules check
 the profiles that are *checked*: the ``settings-profiles`` option when it is
 set, else every profile whose name is not a test, CI, development or local
-one (``test``, ``ci``, ``dev``, ``local``, ``sample``...); when none is left,
-the one ``os.environ.setdefault`` chooses, as without profiles."""
+one (``test``, ``ci``, ``dev``, ``local``, ``sample``...) and that is not made
+for the tests otherwise (``test_profiles``); when none is left, the one
+``os.environ.setdefault`` chooses, as without profiles."""
 
 from __future__ import annotations
 
@@ -60,11 +61,46 @@ def deployed_name(name: str) -> bool:
     return not any(_NOT_DEPLOYED.match(part) for part in last[-2:] if part not in ("settings", "config", "conf"))
 
 
-def wanted(profile: Profile, configured: tuple[str, ...]) -> bool:
+def wanted(profile: Profile, configured: tuple[str, ...], tests: frozenset[str] = frozenset()) -> bool:
     if configured:
         last = profile.name.replace(":", ".").rsplit(".", 1)[-1]
         return profile.name in configured or last in configured or profile.module in configured
-    return deployed_name(profile.name)
+    return deployed_name(profile.name) and profile.path not in tests
+
+
+# Files that name a settings module only for the tests: pytest-django's
+# ``DJANGO_SETTINGS_MODULE`` (pytest.ini, tox.ini, setup.cfg, pyproject.toml)
+# and CI workflows.
+_TEST_CONFIG = re.compile(
+    r"(?:^|/)(?:pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|\.travis\.ya?ml|\.gitlab-ci\.ya?ml|"
+    r"azure-pipelines\.ya?ml|bitbucket-pipelines\.ya?ml|noxfile\.py|\.github/workflows/[^/]+|\.circleci/[^/]+)$"
+)
+_EAGER = frozenset({"task_always_eager", "CELERY_TASK_ALWAYS_EAGER", "CELERY_ALWAYS_EAGER"})
+_TEST_DATABASE = re.compile(r"sqlite|:memory:|\btest", re.IGNORECASE)
+
+
+def test_profiles(m) -> frozenset[str]:
+    """The paths of settings modules made for the tests whatever their name:
+    named as ``DJANGO_SETTINGS_MODULE`` only by pytest's or CI's
+    configuration, or setting ``task_always_eager = True`` beside a test
+    database (SQLite, ``:memory:``, a name with ``test``).  Not checked
+    profiles unless ``settings-profiles`` names them; CL113 never reports
+    them."""
+    cached = getattr(m, "_test_profiles", None)
+    if cached is not None:
+        return cached
+    out: set[str] = set()
+    for module, where in _named(m).items():
+        if where and all(_TEST_CONFIG.search(w) for w in where):
+            path = m.path_of(module)
+            if path is not None:
+                out.add(path)
+    for path, assigned in m.by_path_assignments.items():
+        eager = any(a.name in _EAGER and a.value == {"const": True} and not a.cond for a in assigned)
+        if eager and any(a.name == "DATABASES" and _TEST_DATABASE.search(repr(a.value)) for a in assigned):
+            out.add(path)
+    m._test_profiles = frozenset(out)
+    return m._test_profiles
 
 
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "manage.py", ".git")
@@ -340,7 +376,7 @@ def with_profiles(m, apps: dict) -> dict:
             out[key] = app
             continue
         profiles = find_profiles(m, app)
-        checked = [p for p in profiles if wanted(p, configured)]
+        checked = [p for p in profiles if wanted(p, configured, test_profiles(m))]
         if not checked:
             checked = [p for p in profiles if p.module == app.source.module][:1]
         app.profiles = [p.as_dict(p in checked) for p in profiles]
