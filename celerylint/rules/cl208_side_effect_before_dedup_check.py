@@ -7,6 +7,23 @@ from ..domain.tasks import TaskRule, task_and
 from ..rule import Invalid, Valid
 
 
+# Exception classes that catch much more than a duplicate key: a handler naming
+# one of them beside ``IntegrityError`` is error handling, not a dedup check.
+_BROAD = frozenset({
+    "Exception", "BaseException", "DatabaseError", "Error", "SQLAlchemyError", "DBAPIError", "OSError", "IOError",
+    "RuntimeError", "RequestException",
+})
+
+
+def _docstring(stmt: cst.BaseStatement) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _returns(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Return, cst.Pass)) for s in stmt.body)
+
+
 class SideEffectBeforeDedupCheck(TaskRule):
     """
     ## What it does
@@ -19,7 +36,12 @@ class SideEffectBeforeDedupCheck(TaskRule):
     lock anywhere (`set(..., nx=True)`, `setnx`, `cache.add`, `lock()`, a
     `with …lock…:` block, a helper whose name says lock,
     `select_for_update()`) are left alone. A task class is one through its
-    bases in any linted file.
+    bases in any linted file. The handler counts as the dedup check only
+    where the unique constraint is what it is about: `IntegrityError` alone
+    or in a tuple of specific classes; not in a tuple that also names a broad
+    class (`Exception`, `DatabaseError`, `OSError`, `RequestException`...),
+    nor in a tuple around the whole task body (error handling for
+    everything the task does).
 
     ## Why is this bad?
     The unique constraint keeps the database consistent, but by the time it
@@ -301,6 +323,65 @@ class SideEffectBeforeDedupCheck(TaskRule):
         """, count=1, config={"side-effect-calls": ["billing.gateway.bill_account"]}),
     )
 
+    VALID += (
+        # IntegrityError among broad classes: error handling, not a dedup check
+        Valid("""
+            import requests
+            from django.db import DatabaseError, IntegrityError
+            from celery import shared_task
+            @shared_task
+            def sync(event_id, payload):
+                requests.post("https://hooks.example.com", json=payload)
+                try:
+                    Forwarded.objects.create(event_id=event_id)
+                except (IntegrityError, DatabaseError):
+                    log.exception("sync failed")
+        """),
+        # a tuple with IntegrityError around the whole task body
+        Valid("""
+            import requests
+            from django.db import IntegrityError
+            from celery import shared_task
+            @shared_task
+            def sync(event_id, payload):
+                \"\"\"Forward one event.\"\"\"
+                try:
+                    requests.post("https://hooks.example.com", json=payload)
+                    Forwarded.objects.create(event_id=event_id)
+                except (IntegrityError, ValueError, KeyError):
+                    log.exception("sync failed")
+                return None
+        """),
+    )
+    INVALID += (
+        # a tuple, but around the insert only: the constraint is the dedup
+        Invalid("""
+            import requests
+            from django.db import IntegrityError
+            from celery import shared_task
+            @shared_task
+            def sync(event_id, payload):
+                requests.post("https://hooks.example.com", json=payload)
+                try:
+                    Forwarded.objects.create(event_id=event_id)
+                except (IntegrityError, ValueError):
+                    return
+        """, count=1),
+        # IntegrityError alone around the whole body is still the dedup check
+        Invalid("""
+            import requests
+            from django.db import IntegrityError
+            from celery import shared_task
+            @shared_task
+            def sync(event_id, payload):
+                try:
+                    requests.post("https://hooks.example.com", json=payload)
+                    Forwarded.objects.create(event_id=event_id)
+                except IntegrityError:
+                    return
+        """, count=1),
+    )
+
     def leave_task(self, node: cst.FunctionDef, task) -> None:
         self._check(flow(node, self.ctx))
 
@@ -309,12 +390,31 @@ class SideEffectBeforeDedupCheck(TaskRule):
             return
         reported: set[int] = set()
         for handler in f.of("integrity"):
+            if not self._dedup_check(f, handler):
+                continue
             effect = self._before(f, handler)
             if effect is not None and effect.index not in reported:
                 reported.add(effect.index)
                 self.report(effect.node, f"{effect.detail} happens before the task relies on a unique constraint "
                                          "(`except IntegrityError`) to detect a duplicate: two deliveries running "
                                          "at once both make this call before either insert fails")
+
+    def _dedup_check(self, f: Flow, handler: Event) -> bool:
+        """Whether ``except IntegrityError`` is where the unique constraint
+        detects a duplicate.  Not when ``IntegrityError`` is one of a tuple
+        that also names a broad class (``Exception``, ``DatabaseError``,
+        ``OSError``...), nor when such a tuple guards the whole task body:
+        that is error handling around everything the task does."""
+        node = handler.node
+        if not (isinstance(node, cst.ExceptHandler) and isinstance(node.type, cst.Tuple)):
+            return True
+        names = {(self.ctx.qualify(e.value) or "").rpartition(".")[2] for e in node.type.elements}
+        if names & _BROAD:
+            return False
+        body = [s for s in f.func.body.body if not _docstring(s)] if isinstance(f.func.body, cst.IndentedBlock) else []
+        rest = [s for s in body if s is not handler.owner]
+        whole = bool(body) and body[0] is handler.owner and all(_returns(s) for s in rest)
+        return not whole
 
     @staticmethod
     def _before(f: Flow, handler: Event) -> Event | None:
