@@ -30,6 +30,8 @@ class PendingTakes(TakeEvidence, Blocks):
         self.later: list[NxCandidate] = []
         self.releasers: dict[str, set[int]] = {}  # module function -> positions of the parameters it deletes
         self.calls: list[tuple[str, list[tuple[str, ...]]]] = []  # f(a, b): name, stable texts of each argument
+        self.decremented: set[str] = set()  # stable texts of keys a client ``decr``s anywhere (a semaphore's release)
+        self.counters: list[NxCandidate] = []  # takes that initialise a counter (see ``_flush``)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(NxScope())
@@ -46,9 +48,17 @@ class PendingTakes(TakeEvidence, Blocks):
         for c in self.later:
             if any(t in self.module_deleted for t in c.stable):
                 self.report(c.call, c.message, c.fix)
+        for c in self.counters:  # a counting semaphore: incremented to take, decremented to release
+            if any(t in self.decremented for t in c.stable):
+                self.report(c.call, c.message, c.fix)
 
     def _flush(self, scope: NxScope) -> None:
         for c in scope.candidates:
+            if c.key in scope.incremented:
+                # ``cache.add(key, 0, None)`` then ``cache.incr(key)``: the value
+                # initialises a counter, and no lock is held by the add
+                self.counters.append(c)
+                continue
             expired = c.call.func.attr.value == "setnx" and c.key in scope.expires
             if c.lockish or c.key in scope.deleted or expired:
                 fix = setnx_fix(c.call, scope.expires[c.key], self.ttl) if expired else c.fix
@@ -71,6 +81,16 @@ class PendingTakes(TakeEvidence, Blocks):
                 self.module_deleted.update(stable_texts(a.value, self.ctx))
                 if isinstance(a.value, cst.Name) and a.value.value in params and self.ctx.lookup(a.value.value) is None:
                     self.releasers.setdefault(function.name.value, set()).add(params.index(a.value.value))
+
+    def note_count(self, node: cst.Call, method: str) -> None:
+        """``incr``/``decr`` of a key on a client: a counter, not a lock (unless decremented: a semaphore)."""
+        if not node.args:
+            return
+        key = node.args[0].value
+        if method.startswith("incr"):
+            self.scopes[-1].incremented.add(code_of(key))
+        else:
+            self.decremented.update(stable_texts(key, self.ctx))
 
     def note_call(self, node: cst.Call) -> None:
         """A call of a plain name, in case it is a helper that deletes its argument."""

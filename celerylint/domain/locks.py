@@ -269,6 +269,7 @@ class NxScope:
     deleted: set[str] = field(default_factory=set)
     # key -> (statement, expire call, whether the statement can be deleted)
     expires: dict[str, list[tuple[cst.SimpleStatementLine, cst.Call, bool]]] = field(default_factory=dict)
+    incremented: set[str] = field(default_factory=set)  # keys this function ``incr``s: counters
 
 
 def setnx_fix(node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]], default_ttl: str) -> Fix:

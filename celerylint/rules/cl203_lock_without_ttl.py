@@ -9,6 +9,10 @@ from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_
 from ..rule import All, Invalid, Option, Rule, Valid
 
 
+# a client's counter commands: a key they change is a counter (or a semaphore)
+_COUNTS = frozenset({"incr", "decr", "incrby", "decrby"})
+
+
 class LockWithoutTtl(PendingTakes, Rule):
     """
     ## What it does
@@ -48,7 +52,13 @@ class LockWithoutTtl(PendingTakes, Rule):
     follows. A
     `SET NX` that stores no token, is never deleted and is not retried is
     a permanent "done" marker, a legitimate idempotency pattern, and is not
-    reported, even when a failure raises. Test files are not checked.
+    reported, even when a failure raises. `cache.add` needs exactly the same
+    evidence as `SET NX` (its `timeout=None` alone proves nothing), and a
+    take whose key the same function then `incr`s initialises a counter
+    (`cache.add(key, 0, None)` then `cache.incr(key)`: a rate limit, a
+    tally), which is no lock whatever else is said about it, unless the
+    module also `decr`s that key (a counting semaphore that is taken and
+    released). Test files are not checked.
 
     ## Why is this bad?
     A worker that takes the lock and then dies (OOM kill, deploy, lost
@@ -368,6 +378,53 @@ class LockWithoutTtl(PendingTakes, Rule):
         ),
     )
 
+    VALID += (
+        # a counter initialised without expiry, then incremented: no lock
+        Valid("""
+            from django.core.cache import cache
+            def acquire_slot(user_id):
+                key = f"lock-attempts:{user_id}"
+                cache.add(key, 0, timeout=None)
+                return cache.incr(key)
+        """),
+        Valid("""
+            import redis
+            r = redis.Redis()
+            def take_ticket(queue):
+                r.set(f"tickets:{queue}", 0, nx=True)
+                return r.incr(f"tickets:{queue}")
+        """),
+        # a marker read later and never deleted: no evidence of a lock
+        Valid("""
+            from django.core.cache import cache
+            def mark_seen(event_id):
+                cache.add(f"seen:{event_id}", True, None)
+            def seen(event_id):
+                return cache.get(f"seen:{event_id}") is not None
+        """),
+    )
+    INVALID += (
+        # a counting semaphore: incremented to take, decremented to release
+        Invalid("""
+            from django.core.cache import cache
+            def acquire_slot(name):
+                cache.add(f"sem:{name}", 0, None)
+                return cache.incr(f"sem:{name}") <= 3
+            def release_slot(name):
+                cache.decr(f"sem:{name}")
+        """, message="cache.add"),
+        # a lock key taken with cache.add and deleted
+        Invalid("""
+            from django.core.cache import cache
+            def run_once(job_id):
+                if cache.add(f"job:{job_id}", 1, timeout=None):
+                    try:
+                        work(job_id)
+                    finally:
+                        cache.delete(f"job:{job_id}")
+        """, message="cache.add"),
+    )
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.ttl = str(self.option("lock-ttl"))
@@ -381,13 +438,17 @@ class LockWithoutTtl(PendingTakes, Rule):
                 self.report(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever",
                             add_keyword_fix(node, "timeout", self.ttl))
             return
-        found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink"})
+        found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink", *_COUNTS})
         if found is None:
             return
         method, target = found
         kind = client_kind(target, self.ctx)
         if method in ("delete", "unlink"):
             self.note_delete(node, kind is not None)
+            return
+        if method in _COUNTS:
+            if kind is not None:
+                self.note_count(node, method)
             return
         found = unexpiring_take(node, method, kind, self.ctx, self.ttl) if kind is not None else None
         if found is not None:
