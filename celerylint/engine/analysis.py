@@ -187,6 +187,9 @@ def parse(text: str):
         if _compiles(text):  # valid Python that libcst cannot read: say so, do not call it an error
             return None, (f"celerylint cannot analyse this file: its parser (libcst) rejects this valid "
                           f"Python: {message}", exc.raw_line, exc.raw_column)
+        cpython = _cpython_error(text)
+        if cpython is not None:  # CPython's line and words, not the parser's token list
+            return None, cpython
         return None, (f"syntax error: {message}", exc.raw_line, exc.raw_column)
     except RecursionError:
         return None, ("nested too deeply to analyse", 1, 0)
@@ -220,6 +223,23 @@ def _valid(text: str) -> bool:
     from .guard import refuse
 
     return refuse(text) is None and _compiles(text)
+
+
+def _cpython_error(text: str) -> tuple[str, int, int] | None:
+    """CPython's report of the syntax error in ``text``: ``("syntax error:
+    <message>", line, col)``, the line and the message Python itself gives."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(text, "<celerylint>", "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+        except SyntaxError as exc:
+            line = exc.lineno or 1
+            return (f"syntax error: {exc.msg or 'invalid syntax'}", line, max((exc.offset or 1) - 1, 0))
+        except Exception:  # ValueError, RecursionError, MemoryError: libcst's report stands
+            return None
+    return None
 
 
 def _compiles(text: str) -> bool:

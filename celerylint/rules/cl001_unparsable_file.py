@@ -17,7 +17,9 @@ class UnparsableFile(Rule):
     with a message instead. When the file is valid Python that celerylint
     still cannot analyse (too large, nested too deeply, or rejected by
     libcst, its parser), the message and the hint say it is a limit of
-    celerylint, not an error in the file.
+    celerylint, not an error in the file. A syntax error is reported at the
+    line and with the message CPython gives (`expected ':'`, `'(' was never
+    closed`).
 
     celerylint parses only files that can contain something it checks: files
     that mention `celery` or `redis`, and files another rule's prefilter
@@ -77,4 +79,7 @@ class UnparsableFile(Rule):
         Invalid("import celery\nclass:\n", fixed=None),
         Invalid("from celery import Celery\napp = Celery(\n    'x'\n    broker='redis://'\n)\n", fixed=None),
         Invalid("import celery\nif True:\n  x = 1\n    y = 2\n", fixed=None),
+        # CPython's line and message, not the parser's list of expected tokens
+        Invalid("import celery\nx = 1\nif x\n    y = 2\nz = 3\n", fixed=None, at="3:5", message="syntax error: expected ':'"),
+        Invalid("import celery\nx = (1,\ny = 2\n", fixed=None, at="2:5", message="'(' was never closed"),
     )
