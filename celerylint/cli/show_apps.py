@@ -15,7 +15,7 @@ from typing import Any
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.profiles import missing_profiles
 from ..domain.celeryconf.settings import Resolved
-from ..domain.celeryconf.values import NULL
+from ..domain.celeryconf.values import NULL, plain
 from ..domain.celeryconf.worker_cli import commands_for, env_overrides
 from ..reporters.secrets import masked
 
@@ -45,10 +45,34 @@ def _value(value: Any) -> Any:
     if isinstance(value, timedelta):
         return value.total_seconds()
     if isinstance(value, dict):
-        return {str(k): _value(v) for k, v in value.items()}
+        return {str(k): _value(_decoded(v)) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_value(v) for v in value]
     return mask(repr(value))
+
+
+_ENCODED = ({"const"}, {"env", "default"}, {"dict"}, {"call", "args", "kwargs", "item"})
+
+
+def _decoded(value: Any) -> Any:
+    """The items of a dict setting keep the model's encoding
+    (``{"const": 9000}``): shown as the values they stand for (an unknown
+    one as ``None``)."""
+    if isinstance(value, dict) and set(value) in _ENCODED:
+        return plain(value)[0]
+    return value
+
+
+# A value longer than this is cut in the text output (a beat schedule can be
+# kilobytes on one line); ``--format json`` keeps it whole.
+_TEXT_WIDTH = 160
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    if len(text) <= _TEXT_WIDTH:
+        return text
+    return f"{text[:_TEXT_WIDTH]}... ({len(text):,} characters; --format json shows all)"
 
 
 def _setting(resolved: Resolved) -> dict[str, Any]:
@@ -170,9 +194,9 @@ def as_text(described: dict[str, Any]) -> str:
             lines.append(f"  note: {note}")
         width = max(len(n) for n in app["settings"])
         for name, s in app["settings"].items():
-            shown = "unknown" if s["state"] == "unknown" else repr(s["value"])
+            shown = "unknown" if s["state"] == "unknown" else _shown(s["value"])
             if "values" in s:
-                shown += " (one of " + ", ".join(repr(v) for v in s["values"]) + ")"
+                shown += " (one of " + ", ".join(_shown(v) for v in s["values"]) + ")"
             if s["state"] == "default":
                 shown = f"default ({shown})"
             where = f"  {s['path']}:{s['line']}" if "path" in s else ""

@@ -1,0 +1,69 @@
+"""What celerylint reads of code written without it in mind (docs/precision.md),
+through the real CLI: values changed after binding, apps that run no tasks,
+``--show-apps`` values."""
+
+from __future__ import annotations
+
+from conftest import show_apps as apps, write_project as write
+
+
+def test_show_apps_shows_the_values_of_dict_items_not_their_encoding(cli, tmp_path):
+    write(tmp_path, '''
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        opts = {"max_connections": 20}
+        opts["visibility_timeout"] = 9000
+        app.conf.broker_transport_options = opts
+        app.conf.beat_schedule = {
+            "poll-inventory-of-every-warehouse": {"task": "proj.tasks.poll_inventory_of_every_warehouse", "schedule": 30},
+            "refresh-exchange-rates-from-the-bank": {"task": "proj.tasks.refresh_exchange_rates", "schedule": 300},
+            "nightly": {"task": "proj.nightly", "schedule": 86400, "options": {"expires": 3600}},
+        }
+    ''')
+    (app,) = apps(cli, tmp_path)
+    options = app["settings"]["broker_transport_options"]
+    assert options["value"] == {"max_connections": 20, "visibility_timeout": 9000}
+    beat = app["settings"]["beat_schedule"]["value"]
+    assert beat["nightly"] == {"task": "proj.nightly", "schedule": 86400, "options": {"expires": 3600}}
+    text = cli("--show-apps", ".", cwd=tmp_path).stdout
+    assert "'const'" not in text and "'dict'" not in text
+    assert "{'max_connections': 20, 'visibility_timeout': 9000}" in text
+    beat_line = next(line for line in text.splitlines() if line.strip().startswith("beat_schedule"))
+    assert len(beat_line) < 300 and "characters; --format json shows all" in beat_line
+
+
+def test_a_dict_filled_in_a_loop_is_unknown(cli, tmp_path):
+    write(tmp_path, '''
+        # file: proj.py
+        from celery import Celery
+        from proj_env import PAIRS
+        app = Celery("proj", broker="redis://localhost")
+        opts = {}
+        for key, value in PAIRS:
+            opts[key] = value
+        app.conf.broker_transport_options = opts
+    ''')
+    (app,) = apps(cli, tmp_path)
+    assert app["settings"]["broker_transport_options"] == {"state": "unknown", "value": None,
+                                                           "path": "proj.py", "line": 7}
+
+
+def test_a_monitoring_app_runs_no_tasks(cli, tmp_path):
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost:6379/0")
+        app.autodiscover_tasks()
+        # file: ops/monitor.py
+        from celery import Celery
+        monitor = Celery(broker="redis://localhost:6379/0")
+        def stats():
+            return monitor.control.inspect().stats()
+    ''')
+    by_path = {a["path"]: a for a in apps(cli, tmp_path)}
+    assert by_path["ops/monitor.py"]["kind"] == "send-only"
+    assert by_path["proj/celery.py"]["kind"] == "worker"
+    proc = cli("--select", "CL101,CL103", "--output-format", "concise", ".", cwd=tmp_path)
+    assert "ops/monitor.py" not in proc.stdout and "proj/celery.py" in proc.stdout
