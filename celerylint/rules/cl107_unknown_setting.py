@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from ..domain.celeryconf.model import Assignment, Model
 from ..domain.celeryconf.rulebase import ConfigRule, sources
 from ..domain.celeryconf.settings_table import Table, table
-from ..rule import Invalid, TextEdit, TextFix, Valid
+from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
 
 _QUOTED_VIA = ("conf_item", "update_dict")
 
@@ -29,6 +29,27 @@ def settings_name(name: str, namespace: str | None, django: bool, t: Table) -> b
     return not name.startswith("_")
 
 
+# Task options (``@app.task(max_retries=...)``, ``Task`` attributes) that have
+# no app setting: written as ``task_<option>`` or ``task_default_<option>``
+# they look like one, and Celery ignores them.
+_TASK_OPTIONS = frozenset({
+    "max_retries", "default_retry_delay", "retry_backoff", "retry_backoff_max", "retry_jitter", "autoretry_for",
+    "dont_autoretry_for", "retry_kwargs", "rate_limit", "expires", "throws", "bind",
+})
+
+
+def task_option(name: str, namespace: str | None) -> str | None:
+    """The task option a setting name spells (``task_max_retries``,
+    ``CELERY_TASK_DEFAULT_RETRY_DELAY``), or None."""
+    lower = name.lower()
+    if namespace and lower.startswith(namespace.lower() + "_"):
+        lower = lower[len(namespace) + 1:]
+    for prefix in ("task_default_", "task_"):
+        if lower.startswith(prefix) and lower[len(prefix):] in _TASK_OPTIONS:
+            return lower[len(prefix):]
+    return None
+
+
 def rename_fix(a: Assignment, new: str, safe: bool = False) -> TextFix:
     line, col, end_line, end_col = a.pos
     text = f'"{new}"' if a.via in _QUOTED_VIA else new
@@ -43,7 +64,10 @@ class UnknownSetting(ConfigRule):
     `CELERY_` names of Django settings), when they are close to a real name:
     `task_ack_late` for `task_acks_late`. The real names come from the
     installed Celery (`celery.app.defaults`), new and old spellings, with the
-    namespace of the source.
+    namespace of the source. A task option written as a setting
+    (`task_max_retries`, `task_default_retry_delay`, `CELERY_TASK_RETRY_BACKOFF`)
+    is reported too, naming the option and where it belongs: on the task,
+    its base class, or `task_annotations`.
 
     ## Why is this bad?
     Celery ignores unknown names without a word. A misspelt
@@ -83,6 +107,14 @@ class UnknownSetting(ConfigRule):
     TAGS = ("configuration",)
 
     VALID = (
+        # the real settings beside the task options' names
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(task_default_rate_limit="10/s", task_time_limit=60, task_default_priority=5,
+                            task_annotations={"*": {"max_retries": 5}})
+        """),
         Valid("""
             # file: celeryconfig.py
             task_acks_late = True
@@ -124,6 +156,25 @@ class UnknownSetting(ConfigRule):
         """),
     )
     INVALID = (
+        Invalid("""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost"
+            task_max_retries = 5
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """, message="`max_retries` is a task option"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(task_default_retry_delay=30, task_retry_backoff=True)
+            """, count=2, message="is a task option"),
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://localhost"
+            CELERY_TASK_MAX_RETRIES = 3
+        """), message="`max_retries` is a task option"),
         Invalid(
             """
             # file: proj.py
@@ -194,6 +245,12 @@ class UnknownSetting(ConfigRule):
                 continue
             if django and not namespace and t.canonical(a.name, "CELERY"):
                 continue  # a namespaced name without the namespace: CL110
+            option = task_option(a.name, namespace)
+            if option is not None:
+                yield self.at(f"`{a.name}` is not a Celery setting, so Celery ignores it: `{option}` is a task option; "
+                              f"set it on the task (`@app.task({option}=...)`) or its base class, or for every task "
+                              f"with `task_annotations = {{\"*\": {{\"{option}\": ...}}}}`", a.path, a.pos)
+                continue
             suggestions = t.suggestions(a.name, namespace if django or namespace else None)
             if not suggestions:
                 continue
