@@ -32,6 +32,7 @@ class PendingTakes(TakeEvidence, Blocks):
         self.calls: list[tuple[str, list[tuple[str, ...]]]] = []  # f(a, b): name, stable texts of each argument
         self.decremented: set[str] = set()  # stable texts of keys a client ``decr``s anywhere (a semaphore's release)
         self.counters: list[NxCandidate] = []  # takes that initialise a counter (see ``_flush``)
+        self.if_tests: dict[int, str] = {}  # id of an ``if``'s body -> the code of its test
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(NxScope())
@@ -61,16 +62,29 @@ class PendingTakes(TakeEvidence, Blocks):
                 continue
             expired = c.call.func.attr.value == "setnx" and c.key in scope.expires
             if c.lockish or c.key in scope.deleted or expired:
-                fix = setnx_fix(c.call, scope.expires[c.key], self.ttl) if expired else c.fix
+                guarded = expired and c.key in scope.guarded_expires
+                fix = setnx_fix(c.call, scope.expires[c.key], self.ttl) if expired and not guarded else c.fix
+                if guarded:
+                    fix = None
                 self.report(c.call, c.message, fix)
             elif c.stable:
                 self.later.append(c)
+
+    def visit_If(self, node: cst.If) -> None:
+        super().visit_If(node)
+        self.if_tests[id(node.body)] = code_of(node.test)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = expire_statement(node)
         if call is not None:
             removable = bool(self.blocks) and len(self.blocks[-1].body) > 1
-            self.scopes[-1].expires.setdefault(code_of(call.args[0].value), []).append((node, call, removable))
+            key = code_of(call.args[0].value)
+            self.scopes[-1].expires.setdefault(key, []).append((node, call, removable))
+            # ``if self.expire: r.expire(key, self.expire)``: an expiry that may
+            # be 0 (or None), so no TTL at all; no ``set(..., ex=...)`` can say that
+            test = self.if_tests.get(id(self.blocks[-1])) if self.blocks else None
+            if test is not None and len(call.args) > 1 and code_of(call.args[1].value) in test:
+                self.scopes[-1].guarded_expires.add(key)
 
     def note_delete(self, node: cst.Call, on_client: bool) -> None:
         function = self.ctx.function if len(self.ctx.functions) == 1 else None

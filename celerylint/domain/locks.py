@@ -270,6 +270,7 @@ class NxScope:
     # key -> (statement, expire call, whether the statement can be deleted)
     expires: dict[str, list[tuple[cst.SimpleStatementLine, cst.Call, bool]]] = field(default_factory=dict)
     incremented: set[str] = field(default_factory=set)  # keys this function ``incr``s: counters
+    guarded_expires: set[str] = field(default_factory=set)  # keys expired only ``if <the TTL>:``
 
 
 def setnx_fix(node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]], default_ttl: str) -> Fix:

@@ -404,6 +404,24 @@ class LockWithoutTtl(PendingTakes, Rule):
         """),
     )
     INVALID += (
+        # setnx then expire as two commands in a lock class, the expire guarded
+        # by a configured expiry that defaults to 0: no one-command fix fits
+        Invalid("""
+            import redis
+            r = redis.Redis()
+            class RedisLock:
+                expire = 0
+                def __init__(self, name):
+                    self.key = f"lock:{name}"
+                def acquire(self):
+                    if r.setnx(self.key, 1):
+                        if self.expire:
+                            r.expire(self.key, self.expire)
+                        return True
+                    return False
+                def release(self):
+                    r.delete(self.key)
+        """, fixed=None, message="`setnx` sets no expiry"),
         # a counting semaphore: incremented to take, decremented to release
         Invalid("""
             from django.core.cache import cache
