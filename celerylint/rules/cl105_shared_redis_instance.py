@@ -6,7 +6,7 @@ from ..domain.celeryconf.model import Model, Resolved
 from ..domain.celeryconf.redis_conf import RedisAddress
 from ..domain.celeryconf.redis_instances import cache_locations, comparable, instance_of
 from ..domain.celeryconf.rulebase import ConfigRule
-from ..rule import Invalid, Valid
+from ..rule import Invalid, Valid, django_project
 
 
 class SharedRedisInstance(ConfigRule):
@@ -64,6 +64,13 @@ class SharedRedisInstance(ConfigRule):
     TAGS = ("configuration", "redis")
 
     VALID = (
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://broker:6379/0"
+            CACHES = {
+                "default": {"BACKEND": "redis_cache.RedisCache", "LOCATION": "cache:6379"},
+                "memo": {"BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache", "LOCATION": "broker:6379"},
+            }
+        """)),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -117,6 +124,11 @@ class SharedRedisInstance(ConfigRule):
         """),
     )
     INVALID = (
+        # django-redis-cache's bare host:port LOCATION; 127.0.0.1 is localhost
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://127.0.0.1:6379/0"
+            CACHES = {"default": {"BACKEND": "redis_cache.RedisCache", "LOCATION": "localhost:6379"}}
+        """), fixed=None, message="use the same Redis instance localhost:6379: eviction policy"),
         Invalid(
             """
             # file: proj/__init__.py
@@ -186,6 +198,8 @@ class SharedRedisInstance(ConfigRule):
     def _message(what: str, broker: RedisAddress, other: RedisAddress, resolved: Resolved) -> str:
         origin = f" (from {resolved.env})" if resolved.env else ""
         head = f"{what} and the broker{origin} use the same Redis instance {broker.host}:{broker.port}"
+        if other.db is None:
+            return f"{head}: eviction policy and memory limits are per instance, so pressure from one evicts or blocks the other"
         if other.db == broker.db:
             wipe = "a cache clear (FLUSHDB)" if "cache" in what else "a FLUSHDB"
             return (f"{head} and the same database {broker.db}: {wipe} wipes the queued tasks too, "

@@ -44,6 +44,7 @@ USES = {
     "celerylint.reporters.vcs:_SHA": "fullmatch",
     "celerylint.run.writer:_TEMP_NAME": "fullmatch",
     "celerylint.doctor.connect:_NEXT_URL": "match",
+    "celerylint.domain.celeryconf.redis_instances:_BARE": "fullmatch",
 }
 SKIPPED_MODULES = {"celerylint.__main__"}  # runs the command line when imported
 

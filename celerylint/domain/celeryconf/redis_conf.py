@@ -16,7 +16,7 @@ REDIS_SCHEMES = ("redis", "rediss", "redis+socket", "sentinel")
 class RedisAddress:
     host: str
     port: int
-    db: int
+    db: int | None  # None: not in the URL (a bare ``host:port`` cache LOCATION)
 
     def instance(self) -> tuple[str, int]:
         return self.host, self.port

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .model import App, Assignment
 from .redis_conf import RedisAddress, parse_redis_url
 from .values import plain
@@ -45,6 +47,16 @@ def cache_locations(app: App) -> list[tuple[str, object, str | None, Assignment]
     return out
 
 
+# django-redis-cache (``redis_cache.RedisCache``) also takes a bare ``host:port``
+_BARE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*:[0-9]{1,5}")
+
+
 def instance_of(value, env) -> RedisAddress | None:
     urls = redis_urls(value)
-    return parse_redis_url(urls[0]) if urls else None
+    if not urls:
+        return None
+    url = urls[0].strip()
+    if _BARE.fullmatch(url):  # the database comes from OPTIONS: unknown here
+        found = parse_redis_url(f"redis://{url}")
+        return RedisAddress(found.host, found.port, None) if found is not None else None
+    return parse_redis_url(url)
