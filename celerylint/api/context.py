@@ -315,17 +315,16 @@ class ContextOpener(cst.BatchableCSTVisitor):
             self._fold(scope, target.value.value, bound, [cst.DictElement(key, value)])
 
     def _fold_update(self, scope: Scope, name: str, call: cst.Call) -> None:
-        """``opts.update({"a": 1})`` and ``opts.update(a=1)``"""
+        """``opts.update({"a": 1})``: a dict display of literal keys (the keys
+        stay nodes of the module, so facts about them have a position)"""
         bound = self._foldable(scope, name)
         if bound is None:
             return
         items: list[cst.DictElement] = []
         for arg in call.args:
-            if arg.star:
+            if arg.star or arg.keyword is not None:
                 return
-            if arg.keyword is not None:
-                items.append(cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value))
-            elif isinstance(arg.value, cst.Dict) and all(
+            if isinstance(arg.value, cst.Dict) and all(
                     isinstance(e, cst.DictElement) and _literal_key(e.key) is not None for e in arg.value.elements):
                 items.extend(e for e in arg.value.elements if isinstance(e, cst.DictElement))
             else:

@@ -303,6 +303,12 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
                       **({"main": main} if main else {}), **shape)
         source = f"app:{key}"
         for a in call.args:
+            splat = self.readable_dict(a.value) if a.star == "**" else None
+            if splat is not None and all(isinstance(e, cst.DictElement) and _string(e.key, self.ctx) for e in splat.elements):
+                for element in splat.elements:  # ``Celery("proj", **CONF)`` with CONF a dict of this module
+                    name = _string(element.key, self.ctx)
+                    self._setting(source, _CTOR_SETTINGS.get(name, name), element.key, element.value, "update_dict")
+                continue
             if a.star:
                 self.ctx.fact("app_open", call, app=key, why="keyword arguments unpacked into Celery(...)")
                 continue
@@ -327,7 +333,8 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
         value = _string(target, self.ctx) or self.class_target(target)
         if value is None:
             qualified = self.ctx.imported_name(target)  # config_from_object(settings_module)
-            value = qualified if qualified and "." in qualified else None
+            plain_import = isinstance(target, cst.Name) and self.ctx.imports.get(target.value) == target.value
+            value = qualified if qualified and ("." in qualified or plain_import) else None  # ``import celeryconfig``
         ns = None
         if namespace is not None:
             ns = _string(namespace.value, self.ctx)
@@ -372,8 +379,8 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
     def _update(self, key: str, call: cst.Call) -> None:
         source = f"app:{key}"
         for a in call.args:
-            inline = self.readable_dict(a.value) if a.keyword is None and not a.star else None
-            if a.star or (a.keyword is None and inline is None):
+            inline = self.readable_dict(a.value) if a.keyword is None and a.star in ("", "**") else None
+            if (a.star and inline is None) or (a.keyword is None and inline is None):
                 self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read",
                               **self.deployment_default(a))
                 continue

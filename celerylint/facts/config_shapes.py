@@ -207,19 +207,15 @@ class AppShapes:
 
     # -- dicts and classes as configuration sources ------------------------------
     def readable_dict(self, node: cst.BaseExpression) -> cst.Dict | None:
-        """A dict literal, or a name bound to one in this module that the
-        module changes nowhere else (no ``d[...] =``, ``d.update``, ``d |=``)."""
+        """A dict literal, or a name bound to one in this module (with the
+        changes ``FileContext.lookup`` folds in; any other change makes it
+        unknown)."""
         if isinstance(node, cst.Dict):
             return node
         if not isinstance(node, cst.Name) or node.value in self.ctx.imports:
             return None
         bound = self.ctx.lookup(node.value)
-        if not isinstance(bound, cst.Dict):
-            return None
-        name = re.escape(node.value)
-        if re.search(rf"\b{name}\s*(?:\[[^\[\]]*\]\s*=[^=]|\.(?:update|setdefault|pop)\b|\|=)", self.ctx.text):
-            return None
-        return bound
+        return bound if isinstance(bound, cst.Dict) else None
 
     def dict_source(self, key: str, call: cst.Call, d: cst.Dict, namespace) -> None:
         """``config_from_object({...})``: the dict's keys, under source ``dict:<path>:<line>``."""

@@ -19,7 +19,7 @@ VALID = (
         from celery import Celery
         app = Celery("proj", broker="redis://localhost")
         opts = {"visibility_timeout": 3600}
-        opts.update({"visibility_timeout": 9 * 3600}, max_connections=20)
+        opts.update({"visibility_timeout": 9 * 3600, "max_connections": 20})
         app.conf.broker_transport_options = opts
         def later(task):
             task.apply_async(countdown=4 * 3600)
@@ -115,7 +115,7 @@ INVALID = (
         app = Celery("proj", broker="redis://localhost")
         def make_options():
             opts = {"max_connections": 20}
-            opts.update(visibility_timeout=1800)
+            opts.update({"visibility_timeout": 1800})
             return opts
         opts = {"max_connections": 20}
         opts.update({"visibility_timeout": 1800})

@@ -1,0 +1,62 @@
+"""CL111 cases: configuration given as a module object, a class, or a dict
+unpacked into ``app.conf.update(**...)`` / ``Celery(..., **...)``."""
+
+from ..rule import Invalid, Valid
+
+VALID = (
+    # the dict is filled in a loop: unknown, nothing reported
+    Valid("""
+        # file: proj.py
+        from celery import Celery
+        from proj_env import PAIRS
+        CONFIG = {"broker_url": "redis://localhost:6379/0"}
+        for key, value in PAIRS:
+            CONFIG[key] = value
+        app = Celery("proj")
+        app.conf.update(**CONFIG)
+    """),
+    # a module-level name of an imported module that is not a module: unknown
+    Valid("""
+        # file: proj.py
+        from celery import Celery
+        from settings import conf
+        app = Celery("proj")
+        app.config_from_object(conf)
+    """),
+)
+
+INVALID = (
+    Invalid("""
+        # file: celeryconfig.py
+        broker_url = "redis://localhost:6379/0"
+        task_serializer = "pickle"
+        # file: proj.py
+        import celeryconfig
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object(celeryconfig)
+    """, message="pickle"),
+    Invalid("""
+        # file: proj.py
+        from celery import Celery
+        CELERY_CONFIG = {"broker_url": "redis://localhost:6379/0", "task_serializer": "pickle"}
+        app = Celery("proj")
+        app.conf.update(**CELERY_CONFIG)
+    """, message="pickle"),
+    Invalid("""
+        # file: proj.py
+        from celery import Celery
+        CONF = {"broker_url": "redis://localhost:6379/0"}
+        CONF["task_serializer"] = "pickle"
+        app = Celery("proj", **CONF)
+    """, message="pickle"),
+    Invalid("""
+        # file: proj.py
+        from celery import Celery
+        class Config:
+            broker_url = "redis://localhost:6379/0"
+            task_serializer = "pickle"
+        app = Celery("proj")
+        app.config_from_object(Config)
+    """, message="pickle"),
+)
