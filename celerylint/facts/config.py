@@ -85,6 +85,9 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
         # argument ``CELERY_X=v`` of override_settings does not count)
         Regex(rb"\n[ \t]+CELERY_\w+[ \t]+=[ \t]"),
         CONFIG_CLASS, DEPLOYMENT_DEFAULT,
+        # a module assembled from settings modules (``from config.settings.celery import *``)
+        # wherever it lives: its star imports make it a settings module
+        Regex(rb"from[ \t]+(?=[\w.]*settings)[\w.]+[ \t]+import[ \t]+\*"),
     )
 
     def __init__(self, ctx: FileContext) -> None:

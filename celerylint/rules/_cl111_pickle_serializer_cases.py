@@ -59,4 +59,26 @@ INVALID = (
         app = Celery("proj")
         app.config_from_object(Config)
     """, message="pickle"),
+    # Django settings assembled from star imports of a settings package, in a
+    # module whose path does not look like settings
+    Invalid("""
+        # file: config/__init__.py
+        # file: config/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.django.base")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: config/django/__init__.py
+        # file: config/django/base.py
+        DEBUG = False
+        from config.settings.celery import *  # noqa
+        from config.settings.cache import *  # noqa
+        # file: config/settings/__init__.py
+        # file: config/settings/celery.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        CELERY_TASK_SERIALIZER = "pickle"
+        # file: config/settings/cache.py
+        CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    """, message="pickle"),
 )
