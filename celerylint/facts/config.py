@@ -84,7 +84,7 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
         # indented, in an if/else of a settings file (``CELERY_X = v``; a keyword
         # argument ``CELERY_X=v`` of override_settings does not count)
         Regex(rb"\n[ \t]+CELERY_\w+[ \t]+=[ \t]"),
-        CONFIG_CLASS, DEPLOYMENT_DEFAULT,
+        CONFIG_CLASS, DEPLOYMENT_DEFAULT, b"setup_loader",
         # a module assembled from settings modules (``from config.settings.celery import *``)
         # wherever it lives: its star imports make it a settings module
         Regex(rb"from[ \t]+(?=[\w.]*settings)[\w.]+[ \t]+import[ \t]+\*"),
@@ -352,6 +352,9 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if self.ctx.at_module_level and self.ctx.module_name and self.ctx.imported_name(func) == "djcelery.setup_loader":
+            self._djcelery(node)
+            return
         if not isinstance(func, cst.Attribute):
             self._django_settings_module(node)
             return
@@ -378,6 +381,16 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
             self._django_settings_module(node)
         elif method in ("config_set", "execute_command"):
             self._config_set(node, method)
+
+    def _djcelery(self, call: cst.Call) -> None:
+        """``djcelery.setup_loader()`` in Django settings (django-celery, Celery
+        3): Celery runs with Django's loader, and this settings module is its
+        configuration, old names and all; there is no ``Celery(...)`` call."""
+        key = f"{self.module}:djcelery"
+        self.ctx.fact("app_stmt", None, app=key, line=1, col=0, end_line=1, end_col=0)
+        self._app(key, call)
+        self.ctx.fact("config_source", call, app=key, target="django.conf:settings", namespace=None)
+        self.recorded_module = True
 
     def _update(self, key: str, call: cst.Call) -> None:
         source = f"app:{key}"

@@ -4,6 +4,14 @@ unpacked into ``app.conf.update(**...)`` / ``Celery(..., **...)``."""
 from ..rule import Invalid, Valid
 
 VALID = (
+    # djcelery installed but its loader not set up: no app, nothing read
+    Valid("""
+        # file: proj/__init__.py
+        # file: proj/settings.py
+        import djcelery
+        INSTALLED_APPS = ["djcelery"]
+        CELERY_TASK_SERIALIZER = "pickle"
+    """),
     # the dict is filled in a loop: unknown, nothing reported
     Valid("""
         # file: proj.py
@@ -80,5 +88,17 @@ INVALID = (
         CELERY_TASK_SERIALIZER = "pickle"
         # file: config/settings/cache.py
         CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    """, message="pickle"),
+    # django-celery: ``djcelery.setup_loader()`` makes the Django settings the configuration
+    Invalid("""
+        # file: manage.py
+        import os
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        # file: proj/__init__.py
+        # file: proj/settings.py
+        import djcelery
+        djcelery.setup_loader()
+        BROKER_URL = "redis://localhost:6379/0"
+        CELERY_TASK_SERIALIZER = "pickle"
     """, message="pickle"),
 )
