@@ -33,6 +33,7 @@ class PendingTakes(TakeEvidence, Blocks):
         self.decremented: set[str] = set()  # stable texts of keys a client ``decr``s anywhere (a semaphore's release)
         self.counters: list[NxCandidate] = []  # takes that initialise a counter (see ``_flush``)
         self.if_tests: dict[int, str] = {}  # id of an ``if``'s body -> the code of its test
+        self.setnx_receivers: set[str] = set()  # code of objects ``setnx`` was called on (Redis clients)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(NxScope())
@@ -95,6 +96,14 @@ class PendingTakes(TakeEvidence, Blocks):
                 self.module_deleted.update(stable_texts(a.value, self.ctx))
                 if isinstance(a.value, cst.Name) and a.value.value in params and self.ctx.lookup(a.value.value) is None:
                     self.releasers.setdefault(function.name.value, set()).add(params.index(a.value.value))
+
+    def note_setnx_receiver(self, target: cst.BaseExpression) -> None:
+        self.setnx_receivers.add(code_of(target))
+
+    def setnx_receiver(self, target: cst.BaseExpression) -> bool:
+        """Whether ``setnx`` was called on this receiver expression so far
+        (``self.client`` in ``acquire``, then its ``delete`` in ``release``)."""
+        return code_of(target) in self.setnx_receivers
 
     def note_count(self, node: cst.Call, method: str) -> None:
         """``incr``/``decr`` of a key on a client: a counter, not a lock (unless decremented: a semaphore)."""

@@ -3,10 +3,14 @@ from __future__ import annotations
 import libcst as cst
 
 from ..domain.calls import arg, given, has_star
-from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
 from ..domain.lock_syntax import LOCK_CLASSES
 from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, unexpiring_take
 from ..rule import All, Invalid, Option, Rule, Valid
+
+
+def _two_positional(node: cst.Call) -> bool:
+    return len(node.args) == 2 and all(a.keyword is None and not a.star for a in node.args)
 
 
 # a client's counter commands: a key they change is a counter (or a semaphore)
@@ -49,7 +53,13 @@ class LockWithoutTtl(PendingTakes, Rule):
     function deletes the key, or a client deletes the same key expression
     anywhere in the module (also through a module function that deletes its
     parameter: `release(f"job:{id}")`), or, for `setnx`, when an `expire`
-    follows. A
+    follows. `setnx(key, value)` on an object celerylint cannot trace to
+    a client (`self.client` given to `__init__`, a parameter) is a Redis
+    client's all the same: no other library has that method with that
+    signature; a `delete` on the same receiver expression in the module
+    then counts as its release. `set(..., nx=True)` on such an object is no
+    evidence (django-redis caches take `nx` too, and their default timeout
+    expires). A
     `SET NX` that stores no token, is never deleted and is not retried is
     a permanent "done" marker, a legitimate idempotency pattern, and is not
     reported, even when a failure raises. `cache.add` needs exactly the same
@@ -123,7 +133,7 @@ class LockWithoutTtl(PendingTakes, Rule):
     PATHS = TEST_PATHS_EXCLUDED  # a test's lock is a fixture
     GATE = "celerylint.domain.lock_syntax:may_take_without_ttl"
     REQUIRES = (
-        REDIS_IMPORT_NEEDLE,
+        REDIS_IMPORT_NEEDLE, b".setnx(",
         All((b"core.cache", (
             cache_call(rb"add|lock"),
             All((cache_call(rb"set"), b"nx")),
@@ -403,7 +413,41 @@ class LockWithoutTtl(PendingTakes, Rule):
                 return cache.get(f"seen:{event_id}") is not None
         """),
     )
+    VALID += (
+        # an unknown object's set(nx=True): a django-redis cache would expire it
+        Valid("""
+            class Lock:
+                def __init__(self, cache, name):
+                    self.cache = cache
+                    self.key = f"lock:{name}"
+                def acquire(self):
+                    return self.cache.set(self.key, "1", nx=True)
+                def release(self):
+                    self.cache.delete(self.key)
+        """),
+        # setnx with other arguments: not redis-py's
+        Valid("""
+            class Registry:
+                def __init__(self, store):
+                    self.store = store
+                def acquire_slot(self, name):
+                    return self.store.setnx(f"lock:{name}", 1, namespace="jobs")
+                def release_slot(self, name):
+                    self.store.delete(f"lock:{name}")
+        """),
+    )
     INVALID += (
+        # a lock class around an injected client: setnx says it is Redis
+        Invalid("""
+            class RedisMutex:
+                def __init__(self, client, name):
+                    self.client = client
+                    self.key = f"mutex:{name}"
+                def acquire(self):
+                    return bool(self.client.setnx(self.key, "1"))
+                def release(self):
+                    self.client.delete(self.key)
+        """, message="`setnx` sets no expiry"),
         # setnx then expire as two commands in a lock class, the expire guarded
         # by a configured expiry that defaults to 0: no one-command fix fits
         Invalid("""
@@ -461,8 +505,11 @@ class LockWithoutTtl(PendingTakes, Rule):
             return
         method, target = found
         kind = client_kind(target, self.ctx)
+        if kind is None and method == "setnx" and _two_positional(node):
+            kind = REDIS  # ``setnx(key, value)`` is redis-py's alone: the receiver is a Redis client
+            self.note_setnx_receiver(target)
         if method in ("delete", "unlink"):
-            self.note_delete(node, kind is not None)
+            self.note_delete(node, kind is not None or self.setnx_receiver(target))
             return
         if method in _COUNTS:
             if kind is not None:
