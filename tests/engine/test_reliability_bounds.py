@@ -68,12 +68,17 @@ def test_an_invalid_file_with_a_long_chain_of_any_operands_is_refused_in_bounded
 
 
 def test_a_long_shallow_statement_in_an_invalid_file_still_goes_to_libcst(tmp_path):
-    """A long list of short chains is not a chain: libcst words the error
-    (its message names what it expected), as for any invalid file."""
+    """A long list of short chains is not a chain: the guard lets the file
+    through to libcst, and the error is reported as for any invalid file,
+    at CPython's line with CPython's message."""
+    from celerylint.engine.guard import refuse
+
     text = "from celery import Celery\nx = [" + "a.b + f(c)[0], " * 2_000 + "]\ndef f(:\n    pass\n"
+    assert refuse(text) is None
     (tmp_path / "m.py").write_text(text)
     status, found, _, _ = lint(tmp_path, "--format", "json", "m.py")
-    assert status == 1 and "expected" in only_cl001(found), found
+    assert status == 1 and only_cl001(found) == "syntax error: invalid syntax", found
+    assert found[0]["line"] == 3, found
 
 
 # -- item 8: standard input is read no further than a file may be ------------
