@@ -44,7 +44,7 @@ BAD: dict[str, tuple[bytes, str | None]] = {
     "only_bom.py": (codecs.BOM_UTF8, None),
     "parens.py": (b"import celery\nx = " + b"(" * 5000 + b"1" + b")" * 5000 + b"\n", "nested too deeply"),
     "brackets_after_error.py": (b"import celery\ndef f(:\nx = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
-    "deep_if.py": (deep_if(300), "too many indentation levels"),
+    "deep_if.py": (deep_if(300), "too many levels of indentation"),
     "deep_if_2000.py": (deep_if(2000), "too large to analyse"),  # 2 MB of indentation
     # redis: a rule wants these files, so they reach libcst (a file only CL001
     # wants is checked by CPython's parser, which accepts long elif chains)

@@ -439,8 +439,18 @@ def test_an_app_made_in_a_function_and_used_otherwise_is_still_checked(tmp_path,
     assert {f.code for f in result.findings} == {"CL101", "CL103"}, result.findings
 
 
-def test_a_module_level_app_used_only_for_send_task_is_still_checked(tmp_path):
+def test_a_module_level_app_used_only_for_send_task_is_still_checked_when_it_may_run_the_tasks(tmp_path):
+    """The project's one app, with tasks a worker of it would run (a shared
+    task elsewhere): checked, though its module only sends with it."""
+    _write(tmp_path, {"proj.py": "from celery import Celery\napp = Celery('proj', broker='redis://localhost')\n"
+                                 "def f():\n    app.send_task('a')\n",
+                      "jobs.py": "from celery import shared_task\n@shared_task\ndef a():\n    pass\n"})
+    result = run([tmp_path], _settings(tmp_path, "CL101", "CL103"))
+    assert {f.code for f in result.findings} == {"CL101", "CL103"}
+
+
+def test_a_module_level_app_used_only_for_send_task_in_a_project_without_tasks_runs_none(tmp_path):
     _write(tmp_path, {"proj.py": "from celery import Celery\napp = Celery('proj', broker='redis://localhost')\n"
                                  "def f():\n    app.send_task('a')\n"})
     result = run([tmp_path], _settings(tmp_path, "CL101", "CL103"))
-    assert {f.code for f in result.findings} == {"CL101", "CL103"}
+    assert result.findings == []
