@@ -15,11 +15,11 @@ from ...core.walk import walk
 from ...core.source import OTHER_FILE_MAX_BYTES, read_capped
 from .model import Model
 
-_LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json))$")
+_LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json|dockerfile))$")
 _MAX_BYTES = OTHER_FILE_MAX_BYTES  # 1 MiB, as for the files the project phase reads
-# What makes a launch file worth keeping: a worker command line, or the
-# environment variables Celery reads before its configuration.
-_WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RESULT_BACKEND")
+# What makes a launch file worth keeping: a worker command line, the
+# environment variables Celery reads before its configuration, and RabbitMQ's consumer_timeout (domain/deploy).
+_WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RESULT_BACKEND", b"consumer_timeout")
 
 
 def prefetch_set_elsewhere(m: Model) -> bool:
