@@ -137,6 +137,9 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
             yaml_files = True
             if not YAML_AVAILABLE:
                 continue
+            if "{{" in text:  # a Helm or Jinja template: what it renders is not known
+                out.unread.append(path)
+                continue
         found = parse(path, text, reader.follow)
         out.processes.extend(found)
     for path in sorted(texts):  # scripts no other file runs: processes of their own

@@ -8,7 +8,7 @@ import re
 
 from .cmdline import Command, parse_text
 
-_BRANCH = re.compile(r"^\s*(?:case|if|elif|else|then)\b", re.M)
+_BRANCH = re.compile(r"^[ \t]*(?:case|if|elif|else|then)\b", re.M)
 
 
 def logical_lines(text: str):
