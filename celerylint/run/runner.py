@@ -42,6 +42,7 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     linter.keep_digests = fix or diff
     seen = focus(paths, settings)
     found = discover([seen.directory, *paths] if seen else paths, settings, directory)
+    linter.launch_files = sorted(found.launch)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
     out.files = len(seen.files) if seen else len(found.python)
     # A fix reads again the file it changes (fix_files): with fixes only to
