@@ -233,3 +233,29 @@ def test_rabbitmq_consumer_timeout_shown_and_used(cli, tmp_path):
     assert json.loads(proc.stdout)["rabbitmq"]["consumer_timeout_ms"] == 300000
     _, findings, _ = lint_json(tmp_path, "--select", "CL124")
     assert [f["code"] for f in findings] == ["CL124"]  # 600 s time limit with acks_late > 5 min
+
+
+def test_without_pyyaml_yaml_is_unknown_and_said_once(cli, tmp_path):
+    """PyYAML is the optional ``yaml`` extra: without it compose files are
+    not read by the deployment model (a notice says so once), and CL103
+    still finds ``--prefetch-multiplier`` in them with its line scan."""
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "yaml.py").write_text("raise ImportError('PyYAML is not installed')\n")
+    root = tmp_path / "tree"
+    write(root, APP, '''
+        # file: docker-compose.yml
+        services:
+          worker:
+            command: celery -A proj worker -B --prefetch-multiplier=1
+            scale: 2
+    ''')
+    env = {"PYTHONPATH": str(blocked)}
+    proc = cli("--show-apps", "--format", "json", ".", cwd=root, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["apps"][0]["processes"] == []
+    assert proc.stderr.count("`yaml` extra") == 1
+    lint = cli("--no-cache", "--select", "CL103,CL121", "--format", "json", ".", cwd=root, env=env)
+    assert json.loads(lint.stdout) == [] and lint.stderr.count("`yaml` extra") == 1
+    with_yaml = cli("--no-cache", "--select", "CL103,CL121", "--format", "json", ".", cwd=root)
+    assert [f["code"] for f in json.loads(with_yaml.stdout)] == ["CL121"] and "`yaml` extra" not in with_yaml.stderr

@@ -20,22 +20,19 @@ from pathlib import Path
 from ...core.source import read_capped
 
 from ..celeryconf.launch_files import launch_texts
-from ..celeryconf.paths import LAUNCH_FILE_MAX_BYTES, TEST_PATH
+from ..celeryconf.paths import LAUNCH_FILE_MAX_BYTES
 from . import compose, dockerfile, kubernetes, procfile, shell, supervisor, systemd
 from .cmdline import Command, parse_words, split
+from .paths import COMPOSE as _COMPOSE, YAML_NOTICE, is_deployment_path
 from .process import Process
 from .rabbitmq import ConsumerTimeout, consumer_timeouts
 from .yamlfile import AVAILABLE as YAML_AVAILABLE
 
-# Not a deployment: tests, examples, documentation.
-SKIPPED = re.compile(r"(?:^|/)(?:examples?|samples?|docs?|documentation)/")
-_COMPOSE = re.compile(r"(?:^|/)(?:docker-)?compose[^/]*\.ya?ml$")
 _YAML = re.compile(r"\.ya?ml$")
 _PROCFILE = re.compile(r"(?:^|/)Procfile[^/]*$")
 _DOCKERFILE = re.compile(r"(?:^|/)(?:Dockerfile[^/]*|[^/]*\.[Dd]ockerfile)$")
 _SHELL = re.compile(r"\.sh$")
 _SCRIPT_WORD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+$")
-YAML_NOTICE = "compose files and Kubernetes manifests are not read: install celerylint's `yaml` extra (PyYAML)"
 
 
 @dataclass
@@ -44,10 +41,6 @@ class Deployment:
     consumer_timeouts: list[ConsumerTimeout] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)  # deployment files that did not load (templated YAML)
-
-
-def is_deployment_path(path: str) -> bool:
-    return not TEST_PATH.search(path) and not SKIPPED.search(path)
 
 
 class _Reader:
