@@ -259,3 +259,43 @@ def test_without_pyyaml_yaml_is_unknown_and_said_once(cli, tmp_path):
     assert json.loads(lint.stdout) == [] and lint.stderr.count("`yaml` extra") == 1
     with_yaml = cli("--no-cache", "--select", "CL103,CL121", "--format", "json", ".", cwd=root)
     assert [f["code"] for f in json.loads(with_yaml.stdout)] == ["CL121"] and "`yaml` extra" not in with_yaml.stderr
+
+
+def test_templated_values_are_unknown(cli, tmp_path):
+    """A manifest written for ``str.format`` or ERB, a supervisord
+    expansion: the app and options are unknown, so no app claims them when
+    the project has two apps, and no rule reads them."""
+    write(tmp_path, APP, '''
+        # file: proj/other.py
+        from celery import Celery
+        other = Celery("other")
+        # file: deploy/k8s/worker.yaml
+        kind: Deployment
+        spec:
+          replicas: 3
+          template:
+            spec:
+              containers:
+                - command: ["celery"]
+                  args: ["--app={celery_app}", "worker", "--queues={queues}", "-B"]
+        # file: deploy/supervisor/celery.conf
+        [program:celery]
+        command=celery --app=%(ENV_CELERY_APP)s worker -B --pool=<%= @pool %>
+        numprocs=2
+    ''')
+    apps = show(cli, tmp_path)
+    assert [a["processes"] for a in apps] == [[], []]
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL122,CL123")
+    assert findings == []
+
+
+def test_consumer_timeout_written_by_a_dockerfile(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: docker/rabbitmq/Dockerfile
+        FROM rabbitmq:3.12-management-alpine
+        RUN echo "consumer_timeout = 31622400000" >> /etc/rabbitmq/rabbitmq.conf
+    ''')
+    proc = cli("--show-apps", "--format", "json", ".", cwd=tmp_path)
+    assert json.loads(proc.stdout)["rabbitmq"]["consumer_timeout_ms"] == 31622400000
+    _, findings, _ = lint_json(tmp_path, "--select", "CL124")
+    assert findings == []

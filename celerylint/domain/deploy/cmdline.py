@@ -11,8 +11,9 @@ shell form is cut at ``&&``, ``||``, ``;`` and ``|``; the first segment
 that starts Celery is the process.
 
 A value is kept as written once ``${VAR:-default}`` is replaced by its
-default; one that still holds ``$`` or ``{{`` (an environment variable
-without a default, a Helm or Jinja template) is unknown (``UNKNOWN``).
+default; one that still holds ``$``, ``{``, ``<%`` or ``%(`` (an
+environment variable without a default, a Helm, Jinja, ``str.format`` or
+ERB template) is unknown (``UNKNOWN``).
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ _NOT_RUN = frozenset({"echo", "printf", "grep", "pgrep", "pkill", "kill", "killa
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 # ``${VAR:-default}`` / ``${VAR-default}`` / ``${VAR:=default}``: the default (no nested braces)
 _DEFAULTED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]([^{}$]*)\}")
+# what is left of templating once ``${VAR:-default}`` is resolved: a variable, Helm/Jinja, Python's
+# ``str.format``, ERB, supervisord's ``%(ENV_X)s``
+_TEMPLATING = ("$", "{", "}", "<%", "%(")
 _MULTI_VERBS = frozenset({"start", "restart"})
 
 
@@ -75,7 +79,7 @@ class Command:
 def resolve(value: str) -> str:
     """A value with ``${VAR:-default}`` resolved; UNKNOWN when templating is left."""
     value = _DEFAULTED.sub(lambda found: found.group(1), value)
-    return UNKNOWN if "$" in value or "{{" in value or "}}" in value else value
+    return UNKNOWN if any(mark in value for mark in _TEMPLATING) else value
 
 
 def split(text: str) -> list[str] | None:

@@ -3,7 +3,10 @@
 (``{rabbit, [{consumer_timeout, 3600000}]}``, or ``undefined`` to turn it
 off), and ``-rabbit consumer_timeout N`` in
 ``RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS`` (a compose file, a Dockerfile
-``ENV``, a shell script).  Milliseconds; RabbitMQ's default is 1800000
+``ENV``, a shell script), a Dockerfile that writes
+``consumer_timeout = N`` into ``rabbitmq.conf``, a Kubernetes ConfigMap
+holding ``rabbitmq.conf``, and ``rabbitmqctl eval
+'application:set_env(rabbit, consumer_timeout, N).'``.  Milliseconds; RabbitMQ's default is 1800000
 (30 minutes) since 3.8.15 (15 minutes in 3.8.15's first builds, 30 since
 3.8.17)."""
 
@@ -16,6 +19,8 @@ DEFAULT_MS = 1_800_000
 
 _CONF = re.compile(r"^[ \t]*consumer_timeout[ \t]*=[ \t]*(\w+)", re.M)
 _ADVANCED = re.compile(r"\{[ \t]*consumer_timeout[ \t]*,[ \t]*(\w+)[ \t]*\}")
+_ECHOED = re.compile(r"[\"']consumer_timeout[ \t]*=[ \t]*(\w+)")  # ``RUN echo "consumer_timeout = N" >> rabbitmq.conf``
+_SET_ENV = re.compile(r"set_env\([ \t]*rabbit[ \t]*,[ \t]*consumer_timeout[ \t]*,[ \t]*(\w+)")  # ``rabbitmqctl eval``
 _ERL_ARGS = re.compile(r"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS[\"']?[ \t]*[:=][^\n]*?-rabbit[ \t]+consumer_timeout[ \t]+(\w+)")
 
 
@@ -45,8 +50,10 @@ def consumer_timeouts(texts: dict[str, str]) -> list[ConsumerTimeout]:
             patterns = (_CONF,)
         elif name.endswith(".config"):
             patterns = (_ADVANCED,)
-        else:
-            patterns = (_ERL_ARGS,)
+        elif name.endswith((".yaml", ".yml")):  # compose environment, a ConfigMap holding rabbitmq.conf
+            patterns = (_ERL_ARGS, _CONF)
+        else:  # Dockerfiles, shell scripts
+            patterns = (_ERL_ARGS, _ECHOED, _SET_ENV)
         for pattern in patterns:
             for found in pattern.finditer(text):
                 readable, ms = _value(found.group(1))

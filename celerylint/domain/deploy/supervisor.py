@@ -37,7 +37,6 @@ def read(path: str, text: str, follow) -> list[Process]:
         numprocs = program["numprocs"]
         replicas = int(numprocs) if numprocs.isdigit() else None
         # ``%(ENV_X)s`` and the like: an expansion celerylint does not resolve, so unknown (cmdline.resolve)
-        command_line = program["command"].replace("%(", "$(")
-        for command, via, conditional in follow(command_line, path):
+        for command, via, conditional in follow(program["command"], path):
             out.append(Process(path, program["line"], "supervisor", program["name"], command, replicas, via, conditional))
     return out
