@@ -106,6 +106,8 @@ class BeatInSeveralProcesses(ConfigRule):
             # file: proj.py
             from celery import Celery
             app = Celery("proj")
+            # file: start.sh
+            celery multi start 4 -A proj -B:1 -c 2
             # file: entrypoint.sh
             case "$1" in
               worker) exec celery -A proj worker -B ;;
@@ -178,6 +180,14 @@ class BeatInSeveralProcesses(ConfigRule):
             [Service]
             ExecStart=/venv/bin/celery multi start w1 w2 -A proj -B
             """, message="2 processes"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: restart_celery.sh
+            celery multi start 9 -A proj -c 1 -B:1 -Q:1 telegram -Q:2 messages
+            celery --app=proj beat -l warning &
+            """, message="2 processes"),
     )
 
     def check_model(self, m: Model):
@@ -187,7 +197,7 @@ class BeatInSeveralProcesses(ConfigRule):
                 if p.runs_beat and not p.conditional:
                     by_file.setdefault(p.path, []).append(p)
             for path, beats in sorted(by_file.items()):
-                counts = [p.instances or 1 for p in beats]
+                counts = [p.beats or 1 for p in beats]
                 if sum(counts) < 2:
                     continue
                 first = beats[0]
@@ -197,6 +207,6 @@ class BeatInSeveralProcesses(ConfigRule):
 
 
 def _copies(p) -> str:
-    if p.instances is None:
+    if p.beats is None:
         return "replicas not stated"
-    return f"{p.instances} " + ("copy" if p.instances == 1 else "copies")
+    return f"{p.beats} " + ("copy" if p.beats == 1 else "copies")

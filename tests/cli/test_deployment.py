@@ -299,3 +299,25 @@ def test_consumer_timeout_written_by_a_dockerfile(cli, tmp_path):
     assert json.loads(proc.stdout)["rabbitmq"]["consumer_timeout_ms"] == 31622400000
     _, findings, _ = lint_json(tmp_path, "--select", "CL124")
     assert findings == []
+
+
+def test_a_process_without_app_belongs_to_the_app_that_runs_workers(cli, tmp_path):
+    """h's shape: ``hypothesis celery worker`` (a project CLI) names no app;
+    the project's other app only sends tasks."""
+    write(tmp_path, '''
+        # file: h/__init__.py
+        # file: h/tasks.py
+        from celery import Celery
+        celery = Celery("h")
+        # file: h/queue.py
+        from celery import Celery
+        def send(annotation):
+            authority = Celery(annotation.authority)
+            authority.send_task("x")
+        # file: conf/supervisord.conf
+        [program:worker]
+        command=newrelic-admin run-program hypothesis celery worker --loglevel=INFO
+    ''')
+    apps = {a["variable"]: a["processes"] for a in show(cli, tmp_path)}
+    assert [p["name"] for p in apps["celery"]] == ["worker"]
+    assert apps.get("authority", []) == []

@@ -67,6 +67,7 @@ class Command:
     app: str | None = None  # the -A value as written (UNKNOWN from a variable); None when not given
     options: dict[str, str] = field(default_factory=dict)  # option -> value as written, or UNKNOWN
     nodes: int | None = 1  # ``celery multi``: how many workers it starts (None: unknown)
+    beat_nodes: int | None = None  # ``celery multi ... -B:1``: how many of its nodes embed beat (None: all)
     launcher: str = "celery"  # celery | celery multi | celeryd | celerybeat | manage.py
 
     def queues(self, option: str = "queues") -> tuple[str, ...] | None:
@@ -188,6 +189,9 @@ def _options(words: list[str], role: str, launcher: str, nodes_first: bool = Fal
         flag, eq, value = word.partition("=")
         if flag in _BEAT_FLAGS and role == "worker":
             command.role = "worker+beat"
+        elif flag.split(":", 1)[0] in _BEAT_FLAGS and role == "worker":  # ``-B:1``: one node of ``celery multi``
+            command.role = "worker+beat"
+            command.beat_nodes = (command.beat_nodes or 0) + 1
         elif ":" in flag and flag.startswith("-") and flag.split(":", 1)[0] in _BY_FLAG:
             command.options[_BY_FLAG[flag.split(":", 1)[0]]] = UNKNOWN  # ``-Q:w1 a``: one node's value (multi)
             i += 0 if eq else 1

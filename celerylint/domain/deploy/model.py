@@ -158,5 +158,6 @@ def processes_for(m, app) -> list[Process]:
     """The processes that start ``app``: named by their ``-A``, or, when the
     project has one app that runs workers, every process without ``-A``."""
     module, _, var = app.key.rpartition(":")
-    only = len([a for a in m.relevant_apps() if not a.send_only]) == 1
+    workers = [a for a in m.relevant_apps() if not a.send_only]
+    only = len(workers) == 1 and workers[0].key == app.key and workers[0].path == app.path
     return [p for p in deployment(m).processes if p.starts(module, var, only)]

@@ -51,5 +51,14 @@ class Process:
         return module == target or module.startswith(target + ".")
 
     @property
+    def beats(self) -> int | None:
+        """How many beat schedulers this starts (None: unknown)."""
+        if not self.runs_beat:
+            return 0
+        if self.command.beat_nodes is not None:
+            return None if self.replicas is None else self.replicas * self.command.beat_nodes
+        return self.instances
+
+    @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
