@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.walk import DEFAULT_EXCLUDE, walk
+from ..core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES, walk
 from ..config.settings import Settings, glob_match, relative_path
-from ..domain.celeryconf.paths import LAUNCH_FILES
 from .focus import is_project_file, read_as_other
 
 

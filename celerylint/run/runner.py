@@ -74,6 +74,8 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
 def _yaml_notice(linter: Linter) -> list[str]:
     """Once a run: the deployment rules would read compose files or
     Kubernetes manifests of the tree, and PyYAML is not installed."""
+    if not linter.launch_files:
+        return []
     from ..domain.deploy.paths import DEPLOYMENT_RULES, YAML_NOTICE, yaml_deployment_file
 
     if not any(e.code in DEPLOYMENT_RULES for e in linter.entries):

@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ...core.walk import DEFAULT_EXCLUDE
+from ...core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES
 from ...core.walk import walk
 from ...core.source import OTHER_FILE_MAX_BYTES, read_capped
 from .model import Model
-from .paths import LAUNCH_FILES
 
 _MAX_BYTES = OTHER_FILE_MAX_BYTES  # 1 MiB, as for the files the project phase reads
 # What makes a launch file worth keeping: a worker command line, the

@@ -20,7 +20,3 @@ TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/
 # compose, shell), and how much of such a file is read.
 DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*(?:[:=]\s*)?[\"']?([A-Za-z_][\w.]*)")
 LAUNCH_FILE_MAX_BYTES = 1 << 20
-# The names of launch files (``launch_files``, the deployment model): what
-# they hold decides findings, so their sizes and times are part of the key
-# of the cached project findings (run/discovery.py).
-LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json|dockerfile))$")
