@@ -14,6 +14,10 @@ class ConnectionLossCancelUnset(ConfigRule):
     `worker_cancel_long_running_tasks_on_connection_loss` (Celery 5.1 and
     later; its default is False until Celery 6.0 makes it True).
 
+    Off by default (select it with `extend-select = ["CL125"]`): turning
+    the setting on changes what a connection loss does to running tasks,
+    which is the team's decision until Celery 6.0 makes it the default.
+
     ## Why is this bad?
     When the worker loses its broker connection, the messages of the tasks
     it is running cannot be acknowledged any more: the broker delivers them
@@ -55,6 +59,7 @@ class ConnectionLossCancelUnset(ConfigRule):
                "a running task runs again beside itself")
     HINT = "set `worker_cancel_long_running_tasks_on_connection_loss = True`"
     TAGS = ("configuration", "acks-late")
+    DEFAULT_ENABLED = False
 
     VALID = (
         Valid("""
