@@ -184,8 +184,8 @@ class BeatInSeveralProcesses(ConfigRule):
             # file: proj.py
             from celery import Celery
             app = Celery("proj")
-            # file: restart_celery.sh
-            celery multi start 9 -A proj -c 1 -B:1 -Q:1 telegram -Q:2 messages
+            # file: bin/restart.sh
+            celery multi start 5 -A proj -c 1 -B:1 -Q:1 fast -Q:2 slow
             celery --app=proj beat -l warning &
             """, message="2 processes"),
     )

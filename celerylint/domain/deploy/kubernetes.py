@@ -34,12 +34,13 @@ def _strings(value: Any) -> list[str] | None:
 def read(path: str, text: str, follow) -> list[Process]:
     out: list[Process] = []
     scaled = set()
-    for doc in documents(text) or ():
+    docs = documents(text) or ()
+    for doc in docs:
         if isinstance(doc, dict) and doc.get("kind") == "HorizontalPodAutoscaler":
             target = (doc.get("spec") or {}).get("scaleTargetRef") or {}
             if isinstance(target, dict):
                 scaled.add(target.get("name"))
-    for doc in documents(text) or ():
+    for doc in docs:
         if not isinstance(doc, dict) or doc.get("kind") not in _WORKLOADS:
             continue
         kind = doc["kind"]
