@@ -20,9 +20,9 @@ def _format_options(f):
     """``--output-format`` (alias ``--format``, ``$CELERYLINT_OUTPUT_FORMAT``) and ``--color``."""
     f = click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
                      help="Colour in full, concise, grouped: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never.")(f)
-    return click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default=DEFAULT_FORMAT,
+    return click.option("--output-format", "--format", "fmt", type=click.Choice((*FORMATS, "mermaid")), default=DEFAULT_FORMAT,
                         envvar="CELERYLINT_OUTPUT_FORMAT", show_default=True, show_envvar=True,
-                        help="Report format (text: the same as full).")(f)
+                        help="Report format (text: the same as full; mermaid: only with --show-apps).")(f)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,6 +72,8 @@ def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select,
             _fail(f"unknown rule {explain!r}{suggest_rule(explain)}; see --list-rules")
         _write_stdout((text + "\n").encode("utf-8"))
         return
+    if fmt == "mermaid" and not show_apps:
+        _fail("--output-format mermaid draws --show-apps; a report has no diagram")
     if list_rules:
         from ..docs import rule_table_text
         from ..reporters import rules_json
@@ -131,10 +133,15 @@ def _show_apps(paths: list[Path], settings, fmt: str, output: Path | None, jobs:
     from .show_apps import as_json, as_text, describe
 
     project, notices = read_project(paths, settings, jobs=jobs, cache=cache)
-    for notice in notices:
-        _err(f"celerylint: {notice}")
     described = describe(model(project))
-    report = (as_json(described) if fmt == "json" else as_text(described)).encode("utf-8", "replace")
+    for notice in notices + described.get("notices", []):
+        _err(f"celerylint: {notice}")
+    if fmt == "mermaid":
+        from .show_apps_mermaid import as_mermaid
+
+        report = as_mermaid(described).encode("utf-8", "replace")
+    else:
+        report = (as_json(described) if fmt == "json" else as_text(described)).encode("utf-8", "replace")
     _emit(report, output)
     sys.exit(0)
 

@@ -17,6 +17,9 @@ from ..domain.celeryconf.profiles import missing_profiles
 from ..domain.celeryconf.settings import Resolved
 from ..domain.celeryconf.values import NULL, plain
 from ..domain.celeryconf.worker_cli import commands_for, env_overrides
+from ..domain.deploy.model import deployment, processes_for
+from ..domain.deploy.rabbitmq import effective
+from ..domain.deploy.routes import routed_queues
 from ..reporters.secrets import masked
 
 # The settings the configuration rules read, in the order they are shown.
@@ -142,6 +145,32 @@ def _launch(m: Model, app: App) -> tuple[list[dict[str, Any]], list[dict[str, An
     return workers, env
 
 
+PROCESS_OPTIONS = ("pool", "concurrency", "autoscale", "queues", "exclude_queues", "prefetch_multiplier",
+                   "optimization", "max_tasks_per_child", "max_memory_per_child", "time_limit", "soft_time_limit")
+
+
+def _processes(m: Model, app: App) -> list[dict[str, Any]]:
+    """The worker and beat processes that start the app (domain/deploy)."""
+    out = []
+    for p in processes_for(m, app):
+        entry: dict[str, Any] = {"role": p.role, "name": p.name, "kind": p.kind, "path": p.path, "line": p.line,
+                                 "app": p.command.app, "replicas": p.replicas, "nodes": p.command.nodes,
+                                 "options": {k: p.command.options[k] for k in PROCESS_OPTIONS if k in p.command.options}}
+        if p.via:
+            entry["via"] = p.via
+        if p.conditional:
+            entry["conditional"] = True
+        out.append(entry)
+    return out
+
+
+def _rabbitmq(m: Model) -> dict[str, Any]:
+    timeouts = deployment(m).consumer_timeouts
+    ms, where = effective(timeouts)
+    return {"consumer_timeout_ms": ms, "source": where or None,
+            "read": [{"path": t.path, "line": t.line, "ms": t.ms} for t in timeouts]}
+
+
 def describe(m: Model) -> dict[str, Any]:
     configured = m.configured_apps()
     apps = []
@@ -161,8 +190,9 @@ def describe(m: Model) -> dict[str, Any]:
                 "unknown": list(app.open), "notes": list(app.notes),
                 "settings": {name: _setting(app.get(name)) for name in SHOWN},
                 "worker_command_lines": workers, "environment_overrides": env,
+                "processes": _processes(m, listed), "routed_queues": sorted(routed_queues(m, app)),
             })
-    return {"apps": apps}
+    return {"apps": apps, "rabbitmq": _rabbitmq(m), "notices": list(deployment(m).notices)}
 
 
 def as_json(described: dict[str, Any]) -> str:
@@ -207,8 +237,22 @@ def as_text(described: dict[str, Any]) -> str:
             lines.append(f"  worker command line: {c['path']}:{c['line']}: -A {c['app'] or '(none)'}: {options}")
         for e in app["environment_overrides"]:
             lines.append(f"  environment: {e['path']}:{e['line']}: {e['name']}={e['value']} (overrides {e['setting']})")
+        for p in app["processes"]:
+            lines.append(f"  {_process_text(p)}")
+        if app["routed_queues"]:
+            lines.append(f"  routed queues: {', '.join(app['routed_queues'])}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _process_text(p: dict[str, Any]) -> str:
+    replicas = "replicas unknown" if p["replicas"] is None else f"replicas {p['replicas']}"
+    if p["nodes"] != 1:
+        replicas += f", {p['nodes'] or 'unknown'} nodes"
+    options = " ".join(f"{k}={v}" for k, v in p["options"].items()) or "no options"
+    via = f" (command line at {p['via']})" if "via" in p else ""
+    conditional = ", one branch of a script" if p.get("conditional") else ""
+    return f"{p['role']} process: {p['kind']} `{p['name']}` {p['path']}:{p['line']}{via}: {replicas}{conditional}: {options}"
 
 
 def _source_text(source: dict[str, Any]) -> str:

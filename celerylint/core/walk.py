@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 
 
@@ -56,3 +57,9 @@ DEFAULT_EXCLUDE = (
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     ".celerylint_cache", ".eggs",
 )
+
+
+# The names of launch files (``domain/celeryconf/launch_files``, the deployment model): what
+# they hold decides findings, so their sizes and times are part of the key
+# of the cached project findings (run/discovery.py).
+LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json|dockerfile))$")

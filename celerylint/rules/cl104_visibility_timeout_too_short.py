@@ -5,50 +5,13 @@ from ..domain.celeryconf.texts import read
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.redis_conf import transport
 from ..domain.celeryconf.rulebase import ConfigRule
-from ..domain.delays import django_sources, human, resolve_setting_delay
-from ..facts.tasks import SETTING_DELAY_FACT
+from ..domain.delays import human
+from ..domain.unacked import above, longest_duration
 from ..domain.celeryconf.values import number, plain
 from ..rule import Invalid, LineIndex, TextEdit, TextFix, Valid, django_project
 
 
 DEFAULT_VISIBILITY = {"redis": 3600, "sqs": 1800}
-
-
-def longest_duration(m: Model, app: App) -> tuple[float, str] | None:
-    """The longest time a message may stay unacknowledged: a literal
-    countdown/eta anywhere, or (with acks_late) a task's time limit."""
-    seen: list[tuple[float, str]] = []
-    for f in m.by_kind["delay"]:
-        seen.append((f["seconds"], f"{'an' if f['delay_kind'] == 'eta' else 'a'} `{f['delay_kind']}` of {human(f['seconds'])} at {f['path']}:{f['line']}"))
-    for f in m.by_kind[SETTING_DELAY_FACT]:  # countdown=settings.X, read in this app's Django settings
-        for source in django_sources(m, app):
-            value = resolve_setting_delay(f, source)
-            if value is not None:
-                article = "an" if f["delay_kind"] == "eta" else "a"
-                seen.append((value, f"{article} `{f['delay_kind']}` of {human(value)} (`settings.{f['setting']}` in {source.path}) "
-                                    f"at {f['path']}:{f['line']}"))
-    global_late = app.get("task_acks_late").truthy
-    if global_late:
-        for option in ("task_time_limit", "task_soft_time_limit"):
-            r = app.get(option)
-            value = number(r.value)
-            if value and r.at is not None:
-                seen.append((value, f"`{option}` of {human(value)} with acks_late on"))
-    for task in m.tasks:
-        late = plain(task["options"].get("acks_late"))[0]
-        if not (late is True or (global_late and late is None)):
-            continue
-        for option in ("time_limit", "soft_time_limit"):
-            value = number(plain(task["options"].get(option))[0])
-            if value:
-                seen.append((value, f"task `{task['name']}` with acks_late and `{option}` of {human(value)} "
-                                    f"({task['path']}:{task['line']})"))
-    return max(seen, default=None)
-
-
-def above(seconds: float) -> int:
-    """The next whole hour strictly above ``seconds``."""
-    return int(seconds // 3600 + 1) * 3600
 
 
 class VisibilityTimeoutTooShort(ConfigRule):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.walk import DEFAULT_EXCLUDE, walk
+from ..core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES, walk
 from ..config.settings import Settings, glob_match, relative_path
 from .focus import is_project_file, read_as_other
 
@@ -17,6 +17,9 @@ class Discovery:
     python: list[Path] = field(default_factory=list)  # sorted, no duplicates
     other: list[Path] = field(default_factory=list)  # non-Python files the project model reads
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    # (path, size, mtime_ns) of the launch files seen (Procfiles, Dockerfiles, ...): the deployment
+    # model reads them in the project phase, so they are part of its cached findings' key
+    launch: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 def _excluded(rel: str, settings: Settings) -> bool:
@@ -90,6 +93,13 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
                 continue
             keep.append(name)
         dirnames[:] = keep
+        for name in filenames:
+            if LAUNCH_FILES.match(name) is not None:
+                try:
+                    stat = os.stat(os.path.join(dirpath, name))
+                    found.launch.append((os.path.join(dirpath, name), stat.st_size, stat.st_mtime_ns))
+                except OSError:
+                    pass
         for name in wanted:
             if ignored and name in ignored:
                 continue

@@ -50,6 +50,7 @@ class Linter:
         self.prefix = None if here.startswith("/") else ("" if here == "." else here + "/")
         self.base = posix_base(str(settings.root))  # an absolute path under it is reported as the rest
         self.index = None  # a StatIndex, for runs over many files that fix nothing
+        self.launch_files: list[tuple[str, int, int]] = []  # discovery.Discovery.launch: part of the project key
         self.client_index: dict[str, str] | None = None  # of the last ``lint_files``, for ``lint_bytes``
 
     def signature(self, path: Path) -> tuple[int, ...] | None:

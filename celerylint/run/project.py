@@ -128,7 +128,7 @@ def _run_or_cached(project: Project, linter: Linter, errors: list[str]) -> list[
         import json
 
         facts = [f for f in project.facts if f["kind"] != "noqa-used"]  # not read by project rules
-        key = hashlib.sha256(json.dumps([facts, project.other_files, project.python_files],
+        key = hashlib.sha256(json.dumps([facts, project.other_files, project.python_files, linter.launch_files],
                                         default=str).encode()).hexdigest()
         findings = linter.index.project_findings(key)
     if findings is None:

@@ -42,6 +42,7 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     linter.keep_digests = fix or diff
     seen = focus(paths, settings)
     found = discover([seen.directory, *paths] if seen else paths, settings, directory)
+    linter.launch_files = sorted(found.launch)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
     out.files = len(seen.files) if seen else len(found.python)
     # A fix reads again the file it changes (fix_files): with fixes only to
@@ -52,6 +53,7 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     other, skipped = _read_other(found.other, linter)
     out.notices.extend(skipped)
     found_in_project = project_findings(results, other, linter, out.errors)
+    out.notices.extend(_yaml_notice(linter))
     if linter.index is not None:
         for result in results.values():
             linter.index.put(result)
@@ -67,6 +69,25 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
         _keep_focus(out, seen, {r.path for r in results.values()} | set(other))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _yaml_notice(linter: Linter) -> list[str]:
+    """Once a run: the deployment rules would read compose files or
+    Kubernetes manifests of the tree, and PyYAML is not installed."""
+    if not linter.launch_files:
+        return []
+    from ..domain.deploy.paths import DEPLOYMENT_RULES, YAML_NOTICE, yaml_deployment_file
+
+    if not any(e.code in DEPLOYMENT_RULES for e in linter.entries):
+        return []
+    if not any(yaml_deployment_file(path) for path, _, _ in linter.launch_files):
+        return []
+    import importlib.util
+    import sys
+
+    loaded = sys.modules.get("celerylint.domain.deploy.yamlfile")  # the model tried to import PyYAML
+    available = loaded.AVAILABLE if loaded is not None else importlib.util.find_spec("yaml") is not None
+    return [] if available else [YAML_NOTICE]
 
 
 def _keep_focus(out: RunResult, seen: Focus, read: set[str]) -> None:

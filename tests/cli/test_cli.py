@@ -89,6 +89,7 @@ BEAT = textwrap.dedent("""\
     app.conf.task_acks_late = True
     app.conf.task_reject_on_worker_lost = True
     app.conf.worker_prefetch_multiplier = 1
+    app.conf.worker_cancel_long_running_tasks_on_connection_loss = True
     app.conf.task_always_eager = True
     app.conf.beat_schedule = {"poll": {"task": "proj.poll", "schedule": 30}}
 """)

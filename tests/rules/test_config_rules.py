@@ -19,6 +19,8 @@ GOOD = {
     "task_reject_on_worker_lost": ("task_reject_on_worker_lost = True", "CL102"),
     "worker_prefetch_multiplier": ("worker_prefetch_multiplier = 1", "CL103"),
     "broker_transport_options": ('broker_transport_options = {"visibility_timeout": 10800}', "CL104"),
+    "worker_cancel_long_running_tasks_on_connection_loss": (
+        "worker_cancel_long_running_tasks_on_connection_loss = True", "CL125"),
 }
 APP = 'from celery import Celery\n\napp = Celery("proj")\napp.config_from_object("celeryconfig")\n'
 TASKS = ("from proj import app\n\n\n@app.task(time_limit=2 * 60 * 60)\ndef export():\n    ...\n")
@@ -74,6 +76,7 @@ def test_mixed_names_fire_cl108_and_cl109_renames_the_whole_source(tmp_path):
     lint(tmp_path, fix=True)
     assert (tmp_path / "celeryconfig.py").read_text() == (
         "worker_prefetch_multiplier = 1\ntask_acks_late = True\ntask_reject_on_worker_lost = True\n"
+        "worker_cancel_long_running_tasks_on_connection_loss = True\n"  # CL125, once acks_late is read
     )
     assert not [f for f in lint(tmp_path).findings if f.code in ("CL108", "CL109")]
 

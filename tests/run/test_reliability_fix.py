@@ -145,6 +145,7 @@ def test_f10_multi_line_update_gets_one_keyword_per_line(tmp_path):
     _fix_twice(tmp_path, "CL1")
     assert (tmp_path / "proj.py").read_text() == F10_MULTILINE.replace(
         "    ],\n)\n", "    ],\n    task_acks_late=True,\n    task_reject_on_worker_lost=True,\n"
+                      "    worker_cancel_long_running_tasks_on_connection_loss=True,\n"
                       "    worker_prefetch_multiplier=1,\n)\n")
 
 
@@ -302,7 +303,8 @@ def test_f12_apps_of_same_named_modules_in_different_directories_are_different_a
 
 def test_f12_apps_sharing_a_configuration_module_get_one_finding_there(tmp_path):
     conf = ('broker_url = "redis://localhost:6379/0"\ntask_acks_late = True\ntask_reject_on_worker_lost = True\n'
-            'worker_prefetch_multiplier = 1\nbroker_transport_options = {"max_connections": 20}\n')
+            'worker_prefetch_multiplier = 1\nbroker_transport_options = {"max_connections": 20}\n'
+            'worker_cancel_long_running_tasks_on_connection_loss = True\n')
     files = {"celeryconfig.py": conf}
     for i in range(3):
         files[f"app{i}.py"] = 'from celery import Celery\napp = Celery("x")\napp.config_from_object("celeryconfig")\n'
@@ -386,7 +388,7 @@ def test_f20_django_and_preconfiguration_misspellings(tmp_path):
     _fix_twice(tmp_path, "CL1")
     assert (tmp_path / "proj/settings.py").read_text() == (
         'CELERY_BROKER_URL = "redis://localhost:6379/0"\nCELERY_TASK_ACKS_LATE = True\n'
-        "CELERY_TASK_REJECT_ON_WORKER_LOST = True\n")
+        "CELERY_TASK_REJECT_ON_WORKER_LOST = True\nCELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True\n")
     celery = (tmp_path / "proj/celery.py").read_text()
     assert celery.endswith("app.conf.worker_prefetch_multiplier = 1\n") and celery.count("prefetch") == 1, celery
 

@@ -152,3 +152,16 @@ def test_diff_reads_every_file(tree, monkeypatch):
         os.chdir(old)
     assert result.exception is None, result.output
     assert sorted(read) == sorted(p.name for p in root.glob("*.py"))
+
+
+def test_a_changed_launch_file_runs_the_project_phase_again(tree):
+    """A Procfile is no Python file and no ``redis-config-files`` entry, but
+    the deployment rules read it: changing it changes the project findings."""
+    root, cache = tree
+    (root / "Procfile").write_text("worker: celery -A celery_app worker\n")
+    age(root)
+    _, before = lint(root, "--select", "CL121", cache_dir=cache)
+    assert before == []
+    (root / "Procfile").write_text("worker: celery -A celery_app worker -B\nclock: celery -A celery_app beat\n")
+    _, after = lint(root, "--select", "CL121", cache_dir=cache)
+    assert codes(after) == [("Procfile", "CL121")]

@@ -7,19 +7,17 @@ is in ``worker_cli.py``."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
-from ...core.walk import DEFAULT_EXCLUDE
+from ...core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES
 from ...core.walk import walk
 from ...core.source import OTHER_FILE_MAX_BYTES, read_capped
 from .model import Model
 
-_LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json))$")
 _MAX_BYTES = OTHER_FILE_MAX_BYTES  # 1 MiB, as for the files the project phase reads
-# What makes a launch file worth keeping: a worker command line, or the
-# environment variables Celery reads before its configuration.
-_WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RESULT_BACKEND")
+# What makes a launch file worth keeping: a worker command line, the
+# environment variables Celery reads before its configuration, and RabbitMQ's consumer_timeout (domain/deploy).
+_WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RESULT_BACKEND", b"consumer_timeout")
 
 
 def prefetch_set_elsewhere(m: Model) -> bool:
@@ -67,7 +65,7 @@ def _scan_launch_files(root: Path):
     for directory, dirnames, filenames in walk(str(root)):  # iterative: a deep tree is no RecursionError
         dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDE and not d.endswith(".egg-info"))
         for name in sorted(filenames):
-            if not _LAUNCH_FILES.match(name):
+            if not LAUNCH_FILES.match(name):
                 continue
             path = Path(directory) / name
             try:  # OSError also for pipes, devices and files over the cap

@@ -1,0 +1,77 @@
+"""Compose files: each service's ``entrypoint:`` and ``command:`` (a string
+or a list), its replicas (``deploy.replicas``, else ``scale``, else 1), and
+its ``environment:`` (a list or a mapping).  Read with PyYAML
+(``yamlfile``); a value left templated (``${N}`` without a default) is
+unknown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cmdline import UNKNOWN, resolve
+from .process import Process
+from .yamlfile import documents, line_of
+
+
+def services(text: str) -> dict[str, Any] | None:
+    """The ``services:`` mapping, or None when the file does not load."""
+    docs = documents(text)
+    if not docs or not isinstance(docs[0], dict):
+        return None
+    found = docs[0].get("services")
+    return found if isinstance(found, dict) else None
+
+
+def replicas(service: dict[str, Any]) -> int | None:
+    deploy = service.get("deploy")
+    value = deploy.get("replicas") if isinstance(deploy, dict) and "replicas" in deploy else service.get("scale", 1)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and resolve(value).isdigit():
+        return int(resolve(value))
+    return None
+
+
+def environment(service: dict[str, Any]) -> dict[str, str]:
+    """The service's environment as written (``${X:-d}`` resolved, else UNKNOWN)."""
+    env = service.get("environment")
+    out: dict[str, str] = {}
+    if isinstance(env, dict):
+        for key, value in env.items():
+            out[str(key)] = resolve(str(value)) if value is not None else UNKNOWN
+    elif isinstance(env, list):
+        for item in env:
+            if isinstance(item, str) and "=" in item:
+                key, _, value = item.partition("=")
+                out[key.strip()] = resolve(value)
+    return out
+
+
+def _words(value: Any) -> list[str] | str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return [str(v) for v in value]
+    return None
+
+
+def read(path: str, text: str, follow) -> list[Process]:
+    found = services(text)
+    out: list[Process] = []
+    for name, service in (found or {}).items():
+        if not isinstance(service, dict):
+            continue
+        entrypoint, command = _words(service.get("entrypoint")), _words(service.get("command"))
+        key = "command" if command is not None else "entrypoint"
+        if isinstance(entrypoint, list) and isinstance(command, list):
+            words: list[str] | str | None = entrypoint + command
+        else:
+            words = command if command is not None else entrypoint
+        if words is None:
+            continue
+        line = line_of(service, key, line_of(found, name))
+        for cmd, via, conditional in follow(words, path):
+            out.append(Process(path, line, "compose", str(name), cmd, replicas(service), via, conditional))
+    return out

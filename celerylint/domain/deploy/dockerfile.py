@@ -1,0 +1,67 @@
+"""Dockerfiles: the ``CMD`` and ``ENTRYPOINT`` of the last stage (exec form,
+a JSON list, or shell form), and what ``COPY`` puts where (so that a compose
+``command: /start-celeryworker`` finds the script).  An image alone does
+not say how many containers run it: replicas unknown."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .process import Process
+from .shell import logical_lines
+
+_INSTRUCTION = re.compile(r"^\s*(FROM|CMD|ENTRYPOINT|COPY|ADD)\s+(.*)$", re.I)
+
+
+def _words(argument: str) -> list[str] | str:
+    """An exec-form list, or the shell-form text."""
+    argument = argument.strip()
+    if argument.startswith("["):
+        try:
+            value = json.loads(argument)
+        except ValueError:
+            return argument
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value
+    return argument
+
+
+def read(path: str, text: str, follow) -> list[Process]:
+    cmd = entrypoint = None
+    for number, line in logical_lines(text):
+        found = _INSTRUCTION.match(line)
+        if found is None:
+            continue
+        what = found.group(1).upper()
+        if what == "FROM":
+            cmd = entrypoint = None  # a new stage
+        elif what == "CMD":
+            cmd = (number, _words(found.group(2)))
+        elif what == "ENTRYPOINT":
+            entrypoint = (number, _words(found.group(2)))
+    out = []
+    for chosen in (cmd, entrypoint):
+        if chosen is None:
+            continue
+        number, words = chosen
+        if isinstance(words, list) and chosen is cmd and entrypoint is not None and isinstance(entrypoint[1], list):
+            words = entrypoint[1] + words  # exec-form ENTRYPOINT runs with CMD as its arguments
+        for command, via, conditional in follow(words, path):
+            out.append(Process(path, number, "dockerfile", path.rsplit("/", 1)[-1], command, None, via, conditional))
+        if out:
+            break
+    return out
+
+
+def copies(path: str, text: str) -> dict[str, str]:
+    """``destination -> source`` of the file's ``COPY``/``ADD`` of single files."""
+    out = {}
+    for _, line in logical_lines(text):
+        found = _INSTRUCTION.match(line)
+        if found is None or found.group(1).upper() not in ("COPY", "ADD"):
+            continue
+        words = [w for w in found.group(2).split() if not w.startswith("--")]
+        if len(words) == 2:
+            out[words[1]] = words[0]
+    return out

@@ -1,0 +1,163 @@
+"""The deployment of the linted tree: every worker and beat process its
+launch files start, keyed to the apps of the configuration model.
+
+The files are the launch files ``celeryconf.launch_files`` already reads
+(lazily, once per run, only those that mention Celery or
+``consumer_timeout``); each is parsed by the reader its name selects.
+Files under test, example and documentation paths are not a deployment.
+A script another file runs (a compose ``command: ./start-worker.sh``, a
+Dockerfile ``COPY``'d ``/start-celeryworker``) gives its command lines to
+that process, and is not counted again on its own.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...core.source import read_capped
+
+from ..celeryconf.launch_files import launch_texts
+from ..celeryconf.paths import LAUNCH_FILE_MAX_BYTES
+from . import compose, dockerfile, kubernetes, procfile, shell, supervisor, systemd
+from .cmdline import Command, parse_words, split
+from .paths import COMPOSE as _COMPOSE, YAML_NOTICE, is_deployment_path
+from .process import Process
+from .rabbitmq import ConsumerTimeout, consumer_timeouts
+from .yamlfile import AVAILABLE as YAML_AVAILABLE
+
+_YAML = re.compile(r"\.ya?ml$")
+_PROCFILE = re.compile(r"(?:^|/)Procfile[^/]*$")
+_DOCKERFILE = re.compile(r"(?:^|/)(?:Dockerfile[^/]*|[^/]*\.[Dd]ockerfile)$")
+_SHELL = re.compile(r"\.sh$")
+_SCRIPT_WORD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+$")
+
+
+@dataclass
+class Deployment:
+    processes: list[Process] = field(default_factory=list)
+    consumer_timeouts: list[ConsumerTimeout] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # deployment files that did not load (templated YAML)
+
+
+class _Reader:
+    def __init__(self, texts: dict[str, str], root: Path | None) -> None:
+        self.texts = texts
+        self.root = root
+        self.followed: set[str] = set()
+        self.copies: dict[str, str] = {}
+        for path, text in texts.items():
+            if _DOCKERFILE.search(path):
+                for dest, src in dockerfile.copies(path, text).items():
+                    self.copies.setdefault(dest, posixpath.normpath(src))
+
+    def follow(self, words: list[str] | str, path: str) -> list[tuple[Command, str | None, bool]]:
+        """The Celery processes a command line starts: itself, or the script it runs."""
+        if isinstance(words, str):
+            words = split(words) or []
+        found = parse_words(list(words))
+        if found is not None:
+            return [(found, None, False)]
+        script = self._script(words, path)
+        if script is None:
+            return []
+        self.followed.add(script)
+        return [(command, f"{script}:{line}", conditional)
+                for line, command, conditional in shell.commands(self.texts[script])]
+
+    def _script(self, words: list[str], path: str) -> str | None:
+        """The one script of the tree a command line runs, if it names one."""
+        for word in words[:3]:
+            if not _SCRIPT_WORD.match(word) or word in ("sh", "bash", "/bin/sh", "/bin/bash", "-c", "exec"):
+                continue
+            names = {word, self.copies.get(word, word)}
+            here = posixpath.dirname(path)
+            candidates = {posixpath.normpath(posixpath.join(here, n.lstrip("/"))) for n in names}
+            candidates |= {posixpath.normpath(n.lstrip("/")) for n in names}
+            found = [c for c in candidates if c in self.texts or self._load(c)]
+            if not found:
+                base = posixpath.basename(self.copies.get(word, word))
+                found = [p for p in self.texts if posixpath.basename(p) == base and _SHELL.search(p)]
+            if len(found) == 1:
+                return found[0]
+        return None
+
+
+    def _load(self, path: str) -> bool:
+        """Read a script no launch-file pattern names (``compose/django/start``)."""
+        if self.root is None or path.startswith("..") or not is_deployment_path(path):
+            return False
+        try:
+            data = read_capped(self.root / path, LAUNCH_FILE_MAX_BYTES)
+        except OSError:  # absent, a directory, over the cap
+            return False
+        self.texts[path] = data.decode("utf-8", "replace")
+        return True
+
+
+def _reader_for(path: str, text: str):
+    if _COMPOSE.search(path):
+        return compose.read
+    if _PROCFILE.search(path):
+        return procfile.read
+    if _DOCKERFILE.search(path):
+        return dockerfile.read
+    if path.endswith(".service"):
+        return systemd.read
+    if "[program:" in text and path.endswith((".conf", ".ini")):
+        return supervisor.read
+    if _YAML.search(path) and "containers" in text and "kind:" in text:
+        return kubernetes.read
+    return None
+
+
+def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
+    """The deployment the files ``path -> text`` describe (scripts they run
+    read from ``root``)."""
+    texts = {p: t for p, t in texts.items() if is_deployment_path(p)}
+    out = Deployment()
+    reader = _Reader(texts, root)
+    yaml_files = False
+    for path in sorted(texts):
+        text = texts[path]
+        parse = _reader_for(path, text)
+        if parse is None or "celery" not in text:
+            continue
+        if parse in (compose.read, kubernetes.read):
+            yaml_files = True
+            if not YAML_AVAILABLE:
+                continue
+            if "{{" in text:  # a Helm or Jinja template: what it renders is not known
+                out.unread.append(path)
+                continue
+        found = parse(path, text, reader.follow)
+        out.processes.extend(found)
+    for path in sorted(texts):  # scripts no other file runs: processes of their own
+        if _SHELL.search(path) and path not in reader.followed:
+            for line, command, conditional in shell.commands(texts[path]):
+                out.processes.append(Process(path, line, "shell", posixpath.basename(path), command, None, None,
+                                             conditional))
+    if yaml_files and not YAML_AVAILABLE:
+        out.notices.append(YAML_NOTICE)
+    out.consumer_timeouts = consumer_timeouts(texts)
+    return out
+
+
+def deployment(m) -> Deployment:
+    """The deployment of the model's tree, read once per run."""
+    cached = getattr(m, "_deployment", None)
+    if cached is None:
+        cached = m._deployment = read(launch_texts(m), Path(m.root))
+    return cached
+
+
+def processes_for(m, app) -> list[Process]:
+    """The processes that start ``app``: named by their ``-A``, or, when the
+    project has one app that runs workers, every process without ``-A``."""
+    module, _, var = app.key.rpartition(":")
+    workers = [a for a in m.relevant_apps() if not a.send_only]
+    only = len(workers) == 1 and workers[0].key == app.key and workers[0].path == app.path
+    return [p for p in deployment(m).processes if p.starts(module, var, only)]

@@ -1,0 +1,212 @@
+from __future__ import annotations
+
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.deploy.model import processes_for
+from ..rule import Invalid, Valid
+
+
+class BeatInSeveralProcesses(ConfigRule):
+    """
+    ## What it does
+    Reads how the project starts its processes (compose files, Procfiles,
+    Dockerfiles, Kubernetes manifests, systemd units, supervisord programs
+    and the shell scripts they run: see the deployment page) and reports an
+    app whose beat scheduler runs in more than one process of one
+    deployment file: a `celery beat` or `celery worker -B` service scaled
+    to several replicas (`deploy.replicas`, `scale`, Kubernetes `replicas`,
+    supervisord `numprocs`, `celery multi` nodes), or a worker with `-B`
+    beside a separate `beat` process.
+
+    Processes of different files are not added up (a compose file for
+    development and a Kubernetes manifest for production are alternatives),
+    a script's branches (`case`, `if`) are not counted, and a process whose
+    replicas are not stated counts once.
+
+    ## Why is this bad?
+    Beat has no coordination between instances: every running beat sends
+    every periodic task on its schedule, so each task runs once per beat
+    process, the "task runs twice" this project exists to prevent. Celery's
+    documentation: "You have to ensure only a single scheduler is running
+    for a schedule at a time, otherwise you'd end up with duplicate tasks."
+
+    ## Example
+    ```python
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj")
+    # file: docker-compose.yml
+    services:
+      worker:
+        command: celery -A proj worker -B -l info
+        deploy:
+          replicas: 3
+    ```
+
+    Use instead:
+    ```python
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj")
+    # file: docker-compose.yml
+    services:
+      worker:
+        command: celery -A proj worker -l info
+        deploy:
+          replicas: 3
+      beat:
+        command: celery -A proj beat -l info
+    ```
+
+    ## Fix safety
+    No fix: which process keeps the scheduler is a deployment decision.
+
+    ## References
+    - [Celery: starting the scheduler](https://docs.celeryq.dev/en/stable/userguide/periodic-tasks.html#starting-the-scheduler)
+    - [celery#2856](https://github.com/celery/celery/issues/2856)
+    - [Deployment model](https://github.com/celerylint/celerylint/blob/main/docs/deployment.md)
+    """
+
+    CODE = "CL121"
+    NAME = "beat-in-several-processes"
+    FIX = "none"
+    SUMMARY = "Beat runs in more than one process of a deployment: every periodic task runs once per beat"
+    HINT = "run beat in exactly one process: a single `celery beat` service with one replica, no `-B` on workers"
+    TAGS = ("configuration", "deployment", "beat")
+
+    VALID = (
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: Procfile
+            worker: celery -A proj worker -B
+            # file: k8s/beat.yaml
+            kind: Deployment
+            spec:
+              replicas: 1
+              template:
+                spec:
+                  containers:
+                    - name: beat
+                      command: ["celery", "-A", "proj", "beat"]
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: docker-compose.yml
+            services:
+              worker:
+                command: celery -A proj worker -B
+                deploy:
+                  replicas: ${WORKERS}
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: start.sh
+            celery multi start 4 -A proj -B:1 -c 2
+            # file: entrypoint.sh
+            case "$1" in
+              worker) exec celery -A proj worker -B ;;
+              beat) exec celery -A proj beat ;;
+            esac
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            other = Celery("other")
+            # file: docker-compose.yml
+            services:
+              a:
+                command: celery -A proj.app worker -B
+              b:
+                command: celery -A proj.other beat
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: tests/docker-compose.yml
+            services:
+              worker:
+                command: celery -A proj worker -B
+                scale: 2
+            """),
+    )
+    INVALID = (
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: docker-compose.yml
+            services:
+              worker:
+                command: celery -A proj worker -B --loglevel=info
+              beat:
+                command: ["celery", "-A", "proj", "beat"]
+            """, message="2 processes", at="3:1"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: k8s/beat.yaml
+            kind: Deployment
+            spec:
+              replicas: 2
+              template:
+                spec:
+                  containers:
+                    - name: beat
+                      args: ["celery", "-A", "proj", "beat"]
+            """, message="2 processes"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: deploy/supervisord.conf
+            [program:worker]
+            command=celery -A proj worker -B
+            numprocs=4
+            """, message="4 processes"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: deploy/celery.service
+            [Service]
+            ExecStart=/venv/bin/celery multi start w1 w2 -A proj -B
+            """, message="2 processes"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: bin/restart.sh
+            celery multi start 5 -A proj -c 1 -B:1 -Q:1 fast -Q:2 slow
+            celery --app=proj beat -l warning &
+            """, message="2 processes"),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.configured_apps():
+            by_file: dict[str, list] = {}
+            for p in processes_for(m, app):
+                if p.runs_beat and not p.conditional:
+                    by_file.setdefault(p.path, []).append(p)
+            for path, beats in sorted(by_file.items()):
+                counts = [p.beats or 1 for p in beats]
+                if sum(counts) < 2:
+                    continue
+                first = beats[0]
+                what = "; ".join(f"{p.kind} `{p.name}` ({p.role}, {_copies(p)}) at line {p.line}" for p in beats)
+                yield self.finding(f"beat of `{app.var}` runs in {sum(counts)} processes of this deployment: {what}; "
+                                   "every periodic task is sent once per beat", path, first.line, 0, first.line, 0)
+
+
+def _copies(p) -> str:
+    if p.beats is None:
+        return "replicas not stated"
+    return f"{p.beats} " + ("copy" if p.beats == 1 else "copies")

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+from ..domain.celeryconf.model import App, Model
+from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.celeryconf.values import number, plain
+from ..domain.deploy.model import processes_for
+from ..domain.deploy.pools import ENFORCED, pool_name, process_pool
+from ..domain.unacked import seconds_option
+from ..rule import Invalid, Valid
+
+
+def _limits(m: Model, app: App, p=None) -> dict[str, list[str]]:
+    """``hard``/``soft`` -> where each time limit of the app is declared:
+    its configuration, its tasks (when it is the project's only app) and
+    the worker's own ``--time-limit``/``--soft-time-limit``."""
+    out: dict[str, list[str]] = {"hard": [], "soft": []}
+    for kind, option in (("hard", "task_time_limit"), ("soft", "task_soft_time_limit")):
+        r = app.get(option)
+        if number(r.value) and r.at is not None:
+            out[kind].append(f"`{option}` at {r.at.path}:{r.at.line}")
+    if len([a for a in m.relevant_apps() if not a.send_only]) == 1:
+        for task in m.tasks:
+            for kind, option in (("hard", "time_limit"), ("soft", "soft_time_limit")):
+                if number(plain(task["options"].get(option))[0]):
+                    out[kind].append(f"task `{task['name']}`'s `{option}`")
+    if p is not None:
+        for kind, option in (("hard", "time_limit"), ("soft", "soft_time_limit")):
+            if seconds_option(p.option(option)):
+                out[kind].append(f"`--{option.replace('_', '-')}`")
+    return out
+
+
+def _configured_pool(app: App) -> tuple[str | None, object]:
+    """The app's ``worker_pool``: ``(pool, resolved)``; pool None when unknown."""
+    r = app.get("worker_pool")
+    if r.is_unknown:
+        return None, r
+    if r.is_default:
+        return "prefork", r
+    return pool_name(r.value), r
+
+
+def _message(pool: str, limits: dict[str, list[str]], where: str) -> str | None:
+    hard, soft = ENFORCED[pool]
+    ignored = [n for kind, enforced in (("hard", hard), ("soft", soft)) if not enforced for n in limits[kind]]
+    if not ignored:
+        return None
+    shown = ", ".join(ignored[:3]) + (f" and {len(ignored) - 3} more" if len(ignored) > 3 else "")
+    if pool == "gevent":
+        return (f"{where} runs the gevent pool, which ignores soft time limits (and enforces a hard one only when "
+                f"the task yields to gevent): {shown} never raises `SoftTimeLimitExceeded`")
+    return (f"{where} runs the {pool} pool, which enforces no time limit: {shown} never stops a hung task, "
+            "which holds its worker slot forever")
+
+
+class TimeLimitNotEnforcedByPool(ConfigRule):
+    """
+    ## What it does
+    Reports a worker that runs a pool which does not enforce the time limits
+    the app declares (`task_time_limit`, `task_soft_time_limit`, a task's
+    `time_limit`/`soft_time_limit`, the worker's `--time-limit`/
+    `--soft-time-limit`). The pool is the worker's `-P`/`--pool`
+    (deployment model), else the app's `worker_pool` setting.
+
+    What each pool enforces, read in Celery 5.x's source:
+
+    | pool | hard limit | soft limit | where |
+    | --- | --- | --- | --- |
+    | prefork | yes (kills the child) | yes (signal) | `celery/concurrency/prefork.py` (`enable_timeouts=True`) |
+    | gevent | only when the task yields | no | `celery/concurrency/gevent.py` (`apply_timeout`, a `gevent.Timeout`) |
+    | eventlet | no | no | `celery/concurrency/eventlet.py` (`on_apply` drops both) |
+    | threads | no | no | `celery/concurrency/thread.py` (`on_apply` passes neither) |
+    | solo | no | no | `celery/concurrency/solo.py` (`base.apply_target` swallows both) |
+
+    The worker hands every pool the limits (`celery/worker/request.py`,
+    `execute_using_pool`); the pool decides.
+
+    ## Why is this bad?
+    The configuration says a hung task is stopped after its limit, and it
+    is not: it holds its thread or greenlet (and, with `acks_late`, its
+    message) until the worker is restarted, while monitoring and reviews
+    trust the limit.
+
+    ## Example
+    ```python
+    # file: celeryconfig.py
+    task_time_limit = 300
+    worker_pool = "threads"
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj")
+    app.config_from_object("celeryconfig")
+    ```
+
+    Use instead:
+    ```python
+    # file: celeryconfig.py
+    task_time_limit = 300
+    worker_pool = "prefork"
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj")
+    app.config_from_object("celeryconfig")
+    ```
+
+    ## Fix safety
+    No fix: the pool is chosen for what the tasks do; enforce the limit in
+    the task (timeouts on its I/O) or move the tasks to a prefork worker.
+
+    ## References
+    - [Celery: time limits](https://docs.celeryq.dev/en/stable/userguide/workers.html#time-limits)
+    - [celery#1958](https://github.com/celery/celery/issues/1958), [celery#3747](https://github.com/celery/celery/issues/3747)
+    - [Deployment model](https://github.com/celerylint/celerylint/blob/main/docs/deployment.md)
+    """
+
+    CODE = "CL122"
+    NAME = "time-limit-not-enforced-by-pool"
+    FIX = "none"
+    SUMMARY = "A time limit the worker's pool does not enforce (threads, solo, eventlet; gevent's soft limit)"
+    HINT = "run tasks with time limits on a prefork worker, or enforce the limit inside the task"
+    TAGS = ("configuration", "deployment", "time-limit")
+
+    VALID = (
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", worker_pool="threads")
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_time_limit=60)
+            # file: Procfile
+            worker: celery -A proj worker --pool=prefork -c 4
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_time_limit=60)
+            # file: Procfile
+            worker: celery -A proj worker -P gevent -c 100
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_time_limit=60)
+            # file: Procfile
+            worker: celery -A proj worker -P ${POOL} -c 100
+            """),
+    )
+    INVALID = (
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_soft_time_limit=60)
+            # file: docker-compose.yml
+            services:
+              worker:
+                command: celery -A proj worker --pool=threads --concurrency=8
+            """, message="threads pool", at="3:1"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            @app.task(soft_time_limit=30)
+            def slow(): ...
+            # file: Procfile
+            worker: celery -A proj worker -P gevent -c 100
+            """, message="gevent pool"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: start.sh
+            exec celery -A proj worker --pool solo --time-limit=600
+            """, message="`--time-limit`"),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.configured_apps():
+            configured, resolved = _configured_pool(app)
+            overridden = True
+            for p in processes_for(m, app):
+                if p.role == "beat":
+                    continue
+                pool, written = process_pool(p, configured)
+                overridden = overridden and written
+                if pool is None or not written and configured != "prefork" and resolved.is_set:
+                    continue  # a pool from the configuration is reported where it is set
+                message = _message(pool, _limits(m, app, p), f"this worker ({p.kind} `{p.name}`)")
+                if message:
+                    yield self.finding(message, p.path, p.line, 0, p.line, 0)
+            if configured not in (None, "prefork") and resolved.is_set and not (processes_for(m, app) and overridden):
+                message = _message(configured, _limits(m, app), f"`worker_pool` of `{app.var}`")
+                if message:
+                    yield self.at_assignment(resolved.at, message)

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.deploy.model import processes_for
+from ..domain.deploy.routes import routed_queues
+from ..rule import Invalid, Valid
+
+
+class RoutedQueueNotConsumed(ConfigRule):
+    """
+    ## What it does
+    Reports a queue that the app's tasks are routed to (a `task_routes`
+    entry, `queue=` on a task's decorator) while every worker process of
+    the app that the deployment model found names the queues it consumes
+    with `-Q`, and none names this one.
+
+    Nothing is reported when a worker has no `-Q` (or one from a variable),
+    uses `-X`, or when no worker is found; routers written as functions are
+    not read; `queue=` given to `apply_async` is not read yet.
+
+    ## Why is this bad?
+    Messages sent to a queue no worker consumes wait there forever: the
+    task never runs, and from the caller's side it has vanished.
+
+    ## Example
+    ```python
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj", task_routes={"proj.report": {"queue": "reports"}})
+    # file: Procfile
+    worker: celery -A proj worker -Q celery,mail
+    ```
+
+    Use instead:
+    ```python
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj", task_routes={"proj.report": {"queue": "reports"}})
+    # file: Procfile
+    worker: celery -A proj worker -Q celery,mail,reports
+    ```
+
+    ## Fix safety
+    No fix: which worker should consume the queue is a deployment decision.
+
+    ## References
+    - [Celery: routing tasks](https://docs.celeryq.dev/en/stable/userguide/routing.html)
+    - [Deployment model](https://github.com/celerylint/celerylint/blob/main/docs/deployment.md)
+    """
+
+    CODE = "CL123"
+    NAME = "routed-queue-not-consumed"
+    FIX = "none"
+    SUMMARY = "Tasks are routed to a queue that no worker of the app consumes (every worker names its queues with -Q)"
+    HINT = "add the queue to a worker's `-Q`, or route the task to a queue a worker consumes"
+    TAGS = ("configuration", "deployment", "routing")
+
+    VALID = (
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_routes={"proj.report": "reports"})
+            # file: Procfile
+            worker: celery -A proj worker -Q celery
+            reports: celery -A proj worker -Q reports
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_routes={"proj.report": "reports"})
+            # file: Procfile
+            worker: celery -A proj worker -Q celery
+            other: celery -A proj worker
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_routes={"proj.report": "reports"})
+            # file: Procfile
+            worker: celery -A proj worker -Q ${QUEUES}
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_routes={"proj.report": "reports"})
+            """),
+    )
+    INVALID = (
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            @app.task(queue="slow")
+            def crunch(): ...
+            # file: docker-compose.yml
+            services:
+              worker:
+                command: ["celery", "-A", "proj", "worker", "-Q", "fast,default"]
+            """, message="`slow`", at="4:1"),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.configured_apps():
+            routed = routed_queues(m, app)
+            if not routed:
+                continue
+            workers = [p for p in processes_for(m, app) if p.role != "beat"]
+            if not workers or any(p.command.queues() is None or "exclude_queues" in p.command.options for p in workers):
+                continue
+            consumed = {q for p in workers for q in p.command.queues() or ()}
+            names = ", ".join(f"{p.kind} `{p.name}` ({p.path}:{p.line})" for p in workers[:3])
+            for queue, at in sorted(routed.items()):
+                if queue in consumed or not at:
+                    continue
+                path, _, line = at.rpartition(":")
+                yield self.finding(f"tasks are routed to queue `{queue}`, but no worker of `{app.var}` consumes it "
+                                   f"(every worker names its queues with -Q: {names}): its messages wait forever",
+                                   path, int(line), 0, int(line), 0)

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.delays import human
+from ..domain.deploy.model import deployment
+from ..domain.deploy.rabbitmq import effective
+from ..domain.unacked import longest_duration
+from ..rule import Invalid, Valid
+
+_AMQP = ("amqp://", "amqps://", "pyamqp://", "librabbitmq://")
+
+
+class RabbitmqConsumerTimeoutTooShort(ConfigRule):
+    """
+    ## What it does
+    For an app whose broker is RabbitMQ (`amqp://`, `pyamqp://`), compares
+    RabbitMQ's `consumer_timeout` with the longest time a message can stay
+    unacknowledged, reasoned as CL104 does for Redis: a literal
+    `countdown`/`eta` in the code, and, with `task_acks_late`, the tasks'
+    time limits (global, per task, or a worker's `--time-limit`).
+
+    The timeout is read from `rabbitmq.conf` (`consumer_timeout = ms`),
+    `advanced.config` (`{consumer_timeout, ms}`) or
+    `RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-rabbit consumer_timeout ms"` in
+    the tree (see the deployment page); when none sets it, RabbitMQ's
+    default applies: 30 minutes (since 3.8.15). Two different values in the
+    tree, or the timeout turned off (`undefined`), report nothing.
+
+    ## Why is this bad?
+    A message delivered to a consumer and not acknowledged within
+    `consumer_timeout` makes RabbitMQ close the channel with
+    `PRECONDITION_FAILED` and deliver the message again: a late-acknowledged
+    task that runs longer, or a task waiting for its ETA in the worker (ETA
+    and countdown messages are held unacknowledged until they run), runs
+    twice, and the worker reconnects. Celery 5.5's native delayed delivery
+    for quorum queues (`broker_native_delayed_delivery`) sends countdowns
+    through delay exchanges instead, so the ETA half does not apply to
+    quorum queues there; the time-limit half applies to every version and
+    queue type. RabbitMQ 3.12+ also takes the timeout per queue (policy or
+    `x-consumer-timeout`), which celerylint does not read.
+
+    ## Example
+    ```python
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj", broker="amqp://rabbit//", task_acks_late=True, task_time_limit=3 * 3600)
+    ```
+
+    Use instead:
+    ```python
+    # file: proj.py
+    from celery import Celery
+    app = Celery("proj", broker="amqp://rabbit//", task_acks_late=True, task_time_limit=3 * 3600)
+    # file: rabbitmq/rabbitmq.conf
+    consumer_timeout = 14400000
+    ```
+
+    ## Fix safety
+    No fix: the broker's configuration may live outside the repository.
+
+    ## References
+    - [RabbitMQ: delivery acknowledgement timeout](https://www.rabbitmq.com/docs/consumers#acknowledgement-timeout)
+    - [Celery: RabbitMQ consumer timeout](https://docs.celeryq.dev/en/stable/userguide/calling.html#eta-and-countdown)
+    """
+
+    CODE = "CL124"
+    NAME = "rabbitmq-consumer-timeout-too-short"
+    FIX = "none"
+    SUMMARY = "RabbitMQ's consumer_timeout is shorter than a late-acknowledged task's time limit or a countdown/ETA"
+    HINT = "raise `consumer_timeout` in rabbitmq.conf above the longest time limit or countdown"
+    TAGS = ("configuration", "deployment", "rabbitmq")
+
+    VALID = (
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="amqp://rabbit//", task_acks_late=True, task_time_limit=3 * 3600)
+            # file: docker-compose.yml
+            services:
+              rabbit:
+                image: rabbitmq:3.12
+                environment:
+                  RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: "-rabbit consumer_timeout 21600000"
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="amqp://rabbit//", task_time_limit=3 * 3600)
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost", task_acks_late=True, task_time_limit=3 * 3600)
+            """),
+    )
+    INVALID = (
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="pyamqp://rabbit//", task_acks_late=True, task_time_limit=7200)
+            # file: rabbitmq.conf
+            consumer_timeout = 3600000
+            """, message="1 h"),
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="amqp://rabbit//")
+            @app.task
+            def ping(): ...
+            def later():
+                ping.apply_async(countdown=2 * 3600)
+            """, message="default"),
+    )
+
+    def check_model(self, m: Model):
+        for app in m.configured_apps():
+            broker = app.get("broker_url")
+            if not isinstance(broker.value, str) or not broker.value.startswith(_AMQP):
+                continue
+            longest = longest_duration(m, app)
+            if longest is None:
+                continue
+            ms, where = effective(deployment(m).consumer_timeouts)
+            if ms is None or longest[0] * 1000 <= ms:
+                continue
+            seconds, what = longest
+            message = (f"RabbitMQ's `consumer_timeout` is {human(ms / 1000)} ({where}) but {what}: RabbitMQ closes "
+                       "the channel and delivers the message again while the first run is pending or running")
+            yield self.at_app(app, message)

@@ -1,0 +1,323 @@
+"""The deployment model from the command line: ``--show-apps`` lists the
+worker and beat processes each launch-file format starts (trees in the
+shapes public projects use), the mermaid drawing, and the deployment rules
+on the same trees."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import lint_json, show_apps as show, write_project as write
+
+APP = '''
+    # file: proj/__init__.py
+    # file: proj/celery.py
+    from celery import Celery
+    app = Celery("proj")
+    app.config_from_object("proj.celeryconfig")
+    # file: proj/celeryconfig.py
+    broker_url = "amqp://guest:secret@rabbit//"
+    task_acks_late = True
+    task_time_limit = 600
+    task_routes = {"proj.tasks.report": {"queue": "reports"}}
+'''
+
+
+def processes(cli, root):
+    (app,) = show(cli, root)
+    return {(p["kind"], p["name"]): p for p in app["processes"]}
+
+
+def test_compose_services_with_replicas(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: docker-compose.yml
+        x-common: &common
+          image: proj
+          environment:
+            - CELERY_BROKER_URL=amqp://rabbit//
+        services:
+          web:
+            <<: *common
+            command: gunicorn proj.wsgi -b 0.0.0.0:8000
+          worker:
+            <<: *common
+            command: celery -A proj worker -l info --concurrency=${CONCURRENCY:-4} -Q celery,reports -Ofair
+            deploy:
+              replicas: 3
+          beat:
+            <<: *common
+            command: ["celery", "-A", "proj", "beat", "-l", "info"]
+          flower:
+            command: celery -A proj flower
+    ''')
+    found = processes(cli, tmp_path)
+    assert set(found) == {("compose", "worker"), ("compose", "beat")}
+    worker = found[("compose", "worker")]
+    assert worker["role"] == "worker" and worker["replicas"] == 3 and worker["line"] == 11
+    assert worker["options"] == {"concurrency": "4", "queues": "celery,reports", "optimization": "fair"}
+    assert found[("compose", "beat")]["role"] == "beat" and found[("compose", "beat")]["replicas"] == 1
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL123")
+    assert findings == []
+
+
+def test_worker_with_embedded_beat_scaled_is_reported(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: docker-compose.yml
+        services:
+          worker:
+            command: celery -A proj worker -B -l info
+            scale: 2
+    ''')
+    assert processes(cli, tmp_path)[("compose", "worker")]["role"] == "worker+beat"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121")
+    assert [(f["path"].rsplit("/", 1)[-1], f["line"]) for f in findings] == [("docker-compose.yml", 3)]
+
+
+def test_procfile(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: Procfile
+        release: python manage.py migrate
+        web: gunicorn proj.wsgi
+        worker: celery --app=proj worker --pool=gevent --autoscale=20,4 -Q celery
+        clock: python -m celery -A proj beat
+    ''')
+    found = processes(cli, tmp_path)
+    assert found[("procfile", "worker")]["options"] == {"pool": "gevent", "autoscale": "20,4", "queues": "celery"}
+    assert found[("procfile", "worker")]["replicas"] is None
+    assert found[("procfile", "clock")]["role"] == "beat"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL123")
+    assert [f["code"] for f in findings] == ["CL123"]  # `reports` is routed, every worker names its queues
+
+
+def test_dockerfile_cmd_exec_and_shell_form(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: docker/worker/Dockerfile
+        FROM python:3.12 AS build
+        CMD ["python"]
+        FROM python:3.12-slim
+        ENTRYPOINT ["tini", "--"]
+        CMD ["celery", "-A", "proj", "worker", "--max-tasks-per-child=50", "--max-memory-per-child=200000"]
+        # file: docker/beat/Dockerfile
+        FROM python:3.12-slim
+        CMD celery -A proj beat --loglevel=info
+    ''')
+    found = processes(cli, tmp_path)
+    assert found[("dockerfile", "Dockerfile")]["options"] == {"max_tasks_per_child": "50", "max_memory_per_child": "200000"}
+    assert {p["role"] for p in found.values()} == {"worker"} or len(found) == 1
+    (app,) = show(cli, tmp_path)
+    assert sorted((p["path"], p["role"]) for p in app["processes"]) == [
+        ("docker/beat/Dockerfile", "beat"), ("docker/worker/Dockerfile", "worker")]
+
+
+def test_kubernetes_deployment(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: k8s/celery.yaml
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: celery-worker
+        spec:
+          replicas: 4
+          template:
+            spec:
+              containers:
+                - name: worker
+                  image: proj:latest
+                  command: ["celery"]
+                  args: ["-A", "proj", "worker", "-P", "threads", "-c", "16"]
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: celery-beat
+        spec:
+          template:
+            spec:
+              containers:
+                - name: beat
+                  image: proj:latest
+                  command: ["celery", "-A", "proj", "beat"]
+    ''')
+    found = processes(cli, tmp_path)
+    assert found[("kubernetes", "celery-worker/worker")]["replicas"] == 4
+    assert found[("kubernetes", "celery-worker/worker")]["options"] == {"pool": "threads", "concurrency": "16"}
+    assert found[("kubernetes", "celery-beat/beat")]["replicas"] == 1
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL122")
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [("CL122", "k8s/celery.yaml", 12)]
+
+
+def test_helm_template_is_unknown(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: chart/templates/worker.yaml
+        kind: Deployment
+        spec:
+          replicas: {{ .Values.worker.replicas }}
+          template:
+            spec:
+              containers:
+                - command: ["celery", "-A", "proj", "worker", "-B"]
+    ''')
+    assert processes(cli, tmp_path) == {}
+
+
+def test_supervisord_numprocs(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: deploy/supervisord.conf
+        [supervisord]
+        nodaemon=true
+
+        [program:celeryworker]
+        command=/venv/bin/celery -A proj worker -l info -c 2 -n worker%(process_num)s@%%h
+        numprocs=3
+        process_name=%(program_name)s_%(process_num)02d
+
+        [program:celerybeat]
+        command=/venv/bin/celery -A proj beat -l info
+    ''')
+    found = processes(cli, tmp_path)
+    assert found[("supervisor", "celeryworker")]["replicas"] == 3
+    assert found[("supervisor", "celeryworker")]["options"] == {"concurrency": "2"}
+    assert found[("supervisor", "celerybeat")]["replicas"] == 1
+
+
+def test_shell_entrypoint_run_by_compose(cli, tmp_path):
+    """cookiecutter-django's shape: compose runs ``/start-celeryworker``,
+    which the Dockerfile copies from the tree."""
+    write(tmp_path, APP, '''
+        # file: docker-compose.yml
+        services:
+          celeryworker:
+            build:
+              context: .
+              dockerfile: ./compose/django/Dockerfile
+            command: /start-celeryworker
+            deploy:
+              replicas: 2
+        # file: compose/django/Dockerfile
+        FROM python:3.12
+        COPY ./compose/django/celery/worker/start /start-celeryworker
+        # file: compose/django/celery/worker/start
+        #!/bin/bash
+        set -o errexit
+        exec celery -A proj worker -l INFO --time-limit=${TIME_LIMIT:-900} -B
+    ''')
+    found = processes(cli, tmp_path)
+    worker = found[("compose", "celeryworker")]
+    assert worker["via"] == "compose/django/celery/worker/start:3"
+    assert worker["role"] == "worker+beat" and worker["replicas"] == 2 and worker["options"] == {"time_limit": "900"}
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121")
+    assert [f["message"].split(":")[0] for f in findings] == ["beat of `app` runs in 2 processes of this deployment"]
+
+
+def test_mermaid_draws_apps_processes_and_queues(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: Procfile
+        worker: celery -A proj worker -Q celery
+    ''')
+    proc = cli("--show-apps", "--output-format", "mermaid", ".", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "flowchart LR"
+    assert any("routes to" in line for line in lines) and any("consumed by" in line for line in lines)
+    assert "secret" not in proc.stdout and "***" in proc.stdout
+    refused = cli("--output-format", "mermaid", ".", cwd=tmp_path)
+    assert refused.returncode == 2 and "--show-apps" in refused.stderr
+
+
+def test_rabbitmq_consumer_timeout_shown_and_used(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: rabbitmq/rabbitmq.conf
+        consumer_timeout = 300000
+    ''')
+    proc = cli("--show-apps", "--format", "json", ".", cwd=tmp_path)
+    assert json.loads(proc.stdout)["rabbitmq"]["consumer_timeout_ms"] == 300000
+    _, findings, _ = lint_json(tmp_path, "--select", "CL124")
+    assert [f["code"] for f in findings] == ["CL124"]  # 600 s time limit with acks_late > 5 min
+
+
+def test_without_pyyaml_yaml_is_unknown_and_said_once(cli, tmp_path):
+    """PyYAML is the optional ``yaml`` extra: without it compose files are
+    not read by the deployment model (a notice says so once), and CL103
+    still finds ``--prefetch-multiplier`` in them with its line scan."""
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "yaml.py").write_text("raise ImportError('PyYAML is not installed')\n")
+    root = tmp_path / "tree"
+    write(root, APP, '''
+        # file: docker-compose.yml
+        services:
+          worker:
+            command: celery -A proj worker -B --prefetch-multiplier=1
+            scale: 2
+    ''')
+    env = {"PYTHONPATH": str(blocked)}
+    proc = cli("--show-apps", "--format", "json", ".", cwd=root, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["apps"][0]["processes"] == []
+    assert proc.stderr.count("`yaml` extra") == 1
+    lint = cli("--no-cache", "--select", "CL103,CL121", "--format", "json", ".", cwd=root, env=env)
+    assert json.loads(lint.stdout) == [] and lint.stderr.count("`yaml` extra") == 1
+    with_yaml = cli("--no-cache", "--select", "CL103,CL121", "--format", "json", ".", cwd=root)
+    assert [f["code"] for f in json.loads(with_yaml.stdout)] == ["CL121"] and "`yaml` extra" not in with_yaml.stderr
+
+
+def test_templated_values_are_unknown(cli, tmp_path):
+    """A manifest written for ``str.format`` or ERB, a supervisord
+    expansion: the app and options are unknown, so no app claims them when
+    the project has two apps, and no rule reads them."""
+    write(tmp_path, APP, '''
+        # file: proj/other.py
+        from celery import Celery
+        other = Celery("other")
+        # file: deploy/k8s/worker.yaml
+        kind: Deployment
+        spec:
+          replicas: 3
+          template:
+            spec:
+              containers:
+                - command: ["celery"]
+                  args: ["--app={celery_app}", "worker", "--queues={queues}", "-B"]
+        # file: deploy/supervisor/celery.conf
+        [program:celery]
+        command=celery --app=%(ENV_CELERY_APP)s worker -B --pool=<%= @pool %>
+        numprocs=2
+    ''')
+    apps = show(cli, tmp_path)
+    assert [a["processes"] for a in apps] == [[], []]
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL122,CL123")
+    assert findings == []
+
+
+def test_consumer_timeout_written_by_a_dockerfile(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: docker/rabbitmq/Dockerfile
+        FROM rabbitmq:3.12-management-alpine
+        RUN echo "consumer_timeout = 31622400000" >> /etc/rabbitmq/rabbitmq.conf
+    ''')
+    proc = cli("--show-apps", "--format", "json", ".", cwd=tmp_path)
+    assert json.loads(proc.stdout)["rabbitmq"]["consumer_timeout_ms"] == 31622400000
+    _, findings, _ = lint_json(tmp_path, "--select", "CL124")
+    assert findings == []
+
+
+def test_a_process_without_app_belongs_to_the_app_that_runs_workers(cli, tmp_path):
+    """h's shape: ``hypothesis celery worker`` (a project CLI) names no app;
+    the project's other app only sends tasks."""
+    write(tmp_path, '''
+        # file: h/__init__.py
+        # file: h/tasks.py
+        from celery import Celery
+        celery = Celery("h")
+        # file: h/queue.py
+        from celery import Celery
+        def send(annotation):
+            authority = Celery(annotation.authority)
+            authority.send_task("x")
+        # file: conf/supervisord.conf
+        [program:worker]
+        command=newrelic-admin run-program hypothesis celery worker --loglevel=INFO
+    ''')
+    apps = {a["variable"]: a["processes"] for a in show(cli, tmp_path)}
+    assert [p["name"] for p in apps["celery"]] == ["worker"]
+    assert apps.get("authority", []) == []
