@@ -9,7 +9,7 @@ import re
 KEYS = (
     "select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude",
     "force-exclude", "respect-gitignore", "per-file-ignores", "extend-per-file-ignores",
-    "cache-dir", "extend",
+    "cache-dir", "extend", "fixable", "extend-fixable", "unfixable", "output-format", "fix", "unsafe-fixes",
 )
 
 
