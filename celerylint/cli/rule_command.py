@@ -33,7 +33,7 @@ def rule(code, every, fmt) -> None:
     from ..registry import by_code, rules
 
     if every == bool(code):
-        fail("give a rule code (celerylint rule CL203) or --all, not both")
+        fail("give one rule code (celerylint rule CL203) or --all")
     if every:
         entries = list(rules())
     else:

@@ -72,9 +72,27 @@ def test_the_readme_example_output_is_true(cli):
     assert lines[-1] == shown[-1], "the summary line"
 
 
+def test_the_home_page_example_output_is_true(cli):
+    page = (REPO / "docs" / "index.md").read_text()
+    example = page.split("$ celerylint --output-format concise examples/shop\n", 1)[1].split("```", 1)[0]
+    shown = [line for line in example.splitlines() if line != "..."]
+    printed = cli("--output-format", "concise", "examples/shop", cwd=REPO).stdout.splitlines()
+    first = printed.index(shown[0])
+    assert printed[first:first + 2] == shown[:2] and printed[-1] == shown[-1]
+
+
 def test_every_configuration_key_is_documented():
     from celerylint.config.messages import KEY_DOCS, KEYS
 
     assert list(KEY_DOCS) == list(KEYS)
     page = (REPO / "docs" / "configuration.md").read_text()
     assert all(f"| `{key}` |" in page for key in KEYS)
+
+
+def test_the_readme_configuration_snippet_is_valid(cli, tmp_path):
+    readme = (REPO / "README.md").read_text()
+    [snippet] = re.findall(r"```toml\n(.*?)```", readme, re.DOTALL)
+    (tmp_path / "pyproject.toml").write_text(snippet)
+    done = cli("--show-settings")
+    assert done.returncode == 0, done.stderr
+    assert 'extend-select = ["CL112"]' in done.stdout and "lock-ttl = 60" in done.stdout
