@@ -10,7 +10,6 @@ from __future__ import annotations
 import inspect
 import re
 
-from . import __version__
 from .registry import by_code, rules
 
 HOMEPAGE = "https://github.com/celerylint/celerylint"
@@ -64,8 +63,15 @@ def sections(doc: str) -> dict[str, str]:
     return {parts[i].strip(): parts[i + 1].strip() for i in range(1, len(parts), 2)}
 
 
+# Where reports link (SARIF ``helpUri``, rdjson ``code.url``, ``--list-rules``
+# JSON): the pages on the repository's main branch, which exist whether or
+# not a release was tagged (docs/integrations.md says so).
+DOCS_BASE = f"{HOMEPAGE}/blob/main"
+DOCTOR_URI = f"{DOCS_BASE}/docs/doctor.md"
+
+
 def help_uri(code: str) -> str:
-    return f"{HOMEPAGE}/blob/v{__version__}/rules/{code}.md"
+    return f"{DOCS_BASE}/rules/{code}.md"
 
 
 def header(cls: type) -> str:

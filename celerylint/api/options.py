@@ -4,7 +4,7 @@ A rule declares the options it reads (``OPTIONS = (Option(...),)``); the
 framework declares the few that several rules or the run itself read
 (``config.GLOBAL_OPTIONS``).  The configuration loader validates every key
 of ``[tool.celerylint]`` against these declarations, and the rule pages and
-the README's configuration table are generated from them.  Nothing here
+docs/configuration.md's options table are generated from them.  Nothing here
 imports libcst: the loader runs before any rule is imported.
 """
 

@@ -38,9 +38,11 @@ def unsafe_line_ends(text: str) -> set[int]:
     return lines
 
 
-def comment_edit(line_text: str, line: int, codes: list[str]) -> Edit | None:
+def comment_edit(line_text: str, line: int, codes: list[str], reason: str | None = None) -> Edit | None:
     """The edit adding ``codes`` to the noqa comment of ``line`` (or a new
-    one at its end); None when it names them all already."""
+    one at its end, followed by `` -- reason`` when one is given: ruff
+    writes the reason right after the codes, where celerylint would read
+    its first word as one more code); None when it names them all already."""
     body = line_text.rstrip("\r\n")
     match = NOQA.search(body) if "#" in body else None
     if match is not None:
@@ -53,10 +55,11 @@ def comment_edit(line_text: str, line: int, codes: list[str]) -> Edit | None:
         end = match.end("codes")
         return Edit(line, end, line, end, ", " + ", ".join(new))
     stripped = body.rstrip()
-    return Edit(line, len(stripped), line, len(body), f"  # noqa: {', '.join(codes)}")
+    why = f" -- {reason}" if reason else ""
+    return Edit(line, len(stripped), line, len(body), f"  # noqa: {', '.join(codes)}{why}")
 
 
-def add_noqa(findings: list[Finding], root: Path) -> tuple[int, list[str]]:
+def add_noqa(findings: list[Finding], root: Path, reason: str | None = None) -> tuple[int, list[str]]:
     """Write the comments; returns how many lines changed and the notices."""
     from ..run.writer import WriteError, write_atomic
 
@@ -90,7 +93,7 @@ def add_noqa(findings: list[Finding], root: Path) -> tuple[int, list[str]]:
             if finding.code not in wanted[line]:
                 wanted[line].append(finding.code)
         edits = [e for line, codes in sorted(wanted.items())
-                 if (e := comment_edit(index.line_text(line), line, sorted(codes))) is not None]
+                 if (e := comment_edit(index.line_text(line), line, sorted(codes), reason)) is not None]
         if not edits:
             continue
         new = source.encode(apply_edits(text, edits))

@@ -15,7 +15,9 @@ from ..reporters import HUMAN
 from .terminal import emit, err, fail, write_stdout
 
 OPTIONS = (
-    click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to the line of every finding, then exit."),
+    click.option("--add-noqa", is_flag=True,
+                 help="Add `# noqa: CODE` to the line of every finding, then exit; `--add-noqa=REASON` adds ` -- REASON`."),
+    click.option("--add-noqa-reason", hidden=True),  # what `--add-noqa=REASON` becomes (cli.overrides.argv)
     click.option("--exit-non-zero-on-fix", is_flag=True, help="With --fix, exit 1 when a file was fixed, even if no finding is left."),
     click.option("--statistics", is_flag=True, help="Print how many findings of each code instead of the findings."),
     click.option("--show-settings", is_flag=True, help="Print the settings resolved for the paths, and exit."),
@@ -77,7 +79,7 @@ def stdin_run(settings, adopt: dict, *, fix: bool, unsafe: bool, diff: bool):
 def add_noqa_and_exit(result, settings, adopt: dict) -> None:
     from .add_noqa import add_noqa
 
-    count, notices = add_noqa(result.findings, settings.root)
+    count, notices = add_noqa(result.findings, settings.root, adopt["add_noqa_reason"])
     if not adopt["silent"]:
         for notice in notices:
             err(f"celerylint: {notice}")

@@ -10,43 +10,52 @@ import click
 
 from .. import __version__
 from .adopt import adoption_options
+from .overrides import OPTION_NAMES as _OVERRIDES, override_options
 from .selection import settings_from_options as _settings
 from ..reporters import DEFAULT as DEFAULT_FORMAT, FORMATS
 from ..reporters.color import CHOICES as COLORS
+from .overrides import argv, configured
 from .terminal import emit as _emit, err as _err, fail as _fail, write_stdout as _write_stdout
 
 
-def _format_options(f):
-    """``--output-format`` (alias ``--format``, ``$CELERYLINT_OUTPUT_FORMAT``) and ``--color``."""
+def _format_options(f, configurable: bool = False):
+    """``--output-format`` (alias ``--format``, ``$CELERYLINT_OUTPUT_FORMAT``) and ``--color``.
+    ``configurable``: unset, it is None and ``output-format`` of the configuration decides."""
     f = click.option("--color", type=click.Choice(COLORS), default="auto", show_default=True,
                      help="Colour in full, concise, grouped: auto (a terminal; NO_COLOR, FORCE_COLOR), always, never.")(f)
-    return click.option("--output-format", "--format", "fmt", type=click.Choice((*FORMATS, "mermaid")), default=DEFAULT_FORMAT,
-                        envvar="CELERYLINT_OUTPUT_FORMAT", show_default=True, show_envvar=True,
+    return click.option("--output-format", "--format", "fmt", type=click.Choice((*FORMATS, "mermaid")),
+                        default=None if configurable else DEFAULT_FORMAT, envvar="CELERYLINT_OUTPUT_FORMAT",
+                        show_default=f"{DEFAULT_FORMAT}, or `output-format`" if configurable else True, show_envvar=True,
                         help="Report format (text: the same as full; mermaid: only with --show-apps).")(f)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@_format_options
-@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@lambda f: _format_options(f, configurable=True)
+@click.option("-o", "--output-file", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
+              envvar="CELERYLINT_OUTPUT_FILE", show_envvar=True, help="Write the report to FILE.")
 @click.option("--show-fixes", is_flag=True, help="With --fix, also list the fixes applied, per file and code.")
-@click.option("--fix", is_flag=True, help="Apply safe fixes in place, then report what is left.")
-@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
+@click.option("--fix/--no-fix", default=None, help="Apply safe fixes in place, then report what is left (default: `fix`).")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
+              help="With --fix or --diff, also apply unsafe fixes (default: `unsafe-fixes`).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes; neither report nor exit 1 for what is left (implies --fix).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
-@click.option("--select", help="Comma-separated codes or prefixes to enable instead of the default rules (CL2, CL203, ALL).")
-@click.option("--extend-select", help="Comma-separated codes or prefixes to enable on top of the selection (CL112).")
-@click.option("--ignore", help="Comma-separated codes or prefixes to disable.")
-@click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--select", multiple=True, help="Comma-separated codes or prefixes to enable instead of the default rules (CL2, CL203, ALL); repeatable.")
+@click.option("--extend-select", multiple=True, help="Comma-separated codes or prefixes to enable on top of the selection (CL112); repeatable.")
+@click.option("--ignore", multiple=True, help="Comma-separated codes or prefixes to disable; repeatable.")
+@click.option("--config", "config", multiple=True, metavar="FILE|KEY=VALUE",
+              help="A pyproject.toml or celerylint.toml to read instead of discovery, or one `KEY = VALUE` (TOML) set over it; repeatable.")
+@click.option("-e", "--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: number of CPUs).")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
 @click.option("--show-apps", is_flag=True, help="Show every Celery app, its configuration sources and settings, and exit.")
+@override_options
 @adoption_options
 @click.version_option(__version__, "--version", prog_name="celerylint")
-def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select, extend_select, ignore, config,
+def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, fix_only, diff, select, extend_select, ignore, config,
          exit_zero, explain, list_rules, no_cache, jobs, force_exclude, show_apps, **adopt) -> None:
     """Find the Celery patterns that make tasks run twice or vanish.
 
@@ -80,7 +89,9 @@ def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select,
 
         _write_stdout((rules_json() if fmt == "json" else rule_table_text() + "\n").encode("utf-8"))
         return
-    settings = _settings(config, select, ignore, force_exclude, extend_select, adopt["cache_dir"])
+    overrides = {name: adopt.pop(name) for name in _OVERRIDES}
+    settings = _settings(config, select, ignore, force_exclude, extend_select, adopt["cache_dir"], overrides)
+    fmt, fix, unsafe_fixes = configured(settings, fmt, fix, unsafe_fixes, fix_only)
     stdin = [str(p) for p in paths] == ["-"]
     for path in paths if not stdin else ():
         if not path.exists() and not path.is_symlink():
@@ -113,8 +124,13 @@ def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, diff, select,
             for line in applied(result, "Would fix"):
                 _err(line)
     else:
+        summary = None
+        if fix_only:  # as ruff: what is left is neither reported nor a failure
+            result.findings = []
+            n = sum(result.fixed.values())
+            summary = f"Fixed {n} finding{'s' * (n != 1)}." if n else "No fixes applied."
         text = _render(fmt, result, settings, unsafe=unsafe_fixes, to_terminal=output is None, color=color,
-                       show_fixes=show_fixes)
+                       show_fixes=show_fixes, summary=summary)
         status = 1 if result.findings else 0
         # File names that are not UTF-8 reach here as lone surrogates: print
         # them as U+FFFD so every report is valid UTF-8 (JSON and SARIF must be).
@@ -201,12 +217,16 @@ def entry() -> None:
         if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by whoever started us: keep it so
             signal.signal(signum, _stop)
     try:
-        if sys.argv[1:2] == ["doctor"]:  # the one subcommand; ``celerylint ./doctor`` lints a directory of that name
+        if sys.argv[1:2] == ["rule"]:  # ``celerylint ./rule`` lints a directory of that name
+            from .rule_command import rule
+
+            rule(args=sys.argv[2:], prog_name="celerylint rule")
+        elif sys.argv[1:2] == ["doctor"]:  # the one subcommand; ``celerylint ./doctor`` lints a directory of that name
             doctor(args=sys.argv[2:], prog_name="celerylint doctor")
         elif sys.argv[1:2] == ["check"]:  # ruff's spelling of the bare command; ``celerylint ./check`` lints ./check
-            main(args=sys.argv[2:], prog_name="celerylint check")
+            main(args=argv(sys.argv[2:]), prog_name="celerylint check")
         else:
-            main(prog_name="celerylint")
+            main(args=argv(sys.argv[1:]), prog_name="celerylint")
     except Stopped as exc:
         # Interrupted (Ctrl-C) or told to stop: the pool has ended its
         # workers, a file being written was left as it was; nothing more is

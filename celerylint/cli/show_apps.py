@@ -1,8 +1,8 @@
 """``--show-apps``: every Celery app celerylint found, where its configuration
 comes from, and the value and origin of each setting the rules read.
 
-The JSON form is a stable interface (fields are only added): see the
-README's "Show the apps" section.  URLs are shown with their passwords
+The JSON form is a stable interface (fields are only added): see
+docs/show-apps.md.  URLs are shown with their passwords
 masked.
 """
 

@@ -32,7 +32,16 @@ def show_settings(settings: Settings, paths: list[Path]) -> str:
         f"force-exclude = {str(settings.force_exclude).lower()}",
         f"respect-gitignore = {str(settings.respect_gitignore).lower()}",
         f"cache-dir = \"{settings.cache_dir}\"" if settings.cache_dir else "cache-dir = default",
+        f"fixable = {_list(settings.fixable or ('ALL',))}",
+        f"extend-fixable = {_list(settings.extend_fixable)}",
+        f"unfixable = {_list(settings.unfixable)}",
     ]
+    lines += [f"{key} = {str(value).lower()}" for key, value in
+              (("fix", settings.fix), ("unsafe-fixes", settings.unsafe_fixes)) if value is not None]
+    if settings.output_format is not None:
+        lines.append(f"output-format = \"{settings.output_format}\"")
+    if settings.ignore_noqa:
+        lines.append("# --ignore-noqa: noqa comments are not read")
     for name, option in sorted(declared_options().items()):
         value = settings.option(name)
         shown = _list(value) if isinstance(value, tuple) else (str(value).lower() if isinstance(value, bool) else repr(value))

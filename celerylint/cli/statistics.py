@@ -1,5 +1,6 @@
 """``--statistics``: how many findings of each code, most frequent first, as
-ruff prints them (``[*]`` when ``--fix`` fixes some of them)."""
+ruff prints them (``[*]`` when ``--fix`` fixes some of them; in JSON,
+``fixable`` is that boolean, as in ruff)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ def rows(findings, unsafe: bool = False) -> list[dict]:
     counts = Counter(f.code for f in findings)
     names = {f.code: f.name for f in findings}
     fixable = Counter(f.code for f in findings if f.fix is not None and (f.fix.safe or unsafe))
-    return [{"code": code, "name": names[code], "count": count, "fixable": fixable[code]}
+    return [{"code": code, "name": names[code], "count": count, "fixable": fixable[code] > 0}
             for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 

@@ -37,6 +37,8 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
         elif key == "extend_select":
             if "select" not in child:
                 out["extend_select"] = base.get("extend_select", ()) + value
+        elif key == "extend_fixable":  # kept apart: an empty ``fixable`` means every code
+            out["extend_fixable"] = base.get("extend_fixable", ()) + value
         elif not key.startswith("extend_") and key != "extend":
             out[key] = value
     for key, twin in _LISTS:
@@ -51,7 +53,7 @@ def _own(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def settings_from_values(values: dict[str, Any], root: Path) -> Settings:
-    merged = {k: v for k, v in _own(values).items() if k != "extend" and not k.startswith("extend_") or k == "extend_select"}
+    merged = {k: v for k, v in _own(values).items() if k != "extend" and not k.startswith("extend_") or k in ("extend_select", "extend_fixable")}
     options = merged.pop("options", {})
     return Settings(root=root, options=tuple(sorted(options.items())), **merged)
 

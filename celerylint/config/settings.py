@@ -44,6 +44,13 @@ class Settings:
     respect_gitignore: bool = True  # discovery skips what git ignores (gitignore.py)
     cache_dir: Path | None = None  # ``cache-dir`` / ``--cache-dir``; None: the default place
     config_chain: tuple[Path, ...] = ()  # the files ``extend`` read, the base last
+    ignore_noqa: bool = False  # ``--ignore-noqa``: no ``# noqa`` comment silences anything
+    fixable: tuple[str, ...] = ()  # codes --fix may fix; empty: every code (ruff's ALL)
+    extend_fixable: tuple[str, ...] = ()  # added to ``fixable``
+    unfixable: tuple[str, ...] = ()  # codes --fix never fixes, whatever ``fixable`` says
+    output_format: str | None = None  # ``output-format``: the report format when no option names one
+    fix: bool | None = None  # ``fix``: as ``--fix`` when the command line says neither --fix nor --no-fix
+    unsafe_fixes: bool | None = None  # ``unsafe-fixes``: likewise for ``--unsafe-fixes``
 
     def option(self, name: str) -> Any:
         """The value of a declared option: as configured, else its default."""
@@ -89,13 +96,20 @@ class Settings:
 
         return code not in default_off_codes()
 
+    def is_fixable(self, code: str) -> bool:
+        """May ``--fix`` apply the fixes of ``code`` (``fixable``, ``extend-fixable``, ``unfixable``)?"""
+        if any(code.startswith(c) for c in self.unfixable):
+            return False
+        return not self.fixable or any(code.startswith(c) for c in (*self.fixable, *self.extend_fixable))
+
     def fingerprint(self) -> str:
         """A hash of everything that changes what a file lints to."""
         import hashlib
         import json
 
         data = asdict(self)
-        for key in ("root", "config_file", "config_dir", "respect_gitignore", "cache_dir", "config_chain"):
+        for key in ("root", "config_file", "config_dir", "respect_gitignore", "cache_dir", "config_chain",
+                    "fixable", "extend_fixable", "unfixable", "output_format", "fix", "unsafe_fixes"):
             data.pop(key)
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

@@ -142,11 +142,11 @@ def table_values(table: dict[str, Any], source: str, known: frozenset[str], line
     declared = declared_options()
     for key, value in table.items():
         where = where_of(source, lines, key)
-        if key in ("select", "extend-select", "ignore", "extend-ignore"):
+        if key in ("select", "extend-select", "ignore", "extend-ignore", "fixable", "extend-fixable", "unfixable"):
             values[key.replace("-", "_")] = _codes(value, where, known)
         elif key in ("exclude", "extend-exclude"):
             values[key.replace("-", "_")] = _globs(value, where)
-        elif key in ("force-exclude", "respect-gitignore"):
+        elif key in ("force-exclude", "respect-gitignore", "fix", "unsafe-fixes"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected true or false")
             values[key.replace("-", "_")] = value
@@ -157,6 +157,10 @@ def table_values(table: dict[str, Any], source: str, known: frozenset[str], line
             values[key.replace("-", "_")] = tuple(
                 (pattern, _codes(codes, f"{where}.{pattern!r}", known)) for pattern, codes in value.items()
             )
+        elif key == "output-format":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: expected a report format (a string)")
+            values["output_format"] = value  # the command line checks the name (it knows the reporters)
         elif key in ("cache-dir", "extend"):
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where}: expected a path (a string)")

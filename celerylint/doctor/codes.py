@@ -49,7 +49,7 @@ def explain(code: str) -> str | None:
 
 
 def sarif_rules() -> list[dict]:
-    from ..docs import HOMEPAGE
+    from ..docs import DOCTOR_URI
 
     levels = {"error": "error", "warning": "warning", "note": "note"}
     return [{
@@ -58,7 +58,7 @@ def sarif_rules() -> list[dict]:
         "shortDescription": {"text": c.summary},
         "fullDescription": {"text": c.summary},
         "help": {"text": f"{c.summary}. {c.hint}", "markdown": f"{c.summary}. {c.hint}"},
-        "helpUri": f"{HOMEPAGE}#live-broker-check",
+        "helpUri": DOCTOR_URI,
         "defaultConfiguration": {"level": levels[c.severity]},
         "properties": {"tags": ["celery", "reliability", "redis", "doctor"], "precision": "high",
                        "problem.severity": "warning"},

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from ..config.settings import Settings
 from ..core.model import FileResult, Finding
-from .noqa import is_suppressed
+from .noqa import file_noqa, is_suppressed, silences
 from .prefilter import prefilter
 from ..registry import Entry
 from ..core.source import DecodeError, LineIndex, decode
@@ -317,9 +317,12 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         positions = ShiftedPositions(positions, shifts)
     index = LineIndex(text)
     builder = EditBuilder(module, positions, index)
-    check_noqa = b"noqa" in data.lower()
+    check_noqa = not settings.ignore_noqa and b"noqa" in data.lower()
+    in_file = file_noqa(data) if check_noqa else None
     for rule, node, message, pending in ctx.reports:
         r = positions[node]
+        if silences(in_file, rule.CODE):
+            continue
         if check_noqa and is_suppressed(index, rule.CODE, r.start.line, r.end.line):
             # what CL002 (unused_noqa.py) needs to know which comments silenced something
             result.facts.append({"kind": "noqa-used", "path": path, "code": rule.CODE,

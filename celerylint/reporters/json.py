@@ -1,4 +1,4 @@
-"""JSON: a list of findings.  A public, stable interface (see README).
+"""JSON: a list of findings.  A public, stable interface (docs/output-formats.md).
 
 Lines and columns are 1-based; ``end_column`` is exclusive.  Columns count
 Unicode code points.  Fix edits use the same conventions.  ``json-lines``:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from ..docs import HOMEPAGE, help_uri
+from ..docs import DOCTOR_URI, HOMEPAGE, help_uri
 from .printable import json_escaped
 from .sources import Sources
 
@@ -39,7 +39,7 @@ def render(result, settings) -> str:
             "location": {"path": f.path, "range": _range(source, f.line, f.col, f.end_line, f.end_col)},
             "severity": SEVERITY[f.severity],
             "code": {"value": f.code, "url": help_uri(f.code) if f.code < "CL150" or f.code > "CL155"
-                     else f"{HOMEPAGE}#live-broker-check"},
+                     else DOCTOR_URI},
         }
         # reviewdog applies a suggestion to the diagnostic's own file only
         if f.fix is not None and (f.fix.path or f.path) == f.path:

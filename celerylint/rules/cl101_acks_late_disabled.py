@@ -15,7 +15,7 @@ class AcksLateDisabled(ConfigRule):
     settings given to `config_from_object`.
 
     With settings profiles (`settings/production.py`, ...), each profile the
-    rules check is read (README: "Settings profiles"); the message names it.
+    rules check is read (docs/show-apps.md: "Settings profiles"); the message names it.
 
     ## Why is this bad?
     With `task_acks_late` off (Celery's default), the message is acknowledged

@@ -17,7 +17,7 @@ class RejectOnWorkerLostMissing(ConfigRule):
 
     In a Django project with settings profiles (`settings/production.py`,
     `settings/local.py`, ...), each profile the rules check is read (the
-    deployed ones by default; see the README's "Settings profiles"), and the
+    deployed ones by default; see "Settings profiles" in docs/show-apps.md), and the
     message names the profile.
 
     ## Why is this bad?

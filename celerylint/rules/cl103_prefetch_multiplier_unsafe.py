@@ -36,10 +36,10 @@ class PrefetchMultiplierUnsafe(ConfigRule):
 
     In a Django project with settings profiles (`settings/production.py`,
     `settings/local.py`, ...), each profile the rules check is read (the
-    deployed ones by default; see the README's "Settings profiles"), and the
+    deployed ones by default; see "Settings profiles" in docs/show-apps.md), and the
     message names the profile. A value set differently in the branches of an
     `if`/`else` is reported at each branch's assignment only when every
-    branch is reported (the README's "Conditional settings").
+    branch is reported ("Conditional settings" in docs/decisions.md).
 
     ## Why is this bad?
     Each worker process reserves `concurrency x multiplier` messages ahead.

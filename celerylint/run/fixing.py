@@ -50,9 +50,9 @@ def refused(path: Path, root: Path) -> str | None:
     return None
 
 
-def _applicable(finding: Finding, unsafe: bool) -> Fix | None:
+def _applicable(finding: Finding, unsafe: bool, fixable=None) -> Fix | None:
     fix = finding.fix
-    if fix is None or not fix.edits or (not fix.safe and not unsafe):
+    if fix is None or not fix.edits or (not fix.safe and not unsafe) or (fixable and not fixable(finding.code)):
         return None
     return fix
 
@@ -73,7 +73,7 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
     dropped: set[Path] = set()
     refused_paths: set[Path] = set()
     for round_ in range(MAX_FIX_ROUNDS):
-        pending = _pending(results, found, by_rel, unsafe, origin)
+        pending = _pending(results, found, by_rel, unsafe, origin, linter.settings.is_fixable)
         if round_ == 0:
             # Fixes apply to the bytes read now: a file edited since the lint
             # pass is linted again and fixed as it is, not as it was.
@@ -87,7 +87,7 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
                     results[path], stale = linter.lint_bytes(path, data), True
             if stale:
                 found = project_findings(results, other, linter, [], _texts(results, current))
-                pending = {p: f for p, f in _pending(results, found, by_rel, unsafe, origin).items() if p in originals}
+                pending = {p: f for p, f in _pending(results, found, by_rel, unsafe, origin, linter.settings.is_fixable).items() if p in originals}
         changed = []
         for path, fixes in pending.items():
             # a project fix reaching a file first touched now
@@ -172,10 +172,10 @@ def _reason(exc: Exception) -> str:
 
 
 def _pending(results: dict[Path, FileResult], project_findings: list[Finding], by_rel: dict[str, Path],
-             unsafe: bool, origin: dict[int, Finding]) -> dict[Path, list[Fix]]:
+             unsafe: bool, origin: dict[int, Finding], fixable=None) -> dict[Path, list[Fix]]:
     pending: dict[Path, list[Fix]] = defaultdict(list)
     for finding in [f for r in results.values() for f in r.findings] + project_findings:
-        fix = _applicable(finding, unsafe)
+        fix = _applicable(finding, unsafe, fixable)
         path = by_rel.get(fix.path or finding.path) if fix else None
         if fix and path is not None:
             pending[path].append(fix)

@@ -113,8 +113,9 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
     kept: list[Finding] = []
     silenced: list[Finding] = []
     for finding in findings:
-        (silenced if _suppressed_on_disk(finding, by_rel, project.texts) else kept).append(finding)
-    if any(e.code == "CL002" for e in linter.entries):
+        suppressed = _suppressed_on_disk(finding, by_rel, project.texts, not linter.settings.ignore_noqa)
+        (silenced if suppressed else kept).append(finding)
+    if any(e.code == "CL002" for e in linter.entries) and not linter.settings.ignore_noqa:  # as ruff's RUF100
         from .unused_noqa import unused_noqa
 
         kept += unused_noqa(results, silenced, linter, project.texts)
@@ -139,10 +140,11 @@ def _run_or_cached(project: Project, linter: Linter, errors: list[str]) -> list[
     return findings
 
 
-def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path], texts: dict[str, str]) -> bool:
-    """noqa and skip-file for project findings, which no per-file pass saw."""
+def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path], texts: dict[str, str], noqa: bool = True) -> bool:
+    """noqa and skip-file for project findings, which no per-file pass saw
+    (``noqa`` False: ``--ignore-noqa``, skip-file alone)."""
     from ..engine.analysis import SKIP_FILE
-    from ..engine.noqa import is_suppressed
+    from ..engine.noqa import file_noqa, is_suppressed, silences
     from ..core.source import LineIndex
 
     path = by_rel.get(finding.path)
@@ -150,14 +152,15 @@ def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path], texts: dict[s
         return False
     if finding.path in texts:
         text = texts[finding.path]
-        if SKIP_FILE.search(text.encode("utf-8", "surrogatepass")):
+        data = text.encode("utf-8", "surrogatepass")
+        if SKIP_FILE.search(data) or noqa and silences(file_noqa(data), finding.code):
             return True
-        return "noqa" in text.lower() and is_suppressed(LineIndex(text), finding.code, finding.line, finding.end_line)
+        return noqa and "noqa" in text.lower() and is_suppressed(LineIndex(text), finding.code, finding.line, finding.end_line)
     try:
         data = path.read_bytes()
         text = decode(data).text
     except (OSError, DecodeError):
         return False
-    if SKIP_FILE.search(data):
+    if SKIP_FILE.search(data) or noqa and silences(file_noqa(data), finding.code):
         return True
-    return b"noqa" in data.lower() and is_suppressed(LineIndex(text), finding.code, finding.line, finding.end_line)
+    return noqa and b"noqa" in data.lower() and is_suppressed(LineIndex(text), finding.code, finding.line, finding.end_line)

@@ -68,6 +68,11 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     if seen:
         _keep_focus(out, seen, {r.path for r in results.values()} | set(other))
     out.findings.sort(key=Finding.sort_key)
+    if settings.fixable or settings.unfixable:  # as ruff: a rule that is not fixable shows no fix
+        from dataclasses import replace
+
+        out.findings = [f if f.fix is None or settings.is_fixable(f.code) else replace(f, fix=None)
+                        for f in out.findings]
     return out
 
 

@@ -125,7 +125,7 @@ def test_statistics(cli, tmp_path):
     assert text.returncode == 1
     assert text.stdout.splitlines() == ["3\tCL203\t[ ] lock-without-ttl", "1\tCL209\t[*] execution-option-as-task-argument"]
     table = json.loads(cli("--no-cache", "--statistics", "--format", "json", ".").stdout)
-    assert table[0] == {"code": "CL203", "name": "lock-without-ttl", "count": 3, "fixable": 0}
+    assert table[0] == {"code": "CL203", "name": "lock-without-ttl", "count": 3, "fixable": False}
 
 
 def test_check_alias_and_a_directory_named_check(cli, tmp_path):

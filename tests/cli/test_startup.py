@@ -57,13 +57,7 @@ def test_a_large_tree_without_celery_imports_neither_libcst_nor_celery(tmp_path)
 
 def test_a_settings_file_reads_the_shipped_setting_table_not_celery(tmp_path):
     """The configuration rules need Celery's setting names: from the copy
-    shipped with celerylint when the installed Celery is its release."""
-    import pytest
-
-    from celerylint.domain.celeryconf import settings_snapshot, settings_table
-
-    if settings_table.defaults_digest() != settings_snapshot.DEFAULTS_SHA256:
-        pytest.skip("the installed Celery is not the release the snapshot was made from")
+    shipped with celerylint, whichever Celery is installed."""
     (tmp_path / "celeryconfig.py").write_text("broker_url = 'redis://'\ntask_acks_late = True\nworker_prefetch_multipler = 1\n")
     proc, line = run_probe(tmp_path, "celeryconfig.py")
     assert "CL107" in proc.stdout, proc.stdout + proc.stderr  # the misspelled setting is found
