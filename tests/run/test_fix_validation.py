@@ -137,3 +137,23 @@ def test_the_case_harness_refuses_an_expected_fix_cpython_cannot_compile(tmp_pat
     assert not _compiles(textwrap.dedent(repeated))
     with pytest.raises(AssertionError):
         check_case(DeprecatedSettingName, Invalid(code, fixed=repeated), tmp_path, valid=False)
+
+
+@pytest.mark.parametrize(("written", "string", "expected"), [
+    ("BROKER_URL", False, "broker_url"),
+    ("'BROKER_URL'", True, "'broker_url'"),
+    ('"BROKER_URL"', True, '"broker_url"'),
+    ("'''BROKER_URL'''", True, "'''broker_url'''"),
+    ('r"BROKER_URL"', True, 'r"broker_url"'),
+    ("BROKER_URL", True, None),  # a constant used as a key stays what it is: no fix
+    ("'BROKER_URL'", False, None),
+    ("b'BROKER_URL'", True, None),
+    ("f'BROKER_URL'", True, None),
+    ("'BROKER_' 'URL'", True, None),
+    ("'BROKER\\x5fURL'", True, None),
+    ("BROKER_URL  # x", False, None),
+])
+def test_a_rename_is_written_in_the_kind_of_the_old_name(written, string, expected):
+    from celerylint.domain.celeryconf.renames import respelled
+
+    assert respelled(written, "BROKER_URL", "broker_url", string) == expected

@@ -45,6 +45,15 @@ def respelled(written: str, old: str, new: str, string: bool) -> str | None:
     return None
 
 
+_indexed: list = [None, None]  # the last text indexed, its LineIndex: a source renames many names of one file
+
+
+def _index(text: str) -> LineIndex:
+    if _indexed[0] != text:
+        _indexed[:] = [text, LineIndex(text)]
+    return _indexed[1]
+
+
 def rename_edit(model: Model, a: Assignment, new: str) -> Edit | None:
     """The edit that renames assignment ``a`` to ``new`` where its name is
     written, or None when its name is not written plainly (see ``respelled``)."""
@@ -52,7 +61,7 @@ def rename_edit(model: Model, a: Assignment, new: str) -> Edit | None:
     text = read(model, a.path)
     if text is None or line != end_line:
         return None
-    index = LineIndex(text)
+    index = _index(text)
     written = text[index.offset(line, col):index.offset(end_line, end_col)]
     content = respelled(written, a.name, new, a.via in STRING_VIA)
     return Edit(line, col, end_line, end_col, content) if content is not None else None
