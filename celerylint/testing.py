@@ -146,9 +146,11 @@ def check_case(rule: type, case: Case, root: Path, valid: bool) -> None:
     result = lint_case(root, rule.CODE, fix=True)
     assert not result.errors, result.errors
     expected = split_files(case.expected, case.path)
+    for rel, text in expected.items():  # the case itself: what it expects is code CPython compiles
+        assert not rel.endswith(".py") or parses(text), f"expected fixed {rel} does not compile:\n{text}"
     for rel in files:
         text = (root / rel).read_text(encoding="utf-8")
-        assert parses(text), f"fixed {rel} does not parse:\n{text}"
+        assert parses(text), f"fixed {rel} does not parse or compile:\n{text}"
         if rel in expected:
             assert text == expected[rel], f"fixed {rel}:\n{text}\n--- expected:\n{expected[rel]}"
     left = [f for f in result.findings if f.code == rule.CODE and f.fix is not None]

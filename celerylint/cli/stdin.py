@@ -16,7 +16,7 @@ from pathlib import Path
 from ..config.settings import Settings
 from ..engine.analysis import UNPARSABLE, unparsable
 from ..engine.guard import MAX_PARSE_BYTES, MAX_PARSE_CHARS
-from ..run.fixing import MAX_FIX_ROUNDS, _apply, _applicable
+from ..run.fixing import DROPPED, MAX_FIX_ROUNDS, _apply, _applicable
 from ..run.linter import Linter
 from ..run.project import project_findings
 from ..run.runner import RunResult
@@ -57,7 +57,9 @@ def run_stdin(data: bytes, filename: str | None, settings: Settings, *, fix: boo
         fixes = [f.fix for f in findings if _applicable(f, unsafe) and (f.fix.path or f.path) == rel]
         if not fixes:
             break
-        new, applied, _ = _apply(current, fixes)
+        new, applied, rejected = _apply(current, fixes)
+        if rejected and DROPPED not in "".join(out.notices):
+            out.notices.append(f"{rel}: {DROPPED}")
         if not applied or new == current:
             break
         current, applied_total = new, applied_total + applied

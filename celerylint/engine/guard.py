@@ -177,12 +177,13 @@ def _chain(text: str) -> int:
     return deepest
 
 
-def compile_quietly(text: str) -> ast.Module:
-    """CPython's syntax tree of ``text``, without the SyntaxWarnings
+def compile_quietly(text: str, bytecode: bool = False):
+    """CPython's syntax tree of ``text`` (its code object with ``bytecode``:
+    the whole compiler's checks, nothing run), without the SyntaxWarnings
     (invalid escapes, ``is`` with a literal) it would print about the user's code."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return compile(text, "<celerylint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(text, "<celerylint>", "exec", 0 if bytecode else ast.PyCF_ONLY_AST, dont_inherit=True)
 
 
 def jinja_template(text: str) -> tuple[str, int, int] | None:

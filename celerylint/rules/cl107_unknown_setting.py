@@ -3,23 +3,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..domain.celeryconf.model import Assignment, Model
+from ..domain.celeryconf.renames import already_set, rename_edit, where
 from ..domain.celeryconf.rulebase import ConfigRule, sources
 from ..domain.celeryconf.settings_table import Table, table
-from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
+from ..rule import Invalid, TextFix, Valid, django_project
 
-_QUOTED_VIA = ("conf_item", "update_dict")
+Assigned = dict[str, list[Assignment]]
 
 
-def checked(m: Model) -> Iterator[tuple[Assignment, str | None, bool]]:
-    """``(assignment, namespace, django)`` for every name written in a
-    Celery settings source: the apps' preconfiguration and their sources."""
+def checked(m: Model) -> Iterator[tuple[Assignment, str | None, bool, Assigned]]:
+    """``(assignment, namespace, django, the source's assignments by name)``
+    for every name written in a Celery settings source: the apps'
+    preconfiguration and their sources."""
     for app in m.relevant_apps():
         for assigned in app.preconf.values():
             for a in assigned:
-                yield a, None, False
+                yield a, None, False, app.preconf
     for source in sources(m):
         for a in source.assignments:
-            yield a, source.namespace, source.django
+            yield a, source.namespace, source.django, source.by_name
 
 
 def settings_name(name: str, namespace: str | None, django: bool, t: Table) -> bool:
@@ -50,10 +52,9 @@ def task_option(name: str, namespace: str | None) -> str | None:
     return None
 
 
-def rename_fix(a: Assignment, new: str, safe: bool = False) -> TextFix:
-    line, col, end_line, end_col = a.pos
-    text = f'"{new}"' if a.via in _QUOTED_VIA else new
-    return TextFix(f"rename `{a.name}` to `{new}`", (TextEdit(line, col, end_line, end_col, text),), safe, a.path)
+def rename_fix(m: Model, a: Assignment, new: str) -> TextFix | None:
+    edit = rename_edit(m, a, new)
+    return TextFix(f"rename `{a.name}` to `{new}`", (edit,), False, a.path) if edit else None
 
 
 class UnknownSetting(ConfigRule):
@@ -92,7 +93,12 @@ class UnknownSetting(ConfigRule):
     misspelt line instead (rename, and set the value they want), so the
     fix loop never applies both in one round and the setting is never
     written twice. It is unsafe: the setting then takes effect, which changes behaviour,
-    and other code reading the misspelt name is not changed.
+    and other code reading the misspelt name is not changed. The new name
+    is written as the old one was (a string key keeps its quotes, a keyword
+    stays a keyword); there is no fix when the name is not written plainly
+    (a constant used as a key, a concatenation), nor when the real name is
+    already set in the same source: the rename would repeat a keyword
+    (a `SyntaxError`) or a key, or change which value wins.
 
     ## References
     - [Celery: configuration and defaults](https://docs.celeryq.dev/en/stable/userguide/configuration.html)
@@ -231,12 +237,45 @@ class UnknownSetting(ConfigRule):
             CELERYD_PREFETCH_MULTIPLIER = 1
             """,
         ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(task_ack_late=True, task_acks_late=False)
+            """,
+            fixed=None,
+            message="`task_acks_late` is already set at line 3, so no rename is offered",
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            task_ack_late = True
+            task_acks_late = False
+            """,
+            fixed=None,
+            message="`task_acks_late` is already set at line 2",
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object({'task_ack_late': True})
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object({'task_acks_late': True})
+            """,
+        ),
     )
 
     def check_model(self, m: Model):
         t = table()
         seen = set()
-        for a, namespace, django in checked(m):
+        for a, namespace, django, assigned in checked(m):
             key = (a.path, a.pos)
             if key in seen or not settings_name(a.name, namespace, django, t):
                 continue
@@ -257,6 +296,11 @@ class UnknownSetting(ConfigRule):
             ns = namespace if django or namespace else None
             best = t.suggestion(a.name, ns)
             shown = f"`{best}`" if best else " or ".join(f"`{s}`" for s in suggestions)
-            fix = rename_fix(a, best) if best else None
-            yield self.at(f"`{a.name}` is not a Celery setting, so Celery ignores it: did you mean {shown}?",
-                          a.path, a.pos, fix)
+            message = f"`{a.name}` is not a Celery setting, so Celery ignores it: did you mean {shown}?"
+            first = already_set(assigned, best, a) if best else None
+            if first is not None:
+                yield self.at(f"{message} `{best}` is already set at {where(first, a.path)}, so no rename is offered "
+                              f"(it would set `{best}` twice and change which value wins, or repeat a keyword): "
+                              "delete one of them", a.path, a.pos)
+                continue
+            yield self.at(message, a.path, a.pos, rename_fix(m, a, best) if best else None)

@@ -5,9 +5,10 @@ from dataclasses import replace
 
 from ..domain.celeryconf.texts import read
 from ..domain.celeryconf.model import Assignment, Model, Source
+from ..domain.celeryconf.renames import already_set, rename_edit, where
 from ..domain.celeryconf.rulebase import ConfigRule, sources
 from ..domain.celeryconf.settings_table import Table, table
-from ..rule import Invalid, TextEdit, TextFix, Valid
+from ..rule import Invalid, TextFix, Valid
 
 
 def _referenced_elsewhere(m: Model, names: set[str], assignments: list[Assignment]) -> bool:
@@ -24,18 +25,32 @@ def _referenced_elsewhere(m: Model, names: set[str], assignments: list[Assignmen
     return False
 
 
-def duplicate(source: Source, name: str, t: Table) -> bool:
-    """The new spelling of old ``name`` is also set in the source."""
-    return t.renamed(name, source.namespace) in source.by_name
+def duplicate(source: Source, a: Assignment, t: Table) -> Assignment | None:
+    """An assignment of the new spelling of old name ``a`` in the source."""
+    return already_set(source.by_name, t.renamed(a.name, source.namespace), a)
+
+
+def taken(old: str, new: str, first: Assignment, path: str) -> str:
+    """Why renaming ``old`` onto ``new``, set by ``first``, is not offered."""
+    return (f"`{old}` is the old name of `{new}`, deprecated and removed in Celery 6; `{new}` is already set at "
+            f"{where(first, path)}, so no rename is offered (it would set `{new}` twice and change which value "
+            "wins, or repeat a keyword): delete one of them")
 
 
 def source_fix(m: Model, source: Source, t: Table) -> TextFix | None:
-    """Rename every old name of the source at once, so no mix results."""
-    olds = [a for a in source.assignments if t.is_old(a.name, source.namespace) and not duplicate(source, a.name, t)]
+    """Rename every old name of the source at once, so no mix results;
+    none when one of them cannot be renamed where it is written, or two
+    old names would become one new name."""
+    olds = [a for a in source.assignments if t.is_old(a.name, source.namespace) and not duplicate(source, a, t)]
     if not olds or len({a.path for a in olds}) != 1:
         return None
     renames = {a.name: t.renamed(a.name, source.namespace) for a in olds}
-    edits = tuple(sorted(TextEdit(*a.pos, renames[a.name]) for a in olds))
+    if len(set(renames.values())) != len(renames):
+        return None
+    edits = [rename_edit(m, a, renames[a.name]) for a in olds]
+    if None in edits:
+        return None
+    edits = tuple(sorted(edits))
     safe = not _referenced_elsewhere(m, set(renames), olds)
     shown = ", ".join(f"`{o}` -> `{n}`" for o, n in sorted(renames.items()))
     return TextFix(f"rename {shown}", edits, safe, olds[0].path)
@@ -74,7 +89,14 @@ class DeprecatedSettingName(ConfigRule):
     The fix renames every old name of the source at once, so no mix
     results; it is offered on the source's first old name (the others say
     so in their hint), so one rename is counted and applied once. It is safe when no other code refers to the old names (for
-    example `settings.CELERY_ACKS_LATE`), and unsafe otherwise. Django
+    example `settings.CELERY_ACKS_LATE`), and unsafe otherwise. Each new
+    name is written as the old one was: a string key keeps its quotes, a
+    keyword stays a keyword, an assignment target stays a name. There is no
+    fix when a name is not written plainly (a constant used as a key, a
+    concatenation), nor for an old name whose new name is already set in
+    the same call, dict, module or app configuration: the rename would
+    repeat a keyword (a `SyntaxError`) or change which value wins, so the
+    finding says where the new name is set and one of them should go. Django
     settings loaded without a namespace get no fix: lower-case names are
     invisible to Django, so the namespace must be added first (CL110).
 
@@ -211,6 +233,90 @@ class DeprecatedSettingName(ConfigRule):
             worker_prefetch_multiplier = 1
             """,
         ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object({'BROKER_URL': 'amqp://h', 'CELERY_RESULT_BACKEND': 'amqp://'})
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object({'broker_url': 'amqp://h', 'result_backend': 'amqp://'})
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update({r'''BROKER_URL''': "redis://"})
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update({r'''broker_url''': "redis://"})
+            """,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            BROKER = "BROKER_URL"
+            app = Celery("proj")
+            app.config_from_object({BROKER: "redis://", "CELERY_RESULT_BACKEND": "redis://"})
+            """,
+            fixed=None,
+            count=2,
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(CELERYD_PREFETCH_MULTIPLIER=1, worker_prefetch_multiplier=4)
+            """,
+            fixed=None,
+            message="`worker_prefetch_multiplier` is already set at line 3, so no rename is offered",
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update({"CELERYD_PREFETCH_MULTIPLIER": 1, "worker_prefetch_multiplier": 4})
+            """,
+            fixed=None,
+            message="`worker_prefetch_multiplier` is already set at line 3",
+        ),
+        Invalid(
+            """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object({"CELERY_ACKS_LATE": True, "task_acks_late": False, "BROKER_URL": "redis://"})
+            """,
+            fixed="""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object({"CELERY_ACKS_LATE": True, "task_acks_late": False, "broker_url": "redis://"})
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            CELERY_ACKS_LATE = x
+            task_acks_late = y
+            """,
+            fixed=None,
+            message="`task_acks_late` is already set at line 2, so no rename is offered",
+        ),
     )
 
     def check_model(self, m: Model):
@@ -218,13 +324,17 @@ class DeprecatedSettingName(ConfigRule):
         for app in m.relevant_apps():
             for assigned in app.preconf.values():
                 for a in assigned:
-                    if t.is_old(a.name, None):
-                        new = t.to_new[a.name]
-                        quoted = a.via in ("conf_item", "update_dict")
-                        fix = TextFix(f"rename `{a.name}` to `{new}`", (TextEdit(*a.pos, f'"{new}"' if quoted else new),),
-                                  True, a.path)
-                        yield self.at(f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6",
-                                      a.path, a.pos, fix)
+                    if not t.is_old(a.name, None):
+                        continue
+                    new = t.to_new[a.name]
+                    first = already_set(app.preconf, new, a)
+                    if first is not None:
+                        yield self.at(taken(a.name, new, first, a.path), a.path, a.pos)
+                        continue
+                    edit = rename_edit(m, a, new)
+                    fix = TextFix(f"rename `{a.name}` to `{new}`", (edit,), True, a.path) if edit else None
+                    yield self.at(f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6",
+                                  a.path, a.pos, fix)
         for source in sources(m):
             if source.namespace and not source.namespace.isupper():
                 continue
@@ -239,9 +349,9 @@ class DeprecatedSettingName(ConfigRule):
                                   f"`CELERY_{t.to_new[a.name].upper()}`", a.path, a.pos)
                     continue
                 new = t.renamed(a.name, source.namespace)
-                if duplicate(source, a.name, t):
-                    yield self.at(f"`{a.name}` is the old name of `{new}`, which is also set: the old name is deprecated "
-                                  "and removed in Celery 6, delete it", a.path, a.pos)
+                existing = duplicate(source, a, t)
+                if existing is not None:
+                    yield self.at(taken(a.name, new, existing, a.path), a.path, a.pos)
                     continue
                 message = f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6"
                 if first is None or fix is None:

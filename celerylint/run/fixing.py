@@ -19,17 +19,21 @@ if TYPE_CHECKING:
     from .runner import RunResult
 
 MAX_FIX_ROUNDS = 5
+DROPPED = "a fix was dropped because CPython or libcst could not compile its result"
 
 
 def parses(text: str) -> bool:
-    """The fixed text must be valid for libcst and for CPython's compiler."""
+    """The fixed text must be valid for libcst and compile with CPython:
+    to bytecode, not only to a syntax tree, since the compiler refuses what
+    the parser accepts (a repeated keyword argument, ``nonlocal`` at module
+    level, ``return`` outside a function).  Compiling runs nothing."""
     module, _ = parse(text)
     if module is None:
         return False
     from ..engine.guard import compile_quietly
 
     try:
-        compile_quietly(text)
+        compile_quietly(text, bytecode=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -96,7 +100,7 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             text, applied, rejected = _apply_fixes(current[path], fixes)
             if rejected and path not in dropped:
                 dropped.add(path)
-                out.notices.append(f"{linter.rel(path)}: a fix was dropped because the result would not parse")
+                out.notices.append(f"{linter.rel(path)}: {DROPPED}")
             if applied and text != current[path]:
                 current[path] = text
                 fixed[path] += len(applied)

@@ -153,7 +153,7 @@ def test_fix_that_would_not_parse_is_dropped_and_reported(tmp_path, monkeypatch)
 
     monkeypatch.setattr(jobs, "analyze", with_a_broken_fix)
     result = run([tmp_path], _settings(tmp_path), fix=True, unsafe=True)
-    assert result.notices == ["a.py: a fix was dropped because the result would not parse"]
+    assert result.notices == ["a.py: a fix was dropped because CPython or libcst could not compile its result"]
     assert (tmp_path / "a.py").read_text() == AFTER  # the good fix still applied
     assert result.errors == []
 
@@ -173,7 +173,7 @@ def test_only_broken_fixes_leave_the_file_alone(tmp_path, monkeypatch):
 
     monkeypatch.setattr(jobs, "analyze", broken_only)
     result = run([tmp_path], _settings(tmp_path), fix=True)
-    assert result.notices == ["a.py: a fix was dropped because the result would not parse"]
+    assert result.notices == ["a.py: a fix was dropped because CPython or libcst could not compile its result"]
     assert (tmp_path / "a.py").read_text() == source
     assert result.fixed == {}
 

@@ -498,18 +498,19 @@ BEFORE = 'import redis\nr = redis.Redis()\ndef f(key):\n    r.set("lock:" + key,
 
 def test_stale_temporary_files_of_killed_fix_runs_are_removed(tmp_path):
     """A ``--fix`` killed with SIGKILL leaves ``.X.py.<random>.celerylint.tmp``;
-    the next ``--fix`` that writes in that directory removes those over an
-    hour old.  Fresh ones (a run still writing), links and names that are
-    not exactly the writer's are left alone, and so are directories it does
-    not write to."""
+    the next ``--fix`` that writes in that directory removes those no live
+    writer holds (those over an hour old in any case), and those of the file
+    it writes whatever their age.  Links and names that are not exactly the
+    writer's are left alone, and so are directories it does not write to
+    (tests/run/test_fix_leftovers.py: locked ones, a real SIGKILL)."""
     (tmp_path / "a.py").write_text(BEFORE)
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b.py").write_text("x = 1\n")
     hour_ago = time.time() - 3700
     stale = [tmp_path / ".a.py.k2_9xq0z.celerylint.tmp", tmp_path / ".gone.py.abcdefgh.celerylint.tmp",
-             tmp_path / ".new\nline.py.abcdefgh.celerylint.tmp"]
+             tmp_path / ".new\nline.py.abcdefgh.celerylint.tmp",
+             tmp_path / ".a.py.fresh123.celerylint.tmp"]  # seconds old, but a.py's own and unlocked
     kept = [
-        tmp_path / ".a.py.fresh123.celerylint.tmp",  # minutes old: maybe another run's
         tmp_path / ".a.py.abc.celerylint.tmp",  # not 8 random characters
         tmp_path / ".a.py.ABCDEFGH.celerylint.tmp",  # not mkstemp's alphabet
         tmp_path / "a.py.abcdefgh.celerylint.tmp",  # no leading dot

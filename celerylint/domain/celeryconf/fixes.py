@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ...core.model import Edit, Fix
 from ...core.source import LineIndex, newline_at
 from .settings import App, Assignment, Pos
+from .renames import rename_edit
 from .texts import read
 
 if TYPE_CHECKING:
@@ -76,7 +77,6 @@ def statement_end(text: str, a: Assignment) -> int:
     return last
 
 
-_QUOTED_VIA = ("conf_item", "update_dict")
 
 
 def misspelling(app: App, name: str) -> tuple[Assignment, str] | None:
@@ -106,12 +106,15 @@ def misspelling(app: App, name: str) -> tuple[Assignment, str] | None:
     return found.get(name)
 
 
-def _respell(a: Assignment, new: str, value: str) -> Fix:
+def _respell(model: Model, a: Assignment, new: str, value: str) -> Fix | None:
     """The misspelt line *is* the setting's line: rename it, and set the
     value when the old one is a plain literal (a dict keeps its keys, an
-    environment lookup its variable; a later round adjusts them)."""
-    line, col, end_line, end_col = a.pos
-    edits = [Edit(line, col, end_line, end_col, f'"{new}"' if a.via in _QUOTED_VIA else new)]
+    environment lookup its variable; a later round adjusts them).  None
+    when the name cannot be renamed where it is written."""
+    renamed = rename_edit(model, a, new)
+    if renamed is None:
+        return None
+    edits = [renamed]
     current, env = plain(a.value)
     if current is not None and env is None and not isinstance(current, dict) and a.value_pos is not None:
         edits.append(Edit(*a.value_pos, value))
@@ -133,7 +136,7 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
         return None
     wrong = misspelling(app, name)
     if wrong is not None:
-        return _respell(wrong[0], wrong[1], value)
+        return _respell(model, wrong[0], wrong[1], value)
     if app.source is not None:
         source = app.source
         if getattr(source, "shape", None):
