@@ -42,19 +42,32 @@ def _tool_table(data: dict[str, Any], path: Path) -> Any:
     return tool.get("celerylint")
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml with [tool.celerylint] or celerylint.toml."""
-    for directory in (start, *start.parents):
-        candidate = directory / "celerylint.toml"
-        if candidate.is_file():
+CONFIG_FILES = (".celerylint.toml", "celerylint.toml", "pyproject.toml")  # ruff's order in one directory
+
+
+def config_in(directory: Path) -> Path | None:
+    """The configuration file of ``directory`` itself: ``.celerylint.toml``,
+    else ``celerylint.toml``, else a pyproject.toml with [tool.celerylint]."""
+    for name in CONFIG_FILES:
+        candidate = directory / name
+        if not candidate.is_file():
+            continue
+        if name != "pyproject.toml":
             return candidate
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                if _tool_table(_load_toml(candidate), candidate) is not None:
-                    return candidate
-            except ConfigError:
-                return candidate  # report the broken file rather than skip it
+        try:
+            if _tool_table(_load_toml(candidate), candidate) is not None:
+                return candidate
+        except ConfigError:
+            return candidate  # report the broken file rather than skip it
+    return None
+
+
+def find_config(start: Path) -> Path | None:
+    """The configuration file of the nearest directory at or above ``start`` that has one."""
+    for directory in (start, *start.parents):
+        found = config_in(directory)
+        if found is not None:
+            return found
     return None
 
 

@@ -51,11 +51,14 @@ class Linter:
         self.base = posix_base(str(settings.root))  # an absolute path under it is reported as the rest
         self.index = None  # a StatIndex, for runs over many files that fix nothing
         self.client_index: dict[str, str] | None = None  # of the last ``lint_files``, for ``lint_bytes``
+        # absolute path -> the bytes to lint instead of the file's (standard
+        # input, an editor's unsaved buffer): never taken from or put in the stat index
+        self.overlay: dict[str, bytes] = {}
 
     def signature(self, path: Path) -> tuple[int, ...] | None:
         """The file's stat signature, taken before it is read, when the stat
         index will record it."""
-        if self.index is None:
+        if self.index is None or (self.overlay and os.path.abspath(path) in self.overlay):
             return None
         from .stat_index import signature
 
@@ -125,7 +128,12 @@ class Linter:
         return result
 
     def read(self, path: Path) -> tuple[bytes | None, FileResult | None, str | None]:
-        """The bytes of a file, or the result and notice when it cannot be read."""
+        """The bytes of a file (of the overlay first), or the result and
+        notice when it cannot be read."""
+        if self.overlay:
+            data = self.overlay.get(os.path.abspath(path))
+            if data is not None:
+                return data, None, None
         try:
             return read_source(path), None, None
         except FileNotFoundError:
@@ -154,7 +162,7 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, notices: lis
     if linter.index is not None:
         todo = []
         for path in paths:
-            hit = linter.index.get(linter.rel(path), path)
+            hit = None if linter.overlay and os.path.abspath(path) in linter.overlay else linter.index.get(linter.rel(path), path)
             if hit is None:
                 todo.append(path)
             else:
