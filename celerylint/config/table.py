@@ -54,6 +54,11 @@ def config_in(directory: Path) -> Path | None:
             continue
         if name != "pyproject.toml":
             return candidate
+        try:  # one that never names celerylint is not read (a template's pyproject.toml need not even be TOML)
+            if b"celerylint" not in candidate.read_bytes():
+                continue
+        except OSError:
+            continue
         try:
             if _tool_table(_load_toml(candidate), candidate) is not None:
                 return candidate
