@@ -14,7 +14,9 @@ alone, so that a file gets the same answer however it is named:
    CI run from).
 4. Else, when the path is inside it, the working directory's own project:
    the nearest directory at or above the working directory with a
-   ``pyproject.toml``, ``setup.cfg`` or ``setup.py``.
+   ``pyproject.toml``, ``setup.cfg`` or ``setup.py``, else the working
+   directory itself (as ruff and pyright take it; never the home directory
+   or ``/``).
 5. Else the nearest such directory at or above the path.
 
 A directory named outside any project is a project of its own; a file
@@ -32,6 +34,8 @@ from .settings import Settings
 from .table import ConfigError, config_in
 
 MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")  # a Python project without celerylint's configuration
+# working directories that never stand for a project: a file named from there has its own or none
+_TOO_WIDE = {os.path.abspath(os.path.expanduser("~")), os.path.abspath(os.sep)}
 
 
 @dataclass(frozen=True)
@@ -132,10 +136,10 @@ class Roots:
         if top is not None:
             return top, "the top of its git work tree"
         if self._cwd_project is None:
-            self._cwd_project = (marker_dir(self.cwd),)
+            self._cwd_project = (marker_dir(self.cwd) or (self.cwd if self.cwd not in _TOO_WIDE else None),)
         here = self._cwd_project[0]
         if here is not None and inside(absolute, here):
-            return here, "the project of the working directory (pyproject.toml, setup.cfg or setup.py)"
+            return here, "the project of the working directory (pyproject.toml, setup.cfg or setup.py, else itself)"
         nearest = marker_dir(start)
         if nearest is not None:
             return nearest, "the nearest directory with pyproject.toml, setup.cfg or setup.py"

@@ -120,9 +120,9 @@ def test_a_file_of_a_subproject_without_git_is_judged_with_its_project(cli, tmp_
 
 
 def test_a_file_outside_any_project_is_linted_alone_and_says_so(cli, tmp_path):
-    (tmp_path / "lone").mkdir()
+    (tmp_path / "elsewhere").mkdir()
     write_file(tmp_path / "lone", "tasks.py", KITSUNE["site/wiki/tasks.py"])
-    done = cli("--no-cache", str(tmp_path / "lone" / "tasks.py"), cwd=tmp_path / "lone")
+    done = cli("--no-cache", str(tmp_path / "lone" / "tasks.py"), cwd=tmp_path / "elsewhere")
     assert done.returncode == 0, done.stdout
     assert done.stderr.count("no project around it") == 1
     assert "configuration rules (CL1xx)" in done.stderr
