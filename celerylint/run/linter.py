@@ -21,6 +21,7 @@ from ..facts.client_index import PROVIDERS_FACT, build, stale
 from ..facts.task_class_index import TASK_CLASS_FACTS
 from ..facts.task_class_index import entries as task_classes
 from ..core.source import NotAFile, digest, read_source
+from .closure import CONFIG_MODULES, config_entries
 from .jobs import Job, analyze_job, triage_path
 
 
@@ -54,6 +55,13 @@ class Linter:
         # absolute path -> the bytes to lint instead of the file's (standard
         # input, an editor's unsaved buffer): never taken from or put in the stat index
         self.overlay: dict[str, bytes] = {}
+        # a run on some files of a project (focus.py): the other files are read
+        # only for what the project phase and the indexes take from them
+        self.focus = None
+        self.context = [e for e in self.entries if e.kind in ("collector", "syntax") or e.project_part]
+        # with ``closure`` (closure.py): the files outside it give only the configuration's facts
+        self.closure: set[str] | None = None
+        self.config_context = config_entries(self.context)
 
     def signature(self, path: Path) -> tuple[int, ...] | None:
         """The file's stat signature, taken before it is read, when the stat
@@ -80,19 +88,33 @@ class Linter:
                     return text[len(self.base):]
         return relative_path(path, self.settings.root)
 
-    def entries_for(self, path: Path) -> list[Entry]:
+    def entries_for(self, path: Path, rel: str | None = None) -> list[Entry]:
+        """The checkers of a file: every enabled one, or, for a file of the
+        project outside the focus (``rel`` given), those that record facts."""
+        entries = self.entries
+        if self.focus is not None and rel is not None and not self.focus.holds(rel):
+            entries = self.context if self.closure is None or rel in self.closure else self.config_context
         if not self.settings.per_file_ignores:
-            return self.entries
-        rel = relative_path(path, self.settings.config_dir or self.settings.root)
-        return [e for e in self.entries if not e.code or self.settings.enabled(e.code, rel)]
+            return entries
+        local = relative_path(path, self.settings.config_dir or self.settings.root)
+        return [e for e in entries if not e.code or self.settings.enabled(e.code, local)]
+
+    def partial(self, rel: str) -> bool:
+        """Whether the result of ``rel`` holds only what its facts need (see
+        ``entries_for``): never kept in the stat index, which serves whole runs."""
+        return self.focus is not None and not self.focus.holds(rel)
 
     def prepare(self, path: Path, data: bytes, client_index: dict | None = None) -> tuple[FileResult, Job | None]:
         """The cheap part: the finished result, or a job when libcst must
         parse the file and the cache does not know it (or, given the
         ``client_index``, holds a result that index makes stale)."""
         rel = self.rel(path)
-        entries = self.entries_for(path)
+        entries = self.entries_for(path, rel)
         result, text, active = triage(rel, data, entries)
+        if active and self.closure is not None and rel not in self.closure and self.partial(rel):
+            # configuration outside the closure: every fact it holds (an app's task classes)
+            entries = [e for e in self.context if e in entries or e.module not in CONFIG_MODULES]
+            result, text, active = triage(rel, data, entries)
         if text is None:
             return result, None
         module = module_name_for(path.resolve())

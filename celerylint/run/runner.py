@@ -102,6 +102,7 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     if overlay:
         linter.overlay = {os.path.abspath(p): data for p, data in overlay.items()}
     seen = None if alone else focus(paths, settings, project)
+    linter.focus = seen
     on_disk = [p for p in paths if not (linter.overlay and os.path.abspath(p) in linter.overlay) or p.exists()]
     found = discover([seen.directory, *on_disk] if seen else on_disk, settings, directory, nested)
     _add_overlay(found.python, paths, linter)
@@ -111,6 +112,8 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     # the files named (focus.py), the rest of the project may come from the index.
     if linter.cache is not None and (seen or not keep_digests) and len(found.python) >= INDEX_MIN_FILES:
         linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
+    if seen is not None:
+        linter.closure = _closure(seen, found.python, found.other, linter)
     results = lint_files(found.python, linter, jobs, out.notices)
     other, skipped = _read_other(found.other, linter)
     out.notices.extend(skipped)
@@ -118,10 +121,30 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     found_in_project = project_findings(results, other, linter, out.errors, texts)
     if linter.index is not None:
         for result in results.values():
-            linter.index.put(result)
+            if not linter.partial(result.path):
+                linter.index.put(result)
         linter.index.save()
     out.files = len(seen.held(results.values()) | (seen.files & set(other))) if seen else len(found.python)
     return Linted(linter, results, other, found_in_project, seen, texts)
+
+
+def _closure(seen: Focus, python: list[Path], other: list[Path], linter: Linter) -> set[str] | None:
+    """closure.py's files for a run on ``seen``; None: read every file whole."""
+    from .closure import closure, is_configuration
+
+    if any(seen.holds(linter.rel(p)) for p in other):
+        return None
+    named: dict[Path, bytes] = {}
+    for path in python:
+        rel = linter.rel(path)
+        if seen.holds(rel):
+            data = linter.read(path)[0]
+            if data is None:
+                continue
+            if is_configuration(data, rel, linter.entries_for(path)):
+                return None
+            named[path] = data
+    return closure(named, python, linter.rel)
 
 
 def _add_overlay(python: list[Path], paths: list[Path], linter: Linter) -> None:
