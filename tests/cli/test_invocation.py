@@ -4,6 +4,7 @@ run however celerylint is invoked (config/roots.py, run/projects.py)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -150,3 +151,20 @@ def test_a_configuration_in_a_subdirectory_applies_from_its_parent(cli, tmp_path
 def test_dot_celerylint_toml_comes_first(cli, tmp_path):
     root = tree(tmp_path / "p", {**SUB_CONFIG, "svc/.celerylint.toml": "ignore = ['CL1']\n"})
     assert found(cli("--no-cache", "--output-format", "json", "svc", cwd=root)) == {("CL203", "svc/jobs.py", 5)}
+
+
+def test_a_run_on_one_file_leaves_the_cache_right_for_the_whole_project(cli, tmp_path):
+    """The other files of a run on one file are read only for their facts
+    (run/closure.py): such partial results must never stand for a whole
+    file in the stat index."""
+    filler = {f"site/mod{i}.py": f"def f{i}():\n    return {i}\n" for i in range(70)}
+    root = tree(tmp_path / "repo", {**KITSUNE, **filler})
+    lock = "import redis\nr = redis.Redis()\n\ndef g():\n    with r.lock('lock:x'):\n        pass\n"
+    json_args = ("--output-format", "json")
+    assert FINDING in found(cli(*json_args, cwd=root))  # fills the cache and the stat index
+    changed = write_file(root, "site/mod3.py", lock)  # a file the run on tasks.py reads only for its facts
+    os.utime(changed, (changed.stat().st_mtime - 10,) * 2)  # old enough for the stat index to keep it
+    assert found(cli(*json_args, "site/wiki/tasks.py", cwd=root)) == {FINDING}
+    warm = found(cli(*json_args, cwd=root))
+    assert warm == found(cli("--no-cache", *json_args, cwd=root))
+    assert ("CL203", "site/mod3.py", 5) in warm
