@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import os
+import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -71,15 +72,32 @@ def imported(text: str, module: str | None, is_package: bool) -> set[str]:
 
 
 def closure(named: dict[Path, bytes], python: list[Path], rel) -> set[str] | None:
-    """The relative paths of the files whose task facts the files ``named``
-    (path -> bytes) may need; None when every file must be read whole."""
+    """The relative paths (``rel(path)``) of the files whose task facts the
+    files ``named`` (path -> bytes) may need.  An imported module is looked
+    for under the source directory of each file named (the directory its
+    top package is in)."""
     from ..core.source import DecodeError, decode
 
-    by_module: dict[str, Path] = {}
-    for path in python:
-        name = module_name_for(Path(os.path.abspath(path)))
-        if name:
-            by_module.setdefault(name, path)
+    known = {rel(p): p for p in python}
+    bases: set[str] = set()
+    modules: dict[Path, str | None] = {}
+    for path in named:
+        module = modules[path] = module_name_for(Path(os.path.abspath(path)))
+        depth = module.count(".") + (0 if path.name == "__init__.py" else 1) if module else 1
+        base = posixpath.dirname(rel(path))
+        for _ in range(depth - 1):
+            base = posixpath.dirname(base)
+        bases.add(base)
+
+    def find(name: str) -> str | None:
+        tail = name.replace(".", "/")
+        for base in bases:
+            for candidate in (f"{tail}.py", f"{tail}/__init__.py"):
+                candidate = posixpath.join(base, candidate) if base else candidate
+                if candidate in known:
+                    return candidate
+        return None
+
     wanted_paths: set[str] = {rel(p) for p in named}
     frontier: list[tuple[Path, bytes]] = list(named.items())
     for hop in range(2):
@@ -89,17 +107,17 @@ def closure(named: dict[Path, bytes], python: list[Path], rel) -> set[str] | Non
                 text = decode(data).text
             except DecodeError:
                 continue
-            module = module_name_for(Path(os.path.abspath(path)))
+            module = modules[path] if path in modules else module_name_for(Path(os.path.abspath(path)))
             for name in imported(text, module, path.name == "__init__.py"):
                 parts = name.split(".")
                 for i in range(1, len(parts) + 1):  # the packages on the way re-export
-                    target = by_module.get(".".join(parts[:i]))
-                    if target is None or rel(target) in wanted_paths:
+                    target = find(".".join(parts[:i]))
+                    if target is None or target in wanted_paths:
                         continue
-                    wanted_paths.add(rel(target))
-                    if hop == 0 and target.name == "__init__.py":
+                    wanted_paths.add(target)
+                    if hop == 0 and target.endswith("__init__.py"):
                         try:
-                            following.append((target, target.read_bytes()))
+                            following.append((known[target], known[target].read_bytes()))
                         except OSError:
                             pass
         frontier = following
