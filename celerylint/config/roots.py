@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .settings import Settings
-from .table import ConfigError, config_in
+from .table import config_in
 
 MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")  # a Python project without celerylint's configuration
 # working directories that never stand for a project: a file named from there has its own or none
@@ -163,5 +163,3 @@ class Roots:
         settings, chain = load_chain(config, directory, self.known)
         return replace(settings, config_file=config, config_dir=config.resolve().parent, config_chain=chain)
 
-
-__all__ = ["ConfigError", "MARKERS", "Root", "Roots", "git_top", "inside", "marker_dir"]

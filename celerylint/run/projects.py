@@ -45,7 +45,7 @@ def check(paths: list[Path], roots: Roots, *, overlay: Mapping[Path, bytes] | No
                      nested=_nested(roots))
         merge(out, result, settings.root, report)
         for directory in result.nested:
-            if str(directory.resolve()) not in seen and any(_under(directory, p) for p in named):
+            if os.path.abspath(directory) not in seen and any(_under(directory, p) for p in named):
                 queue += _groups([directory], roots, alone)
     if alone:
         settings = roots.settings(None)
