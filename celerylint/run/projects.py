@@ -105,7 +105,7 @@ def merge(out: RunResult, result: RunResult, root: Path, report: Path) -> None:
     move = (lambda rel: rel) if same else (lambda rel: rebase(rel, root, report))
     out.findings += result.findings if same else [_moved(f, move) for f in result.findings]
     out.errors += result.errors
-    out.notices += result.notices
+    out.notices += result.notices if same else [_notice(n, root, report) for n in result.notices]
     out.fixed.update({move(k): v for k, v in result.fixed.items()})
     out.fixed_codes.update({move(k): v for k, v in result.fixed_codes.items()})
     out.diffs += result.diffs
@@ -118,6 +118,15 @@ def rebase(rel: str, root: Path, report: Path) -> str:
     if not rel or "://" in rel:
         return rel
     return relative_path(Path(os.path.join(root, rel)), report)
+
+
+def _notice(message: str, root: Path, report: Path) -> str:
+    """A notice naming a file of the project first (``path: skipped: ...``),
+    that path relative to the report root."""
+    head, sep, rest = message.partition(": ")
+    if sep and not os.path.isabs(head) and os.path.lexists(os.path.join(root, head)):
+        return f"{rebase(head, root, report)}: {rest}"
+    return message
 
 
 def _moved(finding: Finding, move) -> Finding:
