@@ -90,10 +90,10 @@ class Roots:
                  adjust: Callable[[Settings], Settings] | None = None) -> None:
         self.cwd = os.path.abspath(cwd)
         self.known = known
-        self.config = Path(os.path.abspath(config)) if config is not None else None
+        self.config = config  # as given: errors name it so
         self.isolated = isolated
         self.adjust = adjust or (lambda s: s)
-        self._configs: dict[str, Path | None] = {}
+        self._configs: dict[tuple[str, bool], Path | None] = {}
         self._settings: dict[tuple[str, str | None], Settings] = {}
         self._cwd_project: tuple[str | None] | None = None
 
@@ -102,11 +102,13 @@ class Roots:
         the working directory, else the working directory."""
         return Path(git_top(self.cwd) or self.cwd)
 
-    def config_of(self, directory: str) -> Path | None:
-        """The configuration file of ``directory`` itself (cached), or None."""
-        if directory not in self._configs:
-            self._configs[directory] = config_in(Path(directory))
-        return self._configs[directory]
+    def config_of(self, directory: str, strict: bool = True) -> Path | None:
+        """The configuration file of ``directory`` itself (cached), or None
+        (``strict``: see ``table.config_in``)."""
+        key = (directory, strict)
+        if key not in self._configs:
+            self._configs[key] = config_in(Path(directory), strict)
+        return self._configs[key]
 
     def discovers(self) -> bool:
         """Whether configuration files are looked for (no ``--config``, no

@@ -45,20 +45,25 @@ def _tool_table(data: dict[str, Any], path: Path) -> Any:
 CONFIG_FILES = (".celerylint.toml", "celerylint.toml", "pyproject.toml")  # ruff's order in one directory
 
 
-def config_in(directory: Path) -> Path | None:
+def config_in(directory: Path, strict: bool = True) -> Path | None:
     """The configuration file of ``directory`` itself: ``.celerylint.toml``,
-    else ``celerylint.toml``, else a pyproject.toml with [tool.celerylint]."""
+    else ``celerylint.toml``, else a pyproject.toml with [tool.celerylint].
+    A pyproject.toml that is not TOML is reported (returned) when
+    ``strict``; otherwise (a directory met in a walk, where a template's
+    pyproject.toml need not be TOML) one that never names celerylint is
+    passed over."""
     for name in CONFIG_FILES:
         candidate = directory / name
         if not candidate.is_file():
             continue
         if name != "pyproject.toml":
             return candidate
-        try:  # one that never names celerylint is not read (a template's pyproject.toml need not even be TOML)
-            if b"celerylint" not in candidate.read_bytes():
+        if not strict:
+            try:
+                if b"celerylint" not in candidate.read_bytes():
+                    continue
+            except OSError:
                 continue
-        except OSError:
-            continue
         try:
             if _tool_table(_load_toml(candidate), candidate) is not None:
                 return candidate

@@ -83,7 +83,7 @@ def _nested(roots: Roots):
         return None
 
     def nested(directory: str, names: list[str]) -> bool:
-        return any(n in names for n in CONFIG_FILES) and roots.config_of(os.path.abspath(directory)) is not None
+        return any(n in names for n in CONFIG_FILES) and roots.config_of(os.path.abspath(directory), False) is not None
 
     return nested
 
