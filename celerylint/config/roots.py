@@ -122,7 +122,10 @@ class Roots:
         start = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
         if self.discovers():
             for directory in _ancestors(start):
-                found = self.config_of(directory)
+                # strict where configuration was always looked for (the working
+                # directory and above); below it, a broken pyproject.toml that never
+                # names celerylint (a template's) is passed over, as in the walk
+                found = self.config_of(directory, inside(self.cwd, directory))
                 if found is not None:
                     return Root(Path(directory), found, f"the configuration file {found}")
         where = self._directory(start, absolute)
