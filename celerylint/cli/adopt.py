@@ -36,25 +36,29 @@ def adoption_options(command):
     return command
 
 
-def early_exit(paths: list[Path], settings, adopt: dict) -> None:
+def early_exit(paths: list[Path], roots, adopt: dict) -> None:
     """``--show-settings`` and ``--show-files``: print, exit 0."""
     if adopt["show_settings"]:
         from .show_settings import show_settings
 
-        write_stdout(show_settings(settings, paths).encode("utf-8", "replace"))
+        write_stdout(show_settings(roots, paths).encode("utf-8", "replace"))
         sys.exit(0)
     if adopt["show_files"]:
         from ..run.discovery import discover
 
-        found = discover(paths or [Path(".")], settings)
-        for path, why in found.skipped:
-            err(f"celerylint: {path}: skipped: {why}")
-        names = sorted((*found.python, *found.other), key=lambda p: p.as_posix())
+        names: list[Path] = []
+        for path in paths or [Path(".")]:
+            found = discover([path], roots.settings(roots.root_of(path)))
+            for skipped, why in found.skipped:
+                err(f"celerylint: {skipped}: skipped: {why}")
+            names += [*found.python, *found.other]
+        names = sorted(set(names), key=lambda p: p.as_posix())
         write_stdout("".join(f"{p}\n" for p in names).encode("utf-8", "surrogateescape"))
         sys.exit(0)
 
 
-def stdin_run(settings, adopt: dict, *, fix: bool, unsafe: bool, diff: bool):
+def stdin_run(roots, adopt: dict, *, fix: bool, unsafe: bool, diff: bool, cache: bool = False,
+              jobs: int | None = None):
     """``-``: the run over standard input; with --fix, the fixed source is
     written to stdout here and the report goes to stderr."""
     from .stdin import run_stdin
@@ -70,7 +74,8 @@ def stdin_run(settings, adopt: dict, *, fix: bool, unsafe: bool, diff: bool):
     if len(data) > MAX_PARSE_BYTES and fix and not diff:
         fail(f"standard input is larger than {MAX_PARSE_BYTES:,} bytes, more than celerylint analyses: "
              "--fix cannot write it back")
-    result, fixed = run_stdin(data, adopt["stdin_filename"], settings, fix=fix, unsafe=unsafe, diff=diff)
+    result, fixed = run_stdin(data, adopt["stdin_filename"], roots, fix=fix, unsafe=unsafe, diff=diff, cache=cache,
+                              jobs=jobs)
     if fix and not diff:
         write_stdout(fixed)
     return result

@@ -11,7 +11,7 @@ import click
 from .. import __version__
 from .adopt import adoption_options
 from .overrides import OPTION_NAMES as _OVERRIDES, override_options
-from .selection import settings_from_options as _settings
+from .selection import roots_from_options as _roots, settings_from_options as _settings
 from ..reporters import DEFAULT as DEFAULT_FORMAT, FORMATS
 from ..reporters.color import CHOICES as COLORS
 from .overrides import argv, configured
@@ -45,6 +45,7 @@ def _format_options(f, configurable: bool = False):
 @click.option("--ignore", multiple=True, help="Comma-separated codes or prefixes to disable; repeatable.")
 @click.option("--config", "config", multiple=True, metavar="FILE|KEY=VALUE",
               help="A pyproject.toml or celerylint.toml to read instead of discovery, or one `KEY = VALUE` (TOML) set over it; repeatable.")
+@click.option("--isolated", is_flag=True, help="Read no configuration file: the defaults and the command line's options only.")
 @click.option("-e", "--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--explain", metavar="CODE", help="Print a rule's documentation and exit.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
@@ -56,7 +57,7 @@ def _format_options(f, configurable: bool = False):
 @adoption_options
 @click.version_option(__version__, "--version", prog_name="celerylint")
 def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, fix_only, diff, select, extend_select, ignore, config,
-         exit_zero, explain, list_rules, no_cache, jobs, force_exclude, show_apps, **adopt) -> None:
+         isolated, exit_zero, explain, list_rules, no_cache, jobs, force_exclude, show_apps, **adopt) -> None:
     """Find the Celery patterns that make tasks run twice or vanish.
 
     `celerylint check [PATH ...]` is the same command; `-` reads the source from stdin.
@@ -90,22 +91,38 @@ def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, fix_only, dif
         _write_stdout((rules_json() if fmt == "json" else rule_table_text() + "\n").encode("utf-8"))
         return
     overrides = {name: adopt.pop(name) for name in _OVERRIDES}
-    settings = _settings(config, select, ignore, force_exclude, extend_select, adopt["cache_dir"], overrides)
+    roots = _roots(config, isolated, select, ignore, force_exclude, extend_select, adopt["cache_dir"], overrides)
+    from dataclasses import replace
+
+    from ..config.settings import ConfigError
+
+    try:  # the working directory's: what reports are relative to (run/projects.py) and list as rules
+        settings = replace(roots.settings(roots.root_of(Path.cwd())), root=roots.report_root())
+    except ConfigError as exc:
+        _fail(str(exc))
     fmt, fix, unsafe_fixes = configured(settings, fmt, fix, unsafe_fixes, fix_only)
-    stdin = [str(p) for p in paths] == ["-"]
+    stdin = [str(p) for p in paths] == ["-"] or adopt["stdin_filename"] is not None
+    if adopt["stdin_filename"] is not None:  # as in ruff: --stdin-filename reads standard input
+        for path in paths:
+            if str(path) != "-":
+                _err(f"celerylint: warning: ignoring {path} in favour of standard input (--stdin-filename)")
     for path in paths if not stdin else ():
         if not path.exists() and not path.is_symlink():
             _fail(f"{path}: no such file or directory")
-    cli_adopt.early_exit(list(paths), settings, adopt)
-    if show_apps:
-        _show_apps(list(paths) or [Path(".")], settings, fmt, output, jobs, not no_cache)
-    from ..run.runner import run
+    try:
+        cli_adopt.early_exit(list(paths), roots, adopt)
+        if show_apps:
+            _show_apps(list(paths) or [Path(".")], roots, fmt, output, jobs, not no_cache)
+        if stdin:
+            result = cli_adopt.stdin_run(roots, adopt, fix=fix, unsafe=unsafe_fixes, diff=diff, cache=not no_cache,
+                                         jobs=jobs)
+        else:
+            from ..run.projects import check
 
-    if stdin:
-        result = cli_adopt.stdin_run(settings, adopt, fix=fix, unsafe=unsafe_fixes, diff=diff)
-    else:
-        result = run(list(paths) or [Path(".")], settings, fix=fix and not adopt["add_noqa"], unsafe=unsafe_fixes,
-                     diff=diff and not adopt["add_noqa"], jobs=jobs, cache=not no_cache)
+            result = check(list(paths) or [Path(".")], roots, fix=fix and not adopt["add_noqa"], unsafe=unsafe_fixes,
+                           diff=diff and not adopt["add_noqa"], jobs=jobs, cache=not no_cache)
+    except ConfigError as exc:
+        _fail(str(exc))
     if adopt["add_noqa"]:
         cli_adopt.add_noqa_and_exit(result, settings, adopt)
     for notice in result.notices if not (adopt["quiet"] or adopt["silent"]) else ():
@@ -143,11 +160,12 @@ def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, fix_only, dif
     sys.exit(cli_adopt.status(result, adopt, exit_zero, status))
 
 
-def _show_apps(paths: list[Path], settings, fmt: str, output: Path | None, jobs: int | None, cache: bool) -> None:
+def _show_apps(paths: list[Path], roots, fmt: str, output: Path | None, jobs: int | None, cache: bool) -> None:
     from ..domain.celeryconf.model import model
     from ..run.runner import read_project
     from .show_apps import as_json, as_text, describe
 
+    settings = roots.settings(roots.root_of(paths[0]))
     project, notices = read_project(paths, settings, jobs=jobs, cache=cache)
     described = describe(model(project))
     for notice in notices + described.get("notices", []):

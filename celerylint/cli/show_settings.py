@@ -1,11 +1,13 @@
-"""``--show-settings``: the settings celerylint resolved (the configuration
-files read, ``extend`` chain included, then the command line's options), and
-the rules that run on each path given."""
+"""``--show-settings``: for each path given, its project (the directory read
+whole with it) and why, then the settings celerylint resolved there (the
+configuration files read, ``extend`` chain included, then the command line's
+options), and the rules that run on the path."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..config.roots import Roots
 from ..config.settings import Settings, declared_options, relative_path
 
 
@@ -13,7 +15,22 @@ def _list(values) -> str:
     return "[" + ", ".join(f'"{v}"' for v in values) + "]"
 
 
-def show_settings(settings: Settings, paths: list[Path]) -> str:
+def show_settings(roots: Roots, paths: list[Path]) -> str:
+    blocks = []
+    for path in paths or [Path(".")]:
+        root = roots.root_of(path)
+        settings = roots.settings(root)
+        lines = [f"# {path}"]
+        if root is None:
+            lines.append("project = none  # no configuration file, git work tree, pyproject.toml, setup.cfg or "
+                         "setup.py above it: linted alone")
+        else:
+            lines.append(f"project = \"{root.directory}\"  # {root.why}")
+        blocks.append("\n".join(lines) + "\n" + _settings(settings, path))
+    return "\n".join(blocks)
+
+
+def _settings(settings: Settings, path: Path) -> str:
     from ..registry import rules
 
     chain = settings.config_chain or ((settings.config_file,) if settings.config_file else ())
@@ -46,9 +63,8 @@ def show_settings(settings: Settings, paths: list[Path]) -> str:
         value = settings.option(name)
         shown = _list(value) if isinstance(value, tuple) else (str(value).lower() if isinstance(value, bool) else repr(value))
         lines.append(f"{name} = {shown}")
-    for path in paths or [Path(".")]:
-        rel = relative_path(path, settings.config_dir or settings.root) if path.is_file() else None
-        codes = [e.code for e in rules() if settings.enabled(e.code, rel)]
-        label = rel if rel is not None else "every file"
-        lines.append(f"# rules for {label}: {', '.join(codes) if codes else 'none'}")
+    rel = relative_path(path, settings.config_dir or settings.root) if path.is_file() else None
+    codes = [e.code for e in rules() if settings.enabled(e.code, rel)]
+    label = rel if rel is not None else "every file"
+    lines.append(f"# rules for {label}: {', '.join(codes) if codes else 'none'}")
     return "\n".join(lines) + "\n"

@@ -1,57 +1,87 @@
 """``celerylint -``: lint the source read from standard input, for editors
 (nvim-lint, flycheck, efm).  Findings carry ``--stdin-filename`` (else
-``-``), which also decides ``per-file-ignores`` and, with
-``--force-exclude``, ``exclude``.  The file is linted alone: project rules
-see it and nothing else.  With ``--fix`` the fixed source is what goes to
-standard output (the report then goes to standard error), as ruff does;
-with ``--diff``, the patch.  Standard input is read up to what a file
-within ``guard.MAX_PARSE_CHARS`` can take (``guard.MAX_PARSE_BYTES``): more
-is the file's "too large to analyse" finding (``--fix`` then fails: what
-was not read cannot be written back)."""
+``-``), which also decides the project, ``per-file-ignores`` and, with
+``--force-exclude``, ``exclude``.  With a file name inside a project, the
+project is read whole with the text from standard input standing for the
+file (an overlay: run/projects.py), so the file gets the findings it would
+get on disk; without one, the text is linted alone and a notice says so.
+Snippets, positions and fixes come from the text read.  With ``--fix`` the
+fixed source is what goes to standard output (the report then goes to
+standard error), as ruff does; with ``--diff``, the patch.  Standard input
+is read up to what a file within ``guard.MAX_PARSE_CHARS`` can take
+(``guard.MAX_PARSE_BYTES``): more is the file's "too large to analyse"
+finding (``--fix`` then fails: what was not read cannot be written back)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..config.settings import Settings
+from ..config.roots import Roots
 from ..engine.analysis import UNPARSABLE, unparsable
 from ..engine.guard import MAX_PARSE_BYTES, MAX_PARSE_CHARS
 from ..run.fixing import DROPPED, MAX_FIX_ROUNDS, _apply, _applicable
+from ..run.focus import concerns
 from ..run.linter import Linter
 from ..run.project import project_findings
-from ..run.runner import RunResult
+from ..run.projects import merge, no_project
+from ..run.runner import RunResult, lint
 from ..core.source import DecodeError, decode
 
 
-def run_stdin(data: bytes, filename: str | None, settings: Settings, *, fix: bool = False,
-              unsafe: bool = False, diff: bool = False) -> tuple[RunResult, bytes | None]:
+def run_stdin(data: bytes, filename: str | None, roots: Roots, *, fix: bool = False, unsafe: bool = False,
+              diff: bool = False, cache: bool = False, jobs: int | None = None) -> tuple[RunResult, bytes | None]:
     """The run over ``data``, and the fixed bytes (None unless fixing)."""
     from ..run.discovery import _excluded, _pattern_rel
 
-    out = RunResult(files=1)
     path = Path(filename or "-")
+    root = roots.root_of(path) if filename else None
+    settings = roots.settings(root)
     if filename and settings.force_exclude and _excluded(_pattern_rel(path, settings), settings):
-        out.files = 0
-        return out, data if (fix or diff) else None
-    linter = Linter(settings)
-    rel = linter.rel(path)
+        return RunResult(), data if (fix or diff) else None
+    out = RunResult(files=1)
     if len(data) > MAX_PARSE_BYTES:  # the caller read one byte more than a file may be: no further
+        linter = Linter(settings)
         if any(e.code == UNPARSABLE[0] for e in linter.entries_for(path)):
-            out.findings.append(unparsable(rel, f"too large to analyse: more than {MAX_PARSE_BYTES:,} bytes "
-                                                f"(the limit is {MAX_PARSE_CHARS:,} characters); "
-                                                "exclude generated files"))
-        return out, None
+            out.findings.append(unparsable(linter.rel(path), f"too large to analyse: more than {MAX_PARSE_BYTES:,} "
+                                                             f"bytes (the limit is {MAX_PARSE_CHARS:,} characters); "
+                                                             "exclude generated files"))
+        merged = RunResult()
+        merge(merged, out, settings.root, roots.report_root())
+        return merged, None
+    if root is None:
+        linter = Linter(settings)
+        results, other = {path: linter.lint_bytes(path, data)}, {}
+        if filename:
+            out.notices.append(no_project([path]))
+        seen = None
+    else:
+        linted = lint([path], settings, out, cache=cache, jobs=jobs, project=root.directory, overlay={path: data})
+        linter, results, other, seen = linted.linter, linted.results, linted.other, linted.seen
+        path = next(p for p, r in results.items() if r.path == linter.rel(path))
+        out.files = 1
+    fixed = _fix_loop(data, path, linter, results, other, seen, out, fix=fix, unsafe=unsafe, diff=diff)
+    merged = RunResult()
+    merge(merged, out, settings.root, roots.report_root())
+    return merged, fixed
+
+
+def _fix_loop(data: bytes, path: Path, linter: Linter, results, other, seen, out: RunResult, *, fix: bool,
+              unsafe: bool, diff: bool) -> bytes | None:
+    """The findings of the text (and, fixing, of its fixed form, round by
+    round) into ``out``; the fixed bytes when fixing."""
+    rel = linter.rel(path)
     try:
         source = decode(data)
     except DecodeError:
         source = None
     current = source.text if source is not None else None
     applied_total = 0
+    errors: list[str] = []
     for _ in range(MAX_FIX_ROUNDS + 1):
-        body = source.encode(current) if source is not None else data
-        result = linter.lint_bytes(path, body)
-        found = project_findings({path: result}, {}, linter, out.errors, {rel: current} if current is not None else None)
-        findings = result.findings + found
+        result = results[path]
+        texts = {rel: current} if current is not None else None
+        found = project_findings(results, other, linter, errors, texts)
+        findings = result.findings + [f for f in found if seen is None or concerns(f, seen)]
         if not (fix or diff) or source is None:
             break
         fixes = [f.fix for f in findings if _applicable(f, unsafe) and (f.fix.path or f.path) == rel]
@@ -63,15 +93,18 @@ def run_stdin(data: bytes, filename: str | None, settings: Settings, *, fix: boo
         if not applied or new == current:
             break
         current, applied_total = new, applied_total + applied
-    out.errors.extend(result.errors)
+        results[path] = linter.lint_bytes(path, source.encode(current))
+    out.errors.extend(result.errors + errors)
     out.findings = sorted(findings, key=lambda f: f.sort_key())
-    fixed = None
-    if fix or diff:
-        fixed = source.encode(current) if source is not None else data
-        if applied_total:
-            out.fixed[rel] = applied_total
-        if diff and fixed != data:
-            from ..run.patch import unified_diff
+    if current is not None:
+        out.texts[rel] = current
+    if not (fix or diff):
+        return None
+    fixed = source.encode(current) if source is not None else data
+    if applied_total:
+        out.fixed[rel] = applied_total
+    if diff and fixed != data:
+        from ..run.patch import unified_diff
 
-            out.diffs.append(unified_diff(data, fixed, rel))
-    return out, fixed
+        out.diffs.append(unified_diff(data, fixed, rel))
+    return fixed

@@ -42,19 +42,42 @@ def _tool_table(data: dict[str, Any], path: Path) -> Any:
     return tool.get("celerylint")
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml with [tool.celerylint] or celerylint.toml."""
-    for directory in (start, *start.parents):
-        candidate = directory / "celerylint.toml"
-        if candidate.is_file():
+CONFIG_FILES = (".celerylint.toml", "celerylint.toml", "pyproject.toml")  # ruff's order in one directory
+
+
+def config_in(directory: Path, strict: bool = True) -> Path | None:
+    """The configuration file of ``directory`` itself: ``.celerylint.toml``,
+    else ``celerylint.toml``, else a pyproject.toml with [tool.celerylint].
+    A pyproject.toml that is not TOML is reported (returned) when
+    ``strict``; otherwise (a directory met in a walk, where a template's
+    pyproject.toml need not be TOML) one that never names celerylint is
+    passed over."""
+    for name in CONFIG_FILES:
+        candidate = directory / name
+        if not candidate.is_file():
+            continue
+        if name != "pyproject.toml":
             return candidate
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
+        if not strict:
             try:
-                if _tool_table(_load_toml(candidate), candidate) is not None:
-                    return candidate
-            except ConfigError:
-                return candidate  # report the broken file rather than skip it
+                if b"celerylint" not in candidate.read_bytes():
+                    continue
+            except OSError:
+                continue
+        try:
+            if _tool_table(_load_toml(candidate), candidate) is not None:
+                return candidate
+        except ConfigError:
+            return candidate  # report the broken file rather than skip it
+    return None
+
+
+def find_config(start: Path) -> Path | None:
+    """The configuration file of the nearest directory at or above ``start`` that has one."""
+    for directory in (start, *start.parents):
+        found = config_in(directory)
+        if found is not None:
+            return found
     return None
 
 

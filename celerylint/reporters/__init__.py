@@ -1,7 +1,15 @@
 """Report formats.  Reporters see plain findings, never CST nodes.
 
 ``render`` picks the reporter of a format name; each module is imported
-only when its format is asked for."""
+only when its format is asked for.  Paths: the human formats print them
+relative to the working directory, as ruff does (a file outside it:
+absolute), so that they can be opened from where celerylint ran; the
+machine formats (json, json-lines, sarif, gitlab, junit, rdjson, github)
+keep them relative to the report root, the git work tree of the working
+directory (else the working directory), which is what their consumers
+resolve them against (SARIF's ``%SRCROOT%``, GitLab's and GitHub's
+repository paths, fingerprints that must not change with the directory a
+job ran from)."""
 
 from __future__ import annotations
 
@@ -16,6 +24,9 @@ def render(fmt: str, result, settings, *, color: bool = False, width: int | None
     """The report of ``result`` in format ``fmt`` (``text`` is ``full``)."""
     if fmt in HUMAN:
         from .color import Style
+        from .sources import here
+
+        result, settings = here(result, settings)
 
         options = dict(style=Style(color), width=width, unsafe=unsafe, summary_line=summary_line,
                        show_fixes=show_fixes)

@@ -27,7 +27,7 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 def render(result, settings, *, style: Style, width: int | None = None, unsafe: bool = False,
            summary_line: str | None = None, show_fixes: bool = False) -> str:
-    sources = Sources(settings.root)
+    sources = Sources(settings.root, getattr(result, "texts", None))
     out: list[str] = []
     for f in result.findings:
         styled, plain = title(f, style)

@@ -18,7 +18,7 @@ SEVERITY = {"error": "major", "warning": "minor", "note": "info"}
 
 
 def render(result, settings) -> str:
-    prints = fingerprints(result.findings, Sources(settings.root))
+    prints = fingerprints(result.findings, Sources(settings.root, getattr(result, "texts", None)))
     issues = []
     for f, fingerprint in zip(result.findings, prints):
         lines = {"begin": f.line}

@@ -35,7 +35,7 @@ def dicts(result, settings) -> list[dict]:
     from .fingerprint import fingerprints
     from .sources import Sources
 
-    prints = fingerprints(result.findings, Sources(settings.root))
+    prints = fingerprints(result.findings, Sources(settings.root, getattr(result, "texts", None)))
     return [finding_dict(f, p) for f, p in zip(result.findings, prints)]
 
 

@@ -25,7 +25,7 @@ def _range(source, line: int, col: int, end_line: int, end_col: int) -> dict:
 
 
 def render(result, settings) -> str:
-    sources = Sources(settings.root)
+    sources = Sources(settings.root, getattr(result, "texts", None))
     diagnostics = []
     for f in result.findings:
         source = sources.get(f.path)

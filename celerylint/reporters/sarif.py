@@ -100,11 +100,12 @@ def render(result, settings, rules: list[dict] | None = None) -> str:
     if rules is None:
         from ..registry import rules as registered
 
-        descriptors = [_rule_descriptor(e.load()) for e in registered() if settings.enabled(e.code)]
+        found = {f.code for f in result.findings}  # a project of a monorepo may enable more
+        descriptors = [_rule_descriptor(e.load()) for e in registered() if settings.enabled(e.code) or e.code in found]
     else:
         descriptors = rules
     index_of = {d["id"]: i for i, d in enumerate(descriptors)}
-    files = Sources(settings.root)
+    files = Sources(settings.root, getattr(result, "texts", None))
     results = []
     for f in result.findings:
         entry = {

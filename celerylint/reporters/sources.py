@@ -8,6 +8,9 @@ text: the reporters then leave out what needs it."""
 
 from __future__ import annotations
 
+import copy
+import os
+from dataclasses import replace
 from pathlib import Path
 
 from ..engine.guard import MAX_PARSE_CHARS
@@ -41,9 +44,12 @@ class SourceFile:
 
 
 class Sources:
-    def __init__(self, root: Path) -> None:
+    """The texts of the reported files: a run's ``texts`` (standard input, an
+    editor's buffer: what was linted) first, else the file on disk."""
+
+    def __init__(self, root: Path, texts: dict[str, str] | None = None) -> None:
         self.root = root
-        self.cache: dict[str, SourceFile | None] = {}
+        self.cache: dict[str, SourceFile | None] = {rel: SourceFile(text) for rel, text in (texts or {}).items()}
 
     def get(self, rel: str) -> SourceFile | None:
         if rel not in self.cache:
@@ -56,3 +62,27 @@ class Sources:
                 except (OSError, DecodeError, ValueError):
                     pass
         return self.cache[rel]
+
+
+def here(result, settings):
+    """``result`` and ``settings`` with every path relative to the working
+    directory (the human formats), when the report root is not it."""
+    from ..config.settings import relative_path
+
+    cwd = os.getcwd()
+    root = str(settings.root)
+    if os.path.abspath(root) == cwd:
+        return result, settings
+
+    def move(rel: str) -> str:
+        if not rel or "://" in rel:
+            return rel
+        return relative_path(Path(os.path.join(root, rel)), Path(cwd))
+
+    moved = copy.copy(result)
+    moved.findings = [replace(f, path=move(f.path), fix=replace(f.fix, path=move(f.fix.path)) if f.fix and f.fix.path
+                              else f.fix) for f in result.findings]
+    for name in ("fixed", "fixed_codes", "texts"):
+        if isinstance(getattr(result, name, None), dict):
+            setattr(moved, name, {move(k): v for k, v in getattr(result, name).items()})
+    return moved, replace(settings, root=Path(cwd))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +20,7 @@ class Discovery:
     # (path, size, mtime_ns) of the launch files seen (Procfiles, Dockerfiles, ...): the deployment
     # model reads them in the project phase, so they are part of its cached findings' key
     launch: list[tuple[str, int, int]] = field(default_factory=list)
+    nested: list[Path] = field(default_factory=list)  # directories that are projects of their own, not entered
 
 
 def _excluded(rel: str, settings: Settings) -> bool:
@@ -30,9 +31,12 @@ def _pattern_rel(path: Path, settings: Settings) -> str:
     return relative_path(path, settings.config_dir or settings.root)
 
 
-def discover(paths: list[Path], settings: Settings, cache_dir: Path | None = None) -> Discovery:
+def discover(paths: list[Path], settings: Settings, cache_dir: Path | None = None,
+             nested: Callable[[str, list[str]], bool] | None = None) -> Discovery:
     """The files to lint under ``paths``; ``cache_dir`` keeps what the
-    ignore files translate to (gitignore_patterns.py)."""
+    ignore files translate to (gitignore_patterns.py).  ``nested(directory,
+    file names)`` says whether a directory below a path walked is a project
+    of its own (its own configuration file): it is then not entered."""
     found = Discovery()
     seen: set[str] = set()
     python: list[str] = []
@@ -47,7 +51,7 @@ def discover(paths: list[Path], settings: Settings, cache_dir: Path | None = Non
         if path.is_dir():
             top = str(path)  # a Path has no trailing separator: file[len(top):] starts with one
             absolute = os.path.abspath(top)
-            for file, is_python in _walk(top, settings, found, cache_dir):
+            for file, is_python in _walk(top, settings, found, cache_dir, nested):
                 # file starts with top: its absolute form without a syscall per file
                 add(python if is_python else other, file, absolute + file[len(top):])
         elif path.exists() or path.is_symlink():
@@ -69,7 +73,8 @@ def _posix(path: str) -> str:
     return path if os.sep == "/" else path.replace(os.sep, "/")
 
 
-def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None) -> Iterator[tuple[str, bool]]:
+def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None,
+          nested: Callable[[str, list[str]], bool] | None = None) -> Iterator[tuple[str, bool]]:
     wanted_other = settings.redis_config_files
     visited: set[tuple[int, int]] = set()
     git = _gitignore(top, settings, cache_dir)
@@ -82,6 +87,10 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
             visited.add((st.st_dev, st.st_ino))
         except OSError:
             st = None
+        if nested is not None and dirpath != top and nested(dirpath, filenames):
+            found.nested.append(Path(dirpath))
+            dirnames[:] = []
+            continue
         base = Path(dirpath) if settings.exclude else None
         wanted = [n for n in filenames if n.endswith(_SUFFIXES if wanted_other else _PYTHON)]
         ignored = git.directory(dirpath, dirnames, filenames, st) if git is not None else ()

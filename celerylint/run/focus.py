@@ -6,15 +6,16 @@ settings module, the app, the task a call site names.  Linting only the
 files named would make them silent, or change their answer (a fix that is
 safe when the task is known becomes unsafe when it is not).  So when every
 path named is a file inside a project (a directory holding the
-configuration file, or else the git work tree), the run reads the whole
-project, with the cache and the stat index as usual, and keeps:
+configuration file, or else the git work tree), or when the run is given
+its project (projects.py), the run reads the whole project, with the cache
+and the stat index as usual, and keeps:
 
-- the findings located in a file named, and
+- the findings located in a file named or under a directory named, and
 - the findings located elsewhere whose fix edits a file named (a missing
   setting reported at the app but added in the settings module named).
 
-Fixes are applied only to the files named.  Directories named are linted
-as they are, without the rest of the project.
+Fixes are applied only to the files named (and those under the
+directories named).
 """
 
 from __future__ import annotations
@@ -40,25 +41,45 @@ PROJECT_FILES = re.compile(
 class Focus:
     directory: Path  # the project read whole
     files: frozenset[str]  # the files named, relative to the root as findings are
+    directories: tuple[str, ...] = ()  # the directories named, relative to the root
+
+    def holds(self, rel: str) -> bool:
+        """Whether the file ``rel`` is named, or inside a directory named."""
+        return rel in self.files or any(rel.startswith(d + "/") for d in self.directories)
+
+    def held(self, results) -> set[str]:
+        """The paths of ``results`` (FileResults) that are named."""
+        return {r.path for r in results if self.holds(r.path)}
 
 
-def focus(paths: list[Path], settings: Settings) -> Focus | None:
-    """The focus of a run on ``paths``, or None for a run that lints what it
-    is given: a directory among them, no project around them, or a file
-    outside it."""
-    if not paths or any(p.is_dir() for p in paths):
+def focus(paths: list[Path], settings: Settings, directory: Path | None = None) -> Focus | None:
+    """The focus of a run on ``paths`` in the project ``directory`` (by
+    default, when every path is a file: the directory of the configuration
+    file, else the git work tree), or None for a run that lints what it is
+    given: the project itself named, no project, or a path outside it."""
+    if not paths:
         return None
-    directory = project_directory(settings)
     if directory is None:
-        return None
+        if any(p.is_dir() for p in paths):
+            return None
+        directory = project_directory(settings)
+        if directory is None:
+            return None
     top = os.path.realpath(directory)
     files: set[str] = set()
+    directories: list[str] = []
     for path in paths:
         real = os.path.realpath(path)
-        if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        if real == top:
+            return None  # the whole project
+        if not real.startswith(top.rstrip(os.sep) + os.sep):
             return None
-        files.add(relative_path(path, settings.root))
-    return Focus(_walkable(directory), frozenset(files))
+        rel = relative_path(path, settings.root)
+        if path.is_dir():
+            directories.append(rel.rstrip("/"))
+        else:
+            files.add(rel)
+    return Focus(_walkable(directory), frozenset(files), tuple(directories))
 
 
 def _walkable(directory: Path) -> Path:
@@ -88,11 +109,11 @@ def read_as_other(name: str, rel: str, settings: Settings) -> bool:
                for pattern in settings.redis_config_files)
 
 
-def concerns(finding: Finding, files: frozenset[str]) -> bool:
-    if finding.path in files:
+def concerns(finding: Finding, seen: Focus) -> bool:
+    if seen.holds(finding.path):
         return True
     fix = finding.fix
-    return fix is not None and (fix.path or finding.path) in files
+    return fix is not None and seen.holds(fix.path or finding.path)
 
 
 def about(message: str, others: set[str]) -> bool:

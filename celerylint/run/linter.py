@@ -21,6 +21,7 @@ from ..facts.client_index import PROVIDERS_FACT, build, stale
 from ..facts.task_class_index import TASK_CLASS_FACTS
 from ..facts.task_class_index import entries as task_classes
 from ..core.source import NotAFile, digest, read_source
+from .closure import CONFIG_MODULES, config_entries
 from .jobs import Job, analyze_job, triage_path
 
 
@@ -52,11 +53,21 @@ class Linter:
         self.index = None  # a StatIndex, for runs over many files that fix nothing
         self.launch_files: list[tuple[str, int, int]] = []  # discovery.Discovery.launch: part of the project key
         self.client_index: dict[str, str] | None = None  # of the last ``lint_files``, for ``lint_bytes``
+        # absolute path -> the bytes to lint instead of the file's (standard
+        # input, an editor's unsaved buffer): never taken from or put in the stat index
+        self.overlay: dict[str, bytes] = {}
+        # a run on some files of a project (focus.py): the other files are read
+        # only for what the project phase and the indexes take from them
+        self.focus = None
+        self.context = [e for e in self.entries if e.kind in ("collector", "syntax") or e.project_part]
+        # with ``closure`` (closure.py): the files outside it give only the configuration's facts
+        self.closure: set[str] | None = None
+        self.config_context = config_entries(self.context)
 
     def signature(self, path: Path) -> tuple[int, ...] | None:
         """The file's stat signature, taken before it is read, when the stat
         index will record it."""
-        if self.index is None:
+        if self.index is None or (self.overlay and os.path.abspath(path) in self.overlay):
             return None
         from .stat_index import signature
 
@@ -78,19 +89,33 @@ class Linter:
                     return text[len(self.base):]
         return relative_path(path, self.settings.root)
 
-    def entries_for(self, path: Path) -> list[Entry]:
+    def entries_for(self, path: Path, rel: str | None = None) -> list[Entry]:
+        """The checkers of a file: every enabled one, or, for a file of the
+        project outside the focus (``rel`` given), those that record facts."""
+        entries = self.entries
+        if self.focus is not None and rel is not None and not self.focus.holds(rel):
+            entries = self.context if self.closure is None or rel in self.closure else self.config_context
         if not self.settings.per_file_ignores:
-            return self.entries
-        rel = relative_path(path, self.settings.config_dir or self.settings.root)
-        return [e for e in self.entries if not e.code or self.settings.enabled(e.code, rel)]
+            return entries
+        local = relative_path(path, self.settings.config_dir or self.settings.root)
+        return [e for e in entries if not e.code or self.settings.enabled(e.code, local)]
+
+    def partial(self, rel: str) -> bool:
+        """Whether the result of ``rel`` holds only what its facts need (see
+        ``entries_for``): never kept in the stat index, which serves whole runs."""
+        return self.focus is not None and not self.focus.holds(rel)
 
     def prepare(self, path: Path, data: bytes, client_index: dict | None = None) -> tuple[FileResult, Job | None]:
         """The cheap part: the finished result, or a job when libcst must
         parse the file and the cache does not know it (or, given the
         ``client_index``, holds a result that index makes stale)."""
         rel = self.rel(path)
-        entries = self.entries_for(path)
+        entries = self.entries_for(path, rel)
         result, text, active = triage(rel, data, entries)
+        if active and self.closure is not None and rel not in self.closure and self.partial(rel):
+            # configuration outside the closure: every fact it holds (an app's task classes)
+            entries = [e for e in self.context if e in entries or e.module not in CONFIG_MODULES]
+            result, text, active = triage(rel, data, entries)
         if text is None:
             return result, None
         module = module_name_for(path.resolve())
@@ -126,7 +151,12 @@ class Linter:
         return result
 
     def read(self, path: Path) -> tuple[bytes | None, FileResult | None, str | None]:
-        """The bytes of a file, or the result and notice when it cannot be read."""
+        """The bytes of a file (of the overlay first), or the result and
+        notice when it cannot be read."""
+        if self.overlay:
+            data = self.overlay.get(os.path.abspath(path))
+            if data is not None:
+                return data, None, None
         try:
             return read_source(path), None, None
         except FileNotFoundError:
@@ -155,7 +185,7 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, notices: lis
     if linter.index is not None:
         todo = []
         for path in paths:
-            hit = linter.index.get(linter.rel(path), path)
+            hit = None if linter.overlay and os.path.abspath(path) in linter.overlay else linter.index.get(linter.rel(path), path)
             if hit is None:
                 todo.append(path)
             else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,9 +13,9 @@ from .discovery import discover
 from .focus import Focus, about, concerns, focus
 from .fixing import fix_files, parses  # noqa: F401  (parses: for rule authors' tests)
 from .linter import Linter, lint_files
-from ..core.model import Finding
+from ..core.model import FileResult, Finding
 from .project import Project, project_findings
-from ..core.source import OTHER_FILE_MAX_BYTES, read_capped
+from ..core.source import OTHER_FILE_MAX_BYTES, DecodeError, decode, read_capped
 
 INDEX_MIN_FILES = 64  # below this, reading and prefiltering cost less than loading the stat index
 
@@ -28,39 +30,51 @@ class RunResult:
     fixed_codes: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
     diffs: list[bytes] = field(default_factory=list)  # --diff: one patch per file (patch.py)
     files: int = 0
+    # the text linted of the files of the overlay (path as in findings -> text):
+    # what the reports draw snippets and fix diffs from, not the disk
+    texts: dict[str, str] = field(default_factory=dict)
+    # directories under those named that hold their own configuration: projects
+    # of their own, left out of this run (projects.py lints them apart)
+    nested: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class Linted:
+    """The per-file and project phases of one project's run, before fixes."""
+
+    linter: Linter
+    results: dict[Path, FileResult]
+    other: dict[str, str]
+    found: list[Finding]  # of the project phase
+    seen: Focus | None
+    texts: dict[str, str]  # the overlay's texts, by relative path
 
 
 def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: bool = False,
-        diff: bool = False, jobs: int | None = None, cache: bool = False) -> RunResult:
+        diff: bool = False, jobs: int | None = None, cache: bool = False, project: Path | None = None,
+        overlay: Mapping[Path, bytes] | None = None, nested: Callable[[str, list[str]], bool] | None = None,
+        alone: bool = False) -> RunResult:
+    """Lint ``paths`` as parts of one project (``settings.root``).
+
+    ``project``: the directory read whole, of which only what concerns
+    ``paths`` is reported (focus.py); by default the configuration's
+    directory or the git work tree when every path is a file inside it.
+    ``alone``: read nothing but ``paths``.  ``overlay``: bytes that stand for
+    the file at a path, on disk or not (standard input, an editor's buffer);
+    such a file is never written.  ``nested(directory, names)``: whether a
+    directory met in the walk is a project of its own (left out, listed in
+    ``RunResult.nested``)."""
     out = RunResult()
-    directory = None
-    if cache:
-        directory, why = usable_cache_dir(settings.root, settings.cache_dir)
-        if why:
-            out.notices.append(why)
-    linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
-    linter.keep_digests = fix or diff
-    seen = focus(paths, settings)
-    found = discover([seen.directory, *paths] if seen else paths, settings, directory)
-    linter.launch_files = sorted(found.launch)
-    out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
-    out.files = len(seen.files) if seen else len(found.python)
-    # A fix reads again the file it changes (fix_files): with fixes only to
-    # the files named (focus.py), the rest of the project may come from the index.
-    if linter.cache is not None and (seen or not (fix or diff)) and len(found.python) >= INDEX_MIN_FILES:
-        linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
-    results = lint_files(found.python, linter, jobs, out.notices)
-    other, skipped = _read_other(found.other, linter)
-    out.notices.extend(skipped)
-    found_in_project = project_findings(results, other, linter, out.errors)
-    out.notices.extend(_yaml_notice(linter))
-    if linter.index is not None:
-        for result in results.values():
-            linter.index.put(result)
-        linter.index.save()
+    done = lint(paths, settings, out, keep_digests=fix or diff, jobs=jobs, cache=cache, project=project,
+                overlay=overlay, nested=nested, alone=alone)
+    linter, results, other, seen = done.linter, done.results, done.other, done.seen
+    found_in_project = done.found
     if fix or diff:
+        only = frozenset(seen.held(results.values()) | seen.files) if seen else None
+        if done.texts:  # the overlay's files are never written
+            only = frozenset((only if only is not None else {r.path for r in results.values()}) - set(done.texts))
         found_in_project = fix_files(results, other, found_in_project, linter, out, unsafe=unsafe, write=not diff,
-                                     only=seen.files if seen else None)
+                                     only=only)
     for result in results.values():
         out.findings.extend(result.findings)
         out.errors.extend(result.errors)
@@ -73,7 +87,92 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
 
         out.findings = [f if f.fix is None or settings.is_fixable(f.code) else replace(f, fix=None)
                         for f in out.findings]
+    out.texts = done.texts
     return out
+
+
+def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests: bool = False,
+         jobs: int | None = None, cache: bool = False, project: Path | None = None,
+         overlay: Mapping[Path, bytes] | None = None, nested: Callable[[str, list[str]], bool] | None = None,
+         alone: bool = False) -> Linted:
+    """Discover, read and lint every file of the project, then the project
+    phase (``run``'s arguments; notices and errors go to ``out``)."""
+    directory = None
+    if cache:
+        directory, why = usable_cache_dir(settings.root, settings.cache_dir)
+        if why:
+            out.notices.append(why)
+    linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
+    linter.keep_digests = keep_digests
+    if overlay:
+        linter.overlay = {os.path.abspath(p): data for p, data in overlay.items()}
+    seen = None if alone else focus(paths, settings, project)
+    linter.focus = seen
+    on_disk = [p for p in paths if not (linter.overlay and os.path.abspath(p) in linter.overlay) or p.exists()]
+    found = discover([seen.directory, *on_disk] if seen else on_disk, settings, directory, nested)
+    linter.launch_files = sorted(found.launch)
+    _add_overlay(found.python, paths, linter)
+    out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
+    out.nested.extend(found.nested)
+    # A fix reads again the file it changes (fix_files): with fixes only to
+    # the files named (focus.py), the rest of the project may come from the index.
+    if linter.cache is not None and (seen or not keep_digests) and len(found.python) >= INDEX_MIN_FILES:
+        linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
+    if seen is not None:
+        linter.closure = _closure(seen, found.python, found.other, linter)
+    results = lint_files(found.python, linter, jobs, out.notices)
+    other, skipped = _read_other(found.other, linter)
+    out.notices.extend(skipped)
+    texts = _overlay_texts(linter)
+    found_in_project = project_findings(results, other, linter, out.errors, texts)
+    out.notices.extend(_yaml_notice(linter))
+    if linter.index is not None:
+        for result in results.values():
+            if not linter.partial(result.path):
+                linter.index.put(result)
+        linter.index.save()
+    out.files = len(seen.held(results.values()) | (seen.files & set(other))) if seen else len(found.python)
+    return Linted(linter, results, other, found_in_project, seen, texts)
+
+
+def _closure(seen: Focus, python: list[Path], other: list[Path], linter: Linter) -> set[str] | None:
+    """closure.py's files for a run on ``seen``; None: read every file whole."""
+    from .closure import closure, is_configuration
+
+    if any(seen.holds(linter.rel(p)) for p in other):
+        return None
+    named: dict[Path, bytes] = {}
+    for path in python:
+        rel = linter.rel(path)
+        if seen.holds(rel):
+            data = linter.read(path)[0]
+            if data is None:
+                continue
+            if is_configuration(data, rel, linter.entries_for(path)):
+                return None
+            named[path] = data
+    return closure(named, python, linter.rel)
+
+
+def _add_overlay(python: list[Path], paths: list[Path], linter: Linter) -> None:
+    """The files of the overlay named but not on disk (a new file's unsaved buffer)."""
+    if not linter.overlay:
+        return
+    known = {os.path.abspath(p) for p in python}
+    for path in paths:
+        if os.path.abspath(path) in linter.overlay and os.path.abspath(path) not in known:
+            python.append(path)
+            known.add(os.path.abspath(path))
+
+
+def _overlay_texts(linter: Linter) -> dict[str, str]:
+    texts = {}
+    for path, data in linter.overlay.items():
+        try:
+            texts[linter.rel(Path(path))] = decode(data).text
+        except DecodeError:
+            pass
+    return texts
 
 
 def _yaml_notice(linter: Linter) -> list[str]:
@@ -98,8 +197,8 @@ def _yaml_notice(linter: Linter) -> list[str]:
 def _keep_focus(out: RunResult, seen: Focus, read: set[str]) -> None:
     """What concerns the files named (focus.py); what went wrong elsewhere
     in the project is one notice, not a failure of this run."""
-    others = read - seen.files
-    out.findings = [f for f in out.findings if concerns(f, seen.files)]
+    others = {r for r in read if not seen.holds(r)}
+    out.findings = [f for f in out.findings if concerns(f, seen)]
     out.notices = [n for n in out.notices if not about(n, others)]
     elsewhere = [e for e in out.errors if about(e, others)]
     if elsewhere:

@@ -94,3 +94,13 @@ def test_a_commit_of_one_file_is_judged_and_fixed_with_the_whole_project(home, t
     # the CL209 fix is safe because the task is known, so the fix hook applies it
     assert "send.apply_async((user_id, 2), countdown=10)" in (work / "proj/views.py").read_text()
     assert "r.lock('lock:send')" in (work / "proj/tasks.py").read_text()
+
+
+def test_a_commit_of_one_task_file_gets_the_whole_project_finding(home, tmp_path):
+    from test_invocation import FINDING, KITSUNE, tree
+
+    work = tree(tmp_path / "kitsune", KITSUNE)
+    subprocess.run(["git", "add", "-A"], cwd=work, check=True)
+    done = run_hook(home, work, "celerylint", FINDING[1])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{FINDING[1]}:{FINDING[2]}:" in done.stdout and FINDING[0] in done.stdout

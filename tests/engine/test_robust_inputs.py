@@ -153,8 +153,8 @@ def test_file_disappearing_between_discovery_and_reading(tmp_path, monkeypatch):
     (tmp_path / "gone.py").write_text(GOOD)
     real = runner.discover
 
-    def discover_then_delete(paths, settings, cache_dir=None):
-        found = real(paths, settings, cache_dir)
+    def discover_then_delete(paths, settings, cache_dir=None, nested=None):
+        found = real(paths, settings, cache_dir, nested)
         (tmp_path / "gone.py").unlink()
         return found
 

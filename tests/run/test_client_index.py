@@ -100,12 +100,17 @@ def test_chains_of_helpers_resolve_and_cycles_do_not(tmp_path):
     assert cl2(findings) == [("CL204", "app/jobs.py", 5), ("CL204", "app/jobs.py", 6)]
 
 
-def test_a_helper_outside_the_files_linted_is_unknown(tmp_path, cli):
-    project(tmp_path)
-    both = cli("--no-cache", "--exit-zero", "--format", "json", "app")
-    alone = cli("--no-cache", "--exit-zero", "--format", "json", "app/tasks.py")
+def test_a_helper_outside_the_files_read_is_unknown(tmp_path, cli):
+    root = tmp_path / "tree"
+    project(root)
+    both = cli("--no-cache", "--exit-zero", "--format", "json", "app", cwd=root)
+    # named alone, the file is judged in its project (the working directory): the helper is known
+    named = cli("--no-cache", "--exit-zero", "--format", "json", "app/tasks.py", cwd=root)
+    (tmp_path / "elsewhere").mkdir()
+    alone = cli("--no-cache", "--exit-zero", "--format", "json", str(root / "app/tasks.py"), cwd=tmp_path / "elsewhere")
     assert [f["line"] for f in json.loads(both.stdout) if f["code"] == "CL204"] == [7]
-    assert [f for f in json.loads(alone.stdout) if f["code"] == "CL204"] == []  # its client is unknown
+    assert [f["line"] for f in json.loads(named.stdout) if f["code"] == "CL204"] == [7]
+    assert [f for f in json.loads(alone.stdout) if f["code"] == "CL204"] == []  # no project: its client is unknown
 
 
 def test_a_helper_in_a_namespace_package_is_found_by_its_import(tmp_path):

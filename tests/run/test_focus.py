@@ -83,9 +83,14 @@ def test_fixes_reach_only_the_files_named(cli, tmp_path):
 
 
 def test_without_a_project_a_file_is_linted_alone(cli, tmp_path):
-    root = project(tmp_path, git=False)
-    # no .git and no configuration file: the task is not seen, CL213 is silent
-    assert where(findings(cli, root, "proj/views.py")) == {("CL209", "proj/views.py")}
+    root = project(tmp_path / "tree", git=False)
+    (tmp_path / "elsewhere").mkdir()
+    # no .git, configuration or pyproject.toml, and outside the working directory:
+    # the task is not seen, CL213 is silent
+    alone = findings(cli, tmp_path / "elsewhere", str(root / "proj/views.py"))
+    assert {f["code"] for f in alone} == {"CL209"}
+    # from the tree itself, the working directory stands for the project
+    assert where(findings(cli, root, "proj/views.py")) == {("CL209", "proj/views.py"), ("CL213", "proj/views.py")}
 
 
 def test_a_directory_named_is_linted_as_it_is(cli, tmp_path):
