@@ -24,8 +24,10 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-SERVER = shutil.which("rabbitmq-server") or ("/usr/lib/rabbitmq/bin/rabbitmq-server"
-                                             if os.path.exists("/usr/lib/rabbitmq/bin/rabbitmq-server") else None)
+# Debian's /usr/sbin/rabbitmq-server switches to the ``rabbitmq`` user, who may not
+# write the test's directory; the script it wraps runs as whoever starts it
+SERVER = ("/usr/lib/rabbitmq/bin/rabbitmq-server" if os.path.exists("/usr/lib/rabbitmq/bin/rabbitmq-server")
+          else shutil.which("rabbitmq-server"))
 EPMD = shutil.which("epmd")
 MISSING = ("rabbitmq-server is not installed (.ci/run installs it with apt-get install rabbitmq-server); "
            "this doctor test needs a real RabbitMQ with its management plugin")
@@ -43,6 +45,8 @@ class Rabbit:
         self.amqp_port, self.http_port, self.epmd_port, self.dist_port = (free_port() for _ in range(4))
         self.base = base
         base.mkdir(parents=True, exist_ok=True)
+        for sub in ("mnesia", "log", "plugins"):
+            (base / sub).mkdir(exist_ok=True)
         (base / "enabled_plugins").write_text("[rabbitmq_management].\n")
         (base / "rabbitmq.conf").write_text(
             f"listeners.tcp.default = 127.0.0.1:{self.amqp_port}\n"
@@ -58,7 +62,8 @@ class Rabbit:
                "RABBITMQ_ENABLED_PLUGINS_FILE": str(base / "enabled_plugins"),
                "RABBITMQ_PLUGINS_EXPAND_DIR": str(base / "plugins"), "RABBITMQ_PID_FILE": str(base / "pid"),
                "RABBITMQ_ADVANCED_CONFIG_FILE": str(base / "advanced.config"),
-               "RABBITMQ_CONF_ENV_FILE": str(base / "rabbitmq-env.conf")}
+               "RABBITMQ_CONF_ENV_FILE": str(base / "rabbitmq-env.conf"),
+               "RABBITMQ_FEATURE_FLAGS_FILE": str(base / "mnesia" / "feature_flags")}
         # our own epmd, in the foreground: the node registers with it, and it is stopped by its pid
         self.epmd = subprocess.Popen([EPMD, "-port", str(self.epmd_port), "-address", "127.0.0.1"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
