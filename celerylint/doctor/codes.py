@@ -22,7 +22,8 @@ CODES = {c.code: c for c in (
     Code("CL151", "broker-memory-pressure", "warning",
          "The live broker's `used_memory` is near `maxmemory`, Redis has already evicted keys, or a RabbitMQ node "
          "has raised its memory or disk alarm",
-         "give the broker more memory (or disk) or move other data off it; evicted keys may have been queued tasks"),
+         "give the broker more memory (or disk) or move other data off it (on Redis, evicted keys may have been "
+         "queued tasks)"),
     Code("CL152", "broker-shared-keyspace", "warning",
          "The broker's Redis holds other keyspaces, or keys in the broker's database that are not Celery's",
          "use a dedicated Redis instance (or at least database) for the broker"),

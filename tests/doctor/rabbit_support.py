@@ -64,6 +64,7 @@ class Rabbit:
                "RABBITMQ_ADVANCED_CONFIG_FILE": str(base / "advanced.config"),
                "RABBITMQ_CONF_ENV_FILE": str(base / "rabbitmq-env.conf"),
                "RABBITMQ_FEATURE_FLAGS_FILE": str(base / "mnesia" / "feature_flags")}
+        self.env = env
         # our own epmd, in the foreground: the node registers with it, and it is stopped by its pid
         self.epmd = subprocess.Popen([EPMD, "-port", str(self.epmd_port), "-address", "127.0.0.1"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -102,6 +103,13 @@ class Rabbit:
         with opener.open(request, timeout=10) as reply:
             text = reply.read()
         return json.loads(text) if text else None
+
+    def ctl(self, *args: str) -> None:
+        """``rabbitmqctl`` against this node (its cookie is in ``HOME``)."""
+        ctl = os.path.join(os.path.dirname(SERVER), "rabbitmqctl")
+        done = subprocess.run([ctl, "-n", self.env["RABBITMQ_NODENAME"], *args], env=self.env, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
 
     def wait_for(self, predicate, seconds: float = 20):
         """Wait until ``predicate(queues)`` holds for /api/queues (the

@@ -102,6 +102,17 @@ def test_rabbitmq_queues_alarms_and_consumer_timeout_read_with_get_only(rabbit, 
     assert {method for method, _ in proxy.seen} == {"GET"}, proxy.seen
     assert {path.split("?")[0] for _, path in proxy.seen} == {"/api/overview", "/api/nodes", "/api/queues/%2F"}
 
+    # a memory alarm (a watermark far below what the node uses): publishers are blocked
+    rabbit.ctl("set_vm_memory_high_watermark", "absolute", "10MB")
+    try:
+        wait_until(lambda: rabbit.api("GET", "/api/nodes")[0]["mem_alarm"], "the memory alarm")
+        alarmed = [f for f in json.loads(doctor(root, "--format", "json", "--management-url", proxy.url).stdout)
+                   if f["code"] == "CL151"]
+    finally:
+        rabbit.ctl("set_vm_memory_high_watermark", "0.4")
+    [alarm] = alarmed
+    assert "has raised its memory alarm" in alarm["message"] and "`apply_async` hangs" in alarm["message"]
+
 
 def test_rabbitmq_errors_are_one_line_and_no_summary(rabbit, tmp_path):
     root = project(tmp_path, rabbit.url())
