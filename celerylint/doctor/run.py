@@ -138,9 +138,9 @@ def _same(url: str, t) -> bool:
 
 
 def _same_amqp(url: str, given: str) -> bool:
-    from .worker_checks import _address
+    from .worker_checks import address
 
-    return is_amqp(first_url(url)) and _address(first_url(url)) == _address(first_url(given))
+    return is_amqp(first_url(url)) and address(first_url(url)) == address(first_url(given))
 
 
 def doctor(paths: list[Path], settings, *, broker_url: str | None, timeout: float, workers: bool = False,

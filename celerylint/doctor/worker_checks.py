@@ -146,7 +146,7 @@ def broker_drift(ws: Workers, configured_url: str | None, configured_where: str,
     than the project's ``broker_url`` names."""
     if not configured_url:
         return
-    want = _address(configured_url)
+    want = address(configured_url)
     if want is None:
         return
     odd: dict[tuple, list[str]] = {}
@@ -168,7 +168,7 @@ def broker_drift(ws: Workers, configured_url: str | None, configured_where: str,
                             "workers and the code that sends tasks do not share a broker")
 
 
-def _address(url: str):
+def address(url: str):
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     kind = "redis" if scheme in ("redis", "rediss") else "amqp" if scheme in ("amqp", "amqps", "pyamqp") else None
     if kind is None:
