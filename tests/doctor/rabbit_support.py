@@ -63,7 +63,10 @@ class Rabbit:
                "RABBITMQ_PLUGINS_EXPAND_DIR": str(base / "plugins"), "RABBITMQ_PID_FILE": str(base / "pid"),
                "RABBITMQ_ADVANCED_CONFIG_FILE": str(base / "advanced.config"),
                "RABBITMQ_CONF_ENV_FILE": str(base / "rabbitmq-env.conf"),
-               "RABBITMQ_FEATURE_FLAGS_FILE": str(base / "mnesia" / "feature_flags")}
+               "RABBITMQ_FEATURE_FLAGS_FILE": str(base / "mnesia" / "feature_flags"),
+               # distribution on loopback too, and never an epmd of the node's own (it would outlive the test)
+               "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-start_epmd false -kernel inet_dist_use_interface {127,0,0,1}",
+               "RABBITMQ_CTL_ERL_ARGS": "-start_epmd false"}
         self.env = env
         # our own epmd, in the foreground: the node registers with it, and it is stopped by its pid
         self.epmd = subprocess.Popen([EPMD, "-port", str(self.epmd_port), "-address", "127.0.0.1"],
