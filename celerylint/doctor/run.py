@@ -217,6 +217,9 @@ def _check_broker(b: Broker, report: checks.Report, deadline: float, timeout: fl
         return str(exc)
     except Deadline:
         return f"{target_shown(b.url)}: stopped after --timeout {timeout:g} s; the checks were not all run"
+    except Exception as exc:  # noqa: BLE001 - a reply of a shape the checks did not expect: one line, exit 2
+        return f"broker {target_shown(b.url)}: unexpected reply from the management API ({type(exc).__name__}: " \
+               f"{_short(str(exc))})"
     return None
 
 
