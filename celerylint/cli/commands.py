@@ -183,13 +183,19 @@ def _show_apps(paths: list[Path], roots, fmt: str, output: Path | None, jobs: in
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--broker-url", metavar="URL", help="Check this broker instead of the apps' (default: $CELERY_BROKER_URL, then each app's).")
+@click.option("--workers", is_flag=True, help="Also ask the running workers (Celery's `inspect`: what they hold, "
+              "consume and run). This PUBLISHES Celery remote-control messages on the broker; without it the "
+              "doctor only reads.")
+@click.option("--management-url", metavar="URL", help="RabbitMQ's management API (default: http://<broker host>:15672 "
+              "with the broker URL's user and password). Read with GET requests only.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Stop after S seconds.")
 @_format_options
 @click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
 @click.option("--config", "config", type=click.Path(path_type=Path), help="A pyproject.toml or celerylint.toml to read instead of discovery.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
-def doctor(paths, broker_url, timeout, fmt, color, output, config, exit_zero) -> None:
-    """Check the live Redis broker of each app, read only (CL150-CL155)."""
+def doctor(paths, broker_url, workers, management_url, timeout, fmt, color, output, config, exit_zero) -> None:
+    """Check the live broker of each app, read only: Redis, or RabbitMQ through its management API
+    (CL150-CL159). --workers also asks the running workers."""
     if sys.stdout is None and output is None:
         _fail("cannot write the report: standard output is closed")
     settings = _settings(config, None, None, False)
@@ -197,11 +203,13 @@ def doctor(paths, broker_url, timeout, fmt, color, output, config, exit_zero) ->
         if not path.exists() and not path.is_symlink():
             _fail(f"{path}: no such file or directory")
     from ..doctor.codes import FAILING
+    from ..reporters import HUMAN
     from ..doctor.connect import Unsupported
     from ..doctor.run import DoctorError, doctor as run_doctor
 
     try:
-        result = run_doctor(list(paths) or [Path(".")], settings, broker_url=broker_url, timeout=timeout)
+        result = run_doctor(list(paths) or [Path(".")], settings, broker_url=broker_url, timeout=timeout,
+                            workers=workers, management_url=management_url)
     except (DoctorError, Unsupported) as exc:
         _fail(str(exc))
     for notice in result.notices:
@@ -211,9 +219,19 @@ def doctor(paths, broker_url, timeout, fmt, color, output, config, exit_zero) ->
     failing = [f for f in result.findings if f.severity in FAILING]
     n, b = len(failing), result.brokers
     notes = len(result.findings) - n
-    summary = (f"{n} finding{'s' * (n != 1)} on {b} broker{'s' * (b != 1)} checked"
-               f"{f' ({notes} for information)' if notes else ''}"
-               f"{f'; {result.failed} could not be checked fully (see above)' if result.failed else ''}.")
+    # a broker whose checks did not all run is not counted as checked; when
+    # none was, the summary says so, and with nothing found there is none
+    # (the error lines say what happened)
+    info = f" ({notes} for information)" if notes else ""
+    if b:
+        summary = (f"{n} finding{'s' * (n != 1)} on {b} broker{'s' * (b != 1)} checked{info}"
+                   f"{f'; {result.failed} could not be checked fully (see above)' if result.failed else ''}.")
+    elif result.findings:
+        summary = f"{n} finding{'s' * (n != 1)}{info} from the checks that ran; no broker was checked fully."
+    else:
+        summary = None
+    if summary is None and fmt in HUMAN:
+        sys.exit(2)
     text = _render(fmt, result, settings, unsafe=False, to_terminal=output is None, color=color, summary=summary,
                    doctor=True)
     report = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode("utf-8")

@@ -44,6 +44,8 @@ CONSOLES = ("AWS ElastiCache: the parameter group's `maxmemory-policy`; "
 class Report:
     findings: list[tuple[str, str, str | None]] = field(default_factory=list)  # (code, message, severity)
     notices: list[str] = field(default_factory=list)  # what could not be checked
+    ran: list[str] = field(default_factory=list)  # the checks that ended, for an error's "which checks ran"
+    waiting: dict[str, int] = field(default_factory=dict)  # messages waiting, by queue (for --workers)
 
     def add(self, code: str, message: str, severity: str | None = None) -> None:
         """``severity``: None for the code's own."""
@@ -91,10 +93,18 @@ def eviction_policy(r, report: Report, memory: dict | None) -> None:
                             f"does not show it ({why}); check it in the provider's console ({CONSOLES}); "
                             "it must be `noeviction`", "note")
         return
-    if str(policy).lower() != "noeviction":
-        extra = (" (it evicts keys that have a TTL: Celery's result keys, and any key a client gave one)"
-                 if str(policy).startswith("volatile") else "")
-        report.add("CL150", f"the broker's `maxmemory-policy` is `{policy}` (read with {how}){extra}: under memory "
+    policy = str(policy).lower()
+    if policy.startswith("volatile"):
+        # kombu's queue lists, ``unacked`` and bindings have no TTL: a volatile-*
+        # policy never evicts them; it evicts what has one (Celery's results),
+        # and once nothing with a TTL is left Redis refuses writes as noeviction does
+        report.add("CL150", f"the broker's `maxmemory-policy` is `{policy}` (read with {how}): under memory pressure "
+                            "Redis evicts only keys that have a TTL, so kombu's queues and unacked messages (no TTL) "
+                            "stay, but Celery's result keys on this instance vanish before they are read, and once "
+                            "nothing with a TTL is left, publishing fails with OOM errors; use `noeviction` to make "
+                            "memory pressure an error rather than lost results")
+    elif policy != "noeviction":
+        report.add("CL150", f"the broker's `maxmemory-policy` is `{policy}` (read with {how}): under memory "
                             "pressure Redis deletes keys, and queued or unacked task messages vanish without an error; "
                             "use `noeviction`")
 
@@ -163,8 +173,10 @@ def shared_keyspace(r, db: int, layout: Layout, keyspace: dict | None, report: R
     return sorted(queues)
 
 
-def queue_lengths(r, layout: Layout, queues: list[str], report: Report) -> None:
-    """CL155 (information): LLEN of each queue and its priority lists."""
+def queue_lengths(r, layout: Layout, queues: list[str], report: Report) -> dict[str, int]:
+    """CL155 (information): LLEN of each queue and its priority lists;
+    returns the lengths by queue."""
+    waiting = {}
     for queue in queues:
         lengths = [r.llen(k) for k in layout.queue_keys(queue)]
         total = sum(lengths)
@@ -174,6 +186,8 @@ def queue_lengths(r, layout: Layout, queues: list[str], report: Report) -> None:
             parts = [f"{n} at priority {p}" for p, n in zip([0, *steps], lengths) if n]
             by_priority = f" ({', '.join(parts)})"
         report.add("CL155", f"queue `{queue}`: {total} message{'s' * (total != 1)} waiting{by_priority}")
+        waiting[queue] = total
+    return waiting
 
 
 def unacked(r, layout: Layout, timeout: float | None, explicit: bool, report: Report, now: float | None = None) -> None:

@@ -20,8 +20,10 @@ CODES = {c.code: c for c in (
          "The live broker's `maxmemory-policy` is not `noeviction` (or cannot be read): queued tasks can be evicted",
          "set `maxmemory-policy noeviction` on the broker instance (CL106 is the static twin)"),
     Code("CL151", "broker-memory-pressure", "warning",
-         "The live broker's `used_memory` is near `maxmemory`, or Redis has already evicted keys",
-         "give the broker more memory or move other data off it; evicted keys may have been queued tasks"),
+         "The live broker's `used_memory` is near `maxmemory`, Redis has already evicted keys, or a RabbitMQ node "
+         "has raised its memory or disk alarm",
+         "give the broker more memory (or disk) or move other data off it (on Redis, evicted keys may have been "
+         "queued tasks)"),
     Code("CL152", "broker-shared-keyspace", "warning",
          "The broker's Redis holds other keyspaces, or keys in the broker's database that are not Celery's",
          "use a dedicated Redis instance (or at least database) for the broker"),
@@ -32,8 +34,24 @@ CODES = {c.code: c for c in (
          "ETA/countdown messages held in `unacked` are due after the visibility timeout: they will be delivered again before they run",
          "raise the visibility timeout above the longest eta/countdown, or schedule far-future work with beat"),
     Code("CL155", "queue-length", "note",
-         "Queue lengths of the broker (information)",
+         "Queue lengths of the broker, and on RabbitMQ unacknowledged counts and queue types (information)",
          "none"),
+    Code("CL156", "worker-held-eta", "warning",
+         "A running worker holds ETA/countdown tasks in memory (`--workers`); a warning when one is due more than an "
+         "hour ahead",
+         "schedule far-future work with celery beat or a database row, not a long countdown"),
+    Code("CL157", "prefetch-hoarding", "warning",
+         "A worker whose pool is busy holds prefetched tasks while another worker of the same queue idles "
+         "(`--workers`)",
+         "set `worker_prefetch_multiplier = 1` (with `task_acks_late`) for long tasks"),
+    Code("CL158", "queue-without-consumer", "warning",
+         "A queue holds messages that no running worker consumes (a note: workers consume a queue nothing in the "
+         "project routes to)",
+         "start a worker with `-Q <queue>`, or route the tasks to a queue that is consumed"),
+    Code("CL159", "live-config-mismatch", "warning",
+         "What the running workers or the broker really use differs from the project's configuration: acks, "
+         "prefetch, pool, time limits, the broker instance, RabbitMQ's `consumer_timeout`",
+         "make the deployment run the configuration the code says (or change the code to say what runs)"),
 )}
 
 # Severities that make the exit status 1 (notes are information)

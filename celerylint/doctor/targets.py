@@ -12,6 +12,11 @@ from pathlib import Path
 
 DEFAULT_VISIBILITY = 3600  # kombu's Redis Channel.visibility_timeout
 
+# The settings ``--workers`` and the RabbitMQ checks compare with what the
+# broker and the running workers report
+WATCHED = ("task_acks_late", "task_reject_on_worker_lost", "worker_prefetch_multiplier", "worker_pool",
+           "worker_concurrency", "task_time_limit", "task_soft_time_limit", "task_default_queue", "control_exchange")
+
 
 @dataclass
 class Where:
@@ -34,9 +39,30 @@ class AppBroker:
     transport_options: dict = field(default_factory=dict)
     env: str | None = None  # the environment variable the URL is the default of
     state: str = "set"  # of broker_url: set | default (kombu's amqp) | unknown
+    # of each WATCHED setting celerylint can read: (value, where it was read)
+    static: dict[str, tuple[object, str]] = field(default_factory=dict)
 
 
-def app_brokers(paths: list[Path], settings, notices: list[str]) -> list[AppBroker]:
+def watched(app) -> dict[str, tuple[object, str]]:
+    """The WATCHED settings of ``app`` whose value is known, with where
+    each was read (``path:line``, or Celery's default)."""
+    from ..domain.celeryconf.values import NULL
+
+    out = {}
+    for name in WATCHED:
+        r = app.get(name)
+        if r.is_unknown:
+            continue
+        value = None if r.value is NULL else r.value
+        where = f"{r.at.path}:{r.at.line}" if r.is_set and r.at is not None else "Celery's default"
+        if r.is_set and r.env:
+            where += f" (the default of ${r.env})"
+        out[name] = (value, where)
+    return out
+
+
+def app_brokers(paths: list[Path], settings, notices: list[str], files: list | None = None) -> list[AppBroker]:
+    """Each app's broker; ``files`` gets the Python files read."""
     from ..run.discovery import discover
     from ..domain.celeryconf.model import model
     from ..domain.celeryconf.values import number
@@ -46,6 +72,8 @@ def app_brokers(paths: list[Path], settings, notices: list[str]) -> list[AppBrok
     settings = replace(settings, select=("CL104",), ignore=())  # a project rule: its fact collectors run
     linter = Linter(settings, None)
     found = discover(paths, settings)
+    if files is not None:
+        files.extend(found.python)
     results = lint_files(found.python, linter, 1, notices)
     project = Project(settings=settings, facts=[f for r in results.values() for f in r.facts],
                       python_files=tuple(r.path for r in results.values()))
@@ -71,5 +99,5 @@ def app_brokers(paths: list[Path], settings, notices: list[str]) -> list[AppBrok
         env = broker.env
         if env and os.environ.get(env):  # the process Celery runs in would read it; so do we
             url = os.environ[env]
-        out.append(AppBroker(app.key, url, where, timeout, explicit, opts, env, broker.state))
+        out.append(AppBroker(app.key, url, where, timeout, explicit, opts, env, broker.state, watched(app)))
     return out
