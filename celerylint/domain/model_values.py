@@ -61,17 +61,19 @@ def _manager_chain(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def receiver_of_model_signal(func: cst.FunctionDef, ctx: FileContext) -> bool:
-    """``@receiver(post_save, ...)`` (or a list of model signals) on ``func``."""
+def model_signals(func: cst.FunctionDef, ctx: FileContext) -> list[str]:
+    """The model signals (``post_save``...) that ``@receiver(...)`` connects
+    ``func`` to; empty unless every signal it names is one."""
     for decorator in func.decorators:
         call = decorator.decorator
         if not (isinstance(call, cst.Call) and ctx.imported_name(call.func) == RECEIVER and call.args):
             continue
         first = call.args[0].value
         signals = [e.value for e in first.elements] if isinstance(first, (cst.List, cst.Tuple)) else [first]
-        if signals and all(ctx.imported_name(s) in MODEL_SIGNALS for s in signals):
-            return True
-    return False
+        names = [ctx.imported_name(s) or "" for s in signals]
+        if names and all(n in MODEL_SIGNALS for n in names):
+            return [n.rpartition(".")[2] for n in names]
+    return []
 
 
 class ModelValues:
@@ -116,7 +118,7 @@ class ModelValues:
             return self.kind(bound, depth + 1) if bound is not None else None
         func = ctx.function
         if (name == "instance" and func is not None and scope.node is func and name in params_of(func)
-                and receiver_of_model_signal(func, ctx)):
+                and model_signals(func, ctx)):
             return "the signal's model instance"
         return None
 
