@@ -35,6 +35,8 @@ MODEL_SIGNALS = frozenset(f"django.db.models.signals.{s}" for s in (
 RECEIVER = "django.dispatch.receiver"
 INSTANCE = "a model instance"
 QUERYSET = "a queryset"
+VALUES = "a queryset of values"
+VALUES_METHODS = frozenset({"values", "values_list"})
 _MAX_DEPTH = 6
 
 
@@ -45,18 +47,24 @@ def _model_class(expr: cst.BaseExpression) -> bool:
 
 
 def _manager_chain(expr: cst.BaseExpression) -> str | None:
-    """``Order.objects.filter(...).first()`` and the like: what it returns."""
+    """``Order.objects.filter(...).first()`` and the like: what it returns.
+    After ``values()``/``values_list()`` the rows are dicts, tuples or plain
+    values: such a queryset is ``VALUES`` (not JSON as a whole, but its
+    rows and ``.first()`` are)."""
     if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
         return None
     last = expr.func.attr.value
     kind = INSTANCE if last in INSTANCE_METHODS else QUERYSET if last in QUERYSET_METHODS else None
-    node = expr.func.value
+    node, rows = expr.func.value, last in VALUES_METHODS
     while kind is not None:
         if isinstance(node, cst.Attribute) and node.attr.value in MANAGERS:
-            return kind if _model_class(node.value) else None
+            if not _model_class(node.value):
+                return None
+            return kind if not rows else VALUES if kind == QUERYSET else None
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                 and node.func.attr.value in QUERYSET_METHODS):
             return None
+        rows = rows or node.func.attr.value in VALUES_METHODS
         node = node.func.value
     return None
 

@@ -4,7 +4,7 @@ import libcst as cst
 
 from ..domain.calls import arg
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
-from ..domain.model_values import QUERYSET, ModelValues
+from ..domain.model_values import QUERYSET, VALUES, ModelValues
 from ..rule import All, Invalid, Regex, Rule, Valid
 
 SENDING = frozenset({"delay", "s", "si"})
@@ -124,6 +124,10 @@ class ModelInstanceAsTaskArgument(Rule):
                 ship.delay(request.user)
                 for o in range(3):
                     ship.delay(o)
+                for pk in Order.objects.filter(paid=True).values_list("id", flat=True):
+                    ship.delay(pk)
+                ship.delay(Order.objects.values_list("id", flat=True).first())
+                ship.delay(Order.objects.filter(paid=True).values("id").get(pk=1))
         """),
         Valid("""
             # self.request in a task is the task's request
@@ -183,7 +187,8 @@ class ModelInstanceAsTaskArgument(Rule):
             from proj.models import Order
             def export():
                 export_all.delay(Order.objects.all())
-        """, message="a queryset", count=1),
+                export_all.delay(Order.objects.values("pk"))
+        """, message="a queryset", count=2),
     )
 
     def __init__(self, ctx) -> None:
@@ -212,7 +217,7 @@ class ModelInstanceAsTaskArgument(Rule):
             kind = self.values.kind(value)
             if kind is None:
                 continue
-            instead = ("a list of primary keys (`list(qs.values_list(\"pk\", flat=True))`)" if kind == QUERYSET
+            instead = ("a list of primary keys (`list(qs.values_list(\"pk\", flat=True))`)" if kind in (QUERYSET, VALUES)
                        else "the primary key (`.pk`) and fetch the object in the task")
             self.report(value, f"`{_shown(value)}` is {kind}, passed to `{_shown(func)}()`: the json serializer "
                                "cannot encode it (`EncodeError` when sent) and pickle sends a copy that is stale "
