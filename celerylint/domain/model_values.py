@@ -3,7 +3,9 @@ where they come from (never from a type): ``Model.objects.get(...)`` and
 the other manager and queryset methods that return instances or querysets,
 ``get_object_or_404(...)``/``get_list_or_404(...)``, ``request.user`` (a
 parameter named ``request``, or ``self.request`` in a class that is not a
-task), the ``instance`` argument of a model signal receiver, a local name
+task), the ``instance`` argument of a model signal receiver (decorated with
+``@receiver``, or a module function connected with ``post_save.connect(f)``
+in the same file), a local name
 last assigned one of these, and the variable of a ``for`` loop over a
 queryset.  Anything else is unknown.
 
@@ -91,6 +93,33 @@ class ModelValues:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.loops: list[tuple[cst.For, str, cst.CSTNode | None]] = []  # (loop, its variable, its function)
+        self.module: cst.Module | None = None
+        self._connected: set[str] | None = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    @property
+    def connected(self) -> set[str]:
+        """Module functions a model signal is connected to in this file
+        (``post_save.connect(handler, ...)`` at module level, which comes after
+        the function it names: read once, when the imports are known)."""
+        if self._connected is None:
+            self._connected = self._connections()
+        return self._connected
+
+    def _connections(self) -> set[str]:
+        found: set[str] = set()
+        for stmt in self.module.body if self.module is not None else ():
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                        and call.func.attr.value == "connect" and call.args and isinstance(call.args[0].value, cst.Name)
+                        and self.ctx.imported_name(call.func.value) in MODEL_SIGNALS):
+                    found.add(call.args[0].value.value)
+        return found
 
     def visit_For(self, node: cst.For) -> None:
         if isinstance(node.target, cst.Name):
@@ -126,7 +155,7 @@ class ModelValues:
             return self.kind(bound, depth + 1) if bound is not None else None
         func = ctx.function
         if (name == "instance" and func is not None and scope.node is func and name in params_of(func)
-                and model_signals(func, ctx)):
+                and (model_signals(func, ctx) or (len(ctx.scopes) == 2 and func.name.value in self.connected))):
             return "the signal's model instance"
         return None
 

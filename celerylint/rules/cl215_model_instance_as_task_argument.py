@@ -38,7 +38,8 @@ class ModelInstanceAsTaskArgument(Rule):
     `get_object_or_404(...)`, `get_list_or_404(...)`; `request.user` (with
     `request` a parameter of the function) and `self.request.user` in a
     class that is not a task; the `instance` parameter of a function
-    decorated `@receiver(post_save, ...)` (or another model signal); a
+    decorated `@receiver(post_save, ...)` (or another model signal), or
+    connected with `post_save.connect(handler)` in the same module; a
     local name last assigned one of these; the variable of a `for` loop over
     a queryset. A model is recognised by its spelling (`CamelCase.objects`).
     Test files are not checked.
@@ -178,6 +179,15 @@ class ModelInstanceAsTaskArgument(Rule):
                 index.delay(instance)
         """, message="signal's model instance", count=1),
         Invalid("""
+            from django.db.models import signals
+            def on_delete(sender, instance, **kwargs):
+                purge.delay(instance)
+            def unrelated(sender, instance, **kwargs):
+                purge.delay(instance)
+            signals.post_delete.connect(on_delete, sender=Order)
+            other_signal.connect(unrelated)
+        """, message="signal's model instance", count=1, at="3:17"),
+        Invalid("""
             from django.views.generic import View
             class Checkout(View):
                 def post(self, *args):
@@ -194,6 +204,9 @@ class ModelInstanceAsTaskArgument(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.values = ModelValues(ctx)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.values.visit_Module(node)
 
     def visit_For(self, node: cst.For) -> None:
         self.values.visit_For(node)
