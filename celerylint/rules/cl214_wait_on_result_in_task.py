@@ -10,6 +10,14 @@ from ..rule import Invalid, Valid
 _EMPTY = cst.Module([])
 
 
+def _names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names(e.value)]
+    return []
+
+
 def _shown(node: cst.CSTNode) -> str:
     code = _EMPTY.code_for_node(node)
     return code if len(code) <= 40 and "\n" not in code else "…"
@@ -136,7 +144,12 @@ class WaitOnResultInTask(TaskRule):
                     return r.get()
                 r = add.delay(1, 2)
                 r = {"x": 1}
-                return r.get("x")
+                r.get("x")
+                job = add.delay(1, 2)
+                for job in jobs:  # the loop rebinds it
+                    job.get("name")
+                    while not job.ready():
+                        pass
         """),
         Valid("""
             from proj.tasks import add
@@ -194,6 +207,21 @@ class WaitOnResultInTask(TaskRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.allowed = 0  # open ``with allow_join_result():`` blocks
+        self.loop_names: list[set[str]] = []  # names bound by the ``for`` loops around the point
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loop_names.append({n.value for n in _names(node.target)})
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loop_names.pop()
+
+    def _result(self, expr: cst.BaseExpression) -> bool:
+        """A result (``domain/results.py``); a loop variable is unknown (the
+        context does not follow ``for`` targets, so its last assignment may
+        be another value)."""
+        if isinstance(expr, cst.Name) and any(expr.value in names for names in self.loop_names):
+            return False
+        return is_result(expr, self.ctx)
 
     def leave_task(self, node: cst.FunctionDef, task) -> None:
         pass  # judged per call
@@ -212,7 +240,7 @@ class WaitOnResultInTask(TaskRule):
         func = node.func
         if task is None or self.allowed or not isinstance(func, cst.Attribute) or func.attr.value not in WAITS:
             return
-        if sync_subtasks_disabled(node) or not is_result(func.value, self.ctx):
+        if sync_subtasks_disabled(node) or not self._result(func.value):
             return
         self.report(node, f"`{_shown(node)}` in task `{task.name}` waits for another task: when every worker "
                           "process waits so, none is left to run the awaited tasks (Celery raises "
@@ -226,6 +254,6 @@ class WaitOnResultInTask(TaskRule):
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test = test.expression
         if (isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "ready"
-                and is_result(test.func.value, self.ctx)):
+                and self._result(test.func.value)):
             self.report(test, f"task `{task.name}` busy-waits on `{_shown(test)}`: the task it waits for may be "
                               "queued behind this one, and the worker process is held until it runs")
