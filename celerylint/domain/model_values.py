@@ -5,7 +5,7 @@ the other manager and queryset methods that return instances or querysets,
 parameter named ``request``, or ``self.request`` in a class that is not a
 task), the ``instance`` argument of a model signal receiver (decorated with
 ``@receiver``, or a module function connected with ``post_save.connect(f)``
-in the same file), a local name
+in the same file; not of a delete signal, whose row cannot be fetched again), a local name
 last assigned one of these, and the variable of a ``for`` loop over a
 queryset.  Anything else is unknown.
 
@@ -21,10 +21,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ..api.context import FileContext
+from .dispatch_syntax import MANAGERS, MODEL_SIGNAL_NAMES
 from .fresh import params_of
 from .task_classes import is_task_class
 
-MANAGERS = frozenset({"objects", "_default_manager", "_base_manager"})
 INSTANCE_METHODS = frozenset({"get", "create", "first", "last", "latest", "earliest", "aget", "acreate"})
 QUERYSET_METHODS = frozenset({
     "all", "filter", "exclude", "order_by", "select_related", "prefetch_related", "only", "defer", "distinct",
@@ -32,9 +32,10 @@ QUERYSET_METHODS = frozenset({
 })
 SHORTCUTS = {"django.shortcuts.get_object_or_404": "a model instance",
              "django.shortcuts.get_list_or_404": "a list of model instances"}
-MODEL_SIGNALS = frozenset(f"django.db.models.signals.{s}" for s in (
-    "pre_save", "post_save", "pre_delete", "post_delete", "m2m_changed"))
+MODEL_SIGNALS = frozenset(f"django.db.models.signals.{s}" for s in MODEL_SIGNAL_NAMES)
 RECEIVER = "django.dispatch.receiver"
+# a deleted row cannot be fetched again: the copy is all the task can have
+DELETE_SIGNALS = frozenset({"pre_delete", "post_delete"})
 INSTANCE = "a model instance"
 QUERYSET = "a queryset"
 VALUES = "a queryset of values"
@@ -94,13 +95,13 @@ class ModelValues:
         self.ctx = ctx
         self.loops: list[tuple[cst.For, str, cst.CSTNode | None]] = []  # (loop, its variable, its function)
         self.module: cst.Module | None = None
-        self._connected: set[str] | None = None
+        self._connected: dict[str, set[str]] | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
 
     @property
-    def connected(self) -> set[str]:
+    def connected(self) -> dict[str, set[str]]:
         """Module functions a model signal is connected to in this file
         (``post_save.connect(handler, ...)`` at module level, which comes after
         the function it names: read once, when the imports are known)."""
@@ -108,8 +109,8 @@ class ModelValues:
             self._connected = self._connections()
         return self._connected
 
-    def _connections(self) -> set[str]:
-        found: set[str] = set()
+    def _connections(self) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
         for stmt in self.module.body if self.module is not None else ():
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
@@ -118,7 +119,8 @@ class ModelValues:
                 if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                         and call.func.attr.value == "connect" and call.args and isinstance(call.args[0].value, cst.Name)
                         and self.ctx.imported_name(call.func.value) in MODEL_SIGNALS):
-                    found.add(call.args[0].value.value)
+                    signal = self.ctx.imported_name(call.func.value).rpartition(".")[2]
+                    found.setdefault(call.args[0].value.value, set()).add(signal)
         return found
 
     def visit_For(self, node: cst.For) -> None:
@@ -154,9 +156,12 @@ class ModelValues:
             bound = ctx.lookup(name)
             return self.kind(bound, depth + 1) if bound is not None else None
         func = ctx.function
-        if (name == "instance" and func is not None and scope.node is func and name in params_of(func)
-                and (model_signals(func, ctx) or (len(ctx.scopes) == 2 and func.name.value in self.connected))):
-            return "the signal's model instance"
+        if name == "instance" and func is not None and scope.node is func and name in params_of(func):
+            signals = set(model_signals(func, ctx))
+            if not signals and len(ctx.scopes) == 2:
+                signals = self.connected.get(func.name.value, set())
+            if signals and not signals & DELETE_SIGNALS:
+                return "the signal's model instance"
         return None
 
     def _request(self, expr: cst.BaseExpression) -> bool:

@@ -11,14 +11,11 @@ import libcst as cst
 
 from ..api.context import FileContext
 from ..core.model import Edit, Fix
+from .dispatch_syntax import ADMIN_HOOKS, VIEW_HOOKS
 from .fresh import params_of
 from .transaction_dispatch import NON_ATOMIC_REQUESTS, ON_COMMIT_PREFIX
 
 ADMIN_BASES = frozenset({"django.contrib.admin.ModelAdmin", "django.contrib.admin.options.ModelAdmin"})
-# hooks that ``changeform_view``/``delete_view`` call inside ``transaction.atomic``
-ADMIN_HOOKS = frozenset({"save_model", "save_related", "save_formset", "delete_model", "response_add",
-                         "response_change", "response_delete"})
-VIEW_HOOKS = frozenset({"form_valid", "perform_create", "perform_update", "perform_destroy"})
 NOT_VIEWS = frozenset({"process_request", "process_view", "process_response", "process_exception",
                        "process_template_response", "__call__", "__init__"})
 # what each model signal means for a dispatch in its receiver; None: no on_commit fix

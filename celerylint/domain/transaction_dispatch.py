@@ -17,11 +17,12 @@ import libcst as cst
 from ..api.context import FileContext
 from ..api.rule import Fix, InsertAfter, InsertBefore
 from .calls import arg
+from .dispatch_syntax import DISPATCH
 from .values import evaluate
 
 ATOMIC = "django.db.transaction.atomic"
 NON_ATOMIC_REQUESTS = "django.db.transaction.non_atomic_requests"
-DISPATCH_METHODS = frozenset({"delay", "apply_async", "send_task"})
+DISPATCH_METHODS = DISPATCH
 ON_COMMIT_PREFIX = "transaction.on_commit(lambda: "
 _EMPTY = cst.Module([])
 

@@ -38,8 +38,10 @@ class ModelInstanceAsTaskArgument(Rule):
     `get_object_or_404(...)`, `get_list_or_404(...)`; `request.user` (with
     `request` a parameter of the function) and `self.request.user` in a
     class that is not a task; the `instance` parameter of a function
-    decorated `@receiver(post_save, ...)` (or another model signal), or
-    connected with `post_save.connect(handler)` in the same module; a
+    decorated `@receiver(post_save, ...)` (or `pre_save`, `m2m_changed`),
+    or connected with `post_save.connect(handler)` in the same module (not
+    the instance of `pre_delete`/`post_delete`: the row is gone, and the
+    copy is all the task can get); a
     local name last assigned one of these; the variable of a `for` loop over
     a queryset. A model is recognised by its spelling (`CamelCase.objects`).
     Test files are not checked.
@@ -100,6 +102,7 @@ class ModelInstanceAsTaskArgument(Rule):
     REQUIRES = (All(((b"delay", b"apply_async", Regex(rb"\.\s*si?\s*\(")),
                      (b"objects", b"_manager", b"_or_404", b"request", b"instance"))),)
     PATHS = TEST_PATHS_EXCLUDED  # a test may send a mock or an eager call
+    GATE = "celerylint.domain.dispatch_syntax:may_pass_model"
 
     VALID = (
         Valid("""
@@ -180,10 +183,13 @@ class ModelInstanceAsTaskArgument(Rule):
         """, message="signal's model instance", count=1),
         Invalid("""
             from django.db.models import signals
+            def on_save(sender, instance, **kwargs):
+                index.delay(instance)
             def on_delete(sender, instance, **kwargs):
-                purge.delay(instance)
+                purge.delay(instance)  # the row is gone: the copy is all there is
             def unrelated(sender, instance, **kwargs):
                 purge.delay(instance)
+            signals.post_save.connect(on_save, sender=Order)
             signals.post_delete.connect(on_delete, sender=Order)
             other_signal.connect(unrelated)
         """, message="signal's model instance", count=1, at="3:17"),

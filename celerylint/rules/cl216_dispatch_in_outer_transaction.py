@@ -11,7 +11,7 @@ from ..domain.outer_transactions import (
 )
 from ..domain.transaction_dispatch import TransactionFrames, dispatched
 from ..facts.atomic_requests import ATOMIC_REQUESTS_FACT
-from ..rule import All, Finding, Invalid, Rule, Valid
+from ..rule import All, Finding, Invalid, Regex, Rule, Valid
 
 VIEW_FACT = "dispatch-in-view"
 HANDLER_FACT = "dispatch-in-signal-handler"
@@ -125,8 +125,9 @@ class DispatchInOuterTransaction(Rule):
     REQUIRES = (
         All(((b"delay", b"apply_async", b"send_task"),
              (b"atomic", b"receiver", b"sender", b"request", b"admin", b"form_valid", b"perform_"))),
-        All((b"connect", (b"_save", b"_delete", b"m2m_changed"))),
+        All((Regex(rb"\.\s*connect\s*\("), (b"_save", b"_delete", b"m2m_changed"))),
     )
+    GATE = "celerylint.domain.dispatch_syntax:may_dispatch_in_outer_transaction"
     VALID = (
         Valid("""
             # deferred, or not in a transaction opened elsewhere
