@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from ..api.needles import All
 from ..api.syntax import SyntaxCollector, dotted
 
 CHORD_FACT = "chord-use"
@@ -15,12 +16,15 @@ CHORD = frozenset({"celery.chord", "celery.canvas.chord"})
 GROUP = frozenset({"celery.group", "celery.canvas.group"})
 CHAIN = frozenset({"celery.chain", "celery.canvas.chain"})
 SIGNATURE_METHODS = frozenset({"s", "si", "signature"})
+CANVAS = CHORD | GROUP | CHAIN
 
 
 class Chords(SyntaxCollector):
-    REQUIRES = (b"chord", b"group")
+    REQUIRES = (All((b"celery", (b"chord", b"group"))),)  # imported from celery
 
     def collect(self, tree: ast.Module) -> None:
+        if not any(v in CANVAS or v.startswith("celery.canvas") or v == "celery" for v in self.file.imports.values()):
+            return  # neither chord, group, chain nor the celery module is imported
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 name = self._imported(node.func)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..domain.dispatch_syntax import ADMIN_HOOKS, VIEW_HOOKS
 from ..domain.model_values import MODEL_SIGNALS, model_signals
 from ..domain.outer_transactions import (
     admin_hook, is_view, on_commit_edits, same_function, signal_context, signal_handler_shaped,
@@ -123,8 +124,11 @@ class DispatchInOuterTransaction(Rule):
     HINT = "dispatch in `transaction.on_commit(...)`, or with `delay_on_commit()`"
     TAGS = ("django", "calling")
     REQUIRES = (
+        # a dispatch, and a place that runs in a transaction: atomic, a receiver, a
+        # handler's ``sender``, an admin or view hook, a parameter ``request`` after ``(`` or ``self,``
         All(((b"delay", b"apply_async", b"send_task"),
-             (b"atomic", b"receiver", b"sender", b"request", b"admin", b"form_valid", b"perform_"))),
+             (b"atomic", b"receiver", b"sender", *(h.encode() for h in sorted(ADMIN_HOOKS | VIEW_HOOKS)),
+              Regex(rb"\(\s*(?:self\b[^,()]*,\s*)?request\b")))),
         All((Regex(rb"\.\s*connect\s*\("), (b"_save", b"_delete", b"m2m_changed"))),
     )
     GATE = "celerylint.domain.dispatch_syntax:may_dispatch_in_outer_transaction"
