@@ -139,13 +139,14 @@ def may_pass_model(tree: ast.Module, text: str) -> bool:
             value = n.iter if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) else n.value
             if isinstance(target, ast.Name) and value is not None:
                 bound.setdefault(target.id, []).append(value)
-    model_names = {"instance"}
+    model_names = {"instance"} | {name for name, values in bound.items()
+                                  if any(not isinstance(v, ast.Name) and _mentions_model(v, shortcuts) for v in values)}
+    aliases = {name: {v.id for v in values if isinstance(v, ast.Name)} for name, values in bound.items()}
     changed = True
-    while changed:  # names bound to a model value, or to such a name
+    while changed:  # names bound to such a name
         changed = False
-        for name, values in bound.items():
-            if name not in model_names and any(
-                    (isinstance(v, ast.Name) and v.id in model_names) or _mentions_model(v, shortcuts) for v in values):
+        for name, sources in aliases.items():
+            if name not in model_names and sources & model_names:
                 model_names.add(name)
                 changed = True
     for value in arguments:
