@@ -43,6 +43,8 @@ class ResultReads(SyntaxCollector):
         else:
             lines = {text.count("\n", 0, m.start()) + 1 for m in DISPATCH_WORD.finditer(text)}
         for stmt in statements(tree.body):
+            if not isinstance(stmt, ast.stmt):
+                continue  # a ``case`` of a ``match``: its body comes next
             if lines is not None and not any(n in lines for n in range(stmt.lineno, stmt.end_lineno + 1)):
                 continue
             for node in self._used(stmt):

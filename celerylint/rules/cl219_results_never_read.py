@@ -141,8 +141,11 @@ class ResultsNeverRead(ConfigRule):
             def add(x, y): ...
             # file: proj/views.py
             from proj.celery import add
-            def start(request):
+            def start(request, kind):
                 add.delay(1, 2)
+                match kind:
+                    case "x":
+                        add.delay(3, 4)
             # file: tests/test_add.py
             from celery.result import AsyncResult
             from proj.celery import add
@@ -158,8 +161,11 @@ class ResultsNeverRead(ConfigRule):
             def add(x, y): ...
             # file: proj/views.py
             from proj.celery import add
-            def start(request):
+            def start(request, kind):
                 add.delay(1, 2)
+                match kind:
+                    case "x":
+                        add.delay(3, 4)
             # file: tests/test_add.py
             from celery.result import AsyncResult
             from proj.celery import add
