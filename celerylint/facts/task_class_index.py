@@ -22,7 +22,10 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task"})
+# Celery's Task, and the Task subclasses of the lock libraries (celery-once, celery-singleton)
+TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task", "celery_once.QueueOnce",
+                        "celery_once.tasks.QueueOnce", "celery_singleton.Singleton",
+                        "celery_singleton.singleton.Singleton"})
 TASK_CLASS_FACTS = frozenset({"task_class", "registered_task_class"})
 TIME_LIMITS = ("time_limit", "soft_time_limit")
 TASK = "task"

@@ -1,26 +1,9 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import libcst as cst
 
-from ..domain.calls import arg
-from ..domain.values import evaluate
-from ..rule import All, Fix, InsertAfter, InsertBefore, Invalid, Rule, Valid
-
-ATOMIC = "django.db.transaction.atomic"
-DISPATCH_METHODS = frozenset({"delay", "apply_async", "send_task"})
-_EMPTY = cst.Module([])
-
-
-@dataclass
-class _Frame:
-    """One function body (or the module): the ``atomic`` blocks open in it,
-    innermost last (each the ``atomic(...)`` call, or the bare decorator),
-    and how many loops enclose the current point."""
-
-    atomics: list[cst.BaseExpression] = field(default_factory=list)
-    loops: int = 0
+from ..domain.transaction_dispatch import TransactionFrames, dispatched
+from ..rule import All, Invalid, Rule, Valid
 
 
 class DispatchInTransaction(Rule):
@@ -39,8 +22,9 @@ class DispatchInTransaction(Rule):
     `atomic(using=<alias other than "default">, savepoint=False)`, the
     read-replica pattern (a transaction opened only to pin one replica,
     with nothing to commit). Views run in a transaction by
-    `ATOMIC_REQUESTS = True`, atomic blocks entered in a caller, and
-    `method_decorator(transaction.atomic)` are not seen and not reported.
+    `ATOMIC_REQUESTS = True`, model signal handlers, admin save hooks and
+    atomic blocks entered in a caller of the same module are CL216's;
+    `method_decorator(transaction.atomic)` is not seen and not reported.
 
     ## Why is this bad?
     The message goes to the broker at once, while the transaction is still
@@ -261,99 +245,52 @@ class DispatchInTransaction(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.frames: list[_Frame] = [_Frame()]
-        self.opened: dict[int, int] = {}  # id of a with statement -> how many atomic blocks it opened
-        self.statement_calls: set[int] = set()  # ids of calls that are a whole expression statement
+        self.where = TransactionFrames(ctx)
 
-    # -- where we are ---------------------------------------------------------
-    def _atomic(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
-        """``expr`` (a with item or a decorator) opens a transaction that
-        counts: ``atomic``/``atomic(...)``, unless it is the read-replica
-        form ``atomic(using=<not "default">, savepoint=False)``."""
-        func = expr.func if isinstance(expr, cst.Call) else expr
-        if self.ctx.imported_name(func) != ATOMIC:
-            return None
-        if isinstance(expr, cst.Call):
-            using = arg(expr, "using", 0)
-            savepoint = arg(expr, "savepoint", 1)
-            if (
-                using is not None and savepoint is not None
-                and isinstance(savepoint.value, cst.Name) and savepoint.value.value == "False"
-                and evaluate(using.value, self.ctx) != "default"
-            ):
-                return None
-        return expr
-
+    # -- where we are (``domain/transaction_dispatch.py``) ----------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        frame = _Frame()
-        for decorator in node.decorators:
-            opened = self._atomic(decorator.decorator)
-            if opened is not None:
-                frame.atomics.append(opened)
-        self.frames.append(frame)
+        self.where.visit_FunctionDef(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.frames.pop()
+        self.where.leave_FunctionDef(original_node)
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.frames.append(_Frame())
+        self.where.visit_Lambda(node)
 
     def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self.frames.pop()
+        self.where.leave_Lambda(original_node)
 
     def visit_With(self, node: cst.With) -> None:
-        opened = [a for a in (self._atomic(item.item) for item in node.items) if a is not None]
-        self.frames[-1].atomics.extend(opened)
-        self.opened[id(node)] = len(opened)
+        self.where.visit_With(node)
 
     def leave_With(self, original_node: cst.With) -> None:
-        for _ in range(self.opened.pop(id(original_node), 0)):
-            self.frames[-1].atomics.pop()
+        self.where.leave_With(original_node)
 
     def visit_For(self, node: cst.For) -> None:
-        self.frames[-1].loops += 1
+        self.where.visit_For(node)
 
     def leave_For(self, original_node: cst.For) -> None:
-        self.frames[-1].loops -= 1
+        self.where.leave_For(original_node)
 
     def visit_While(self, node: cst.While) -> None:
-        self.frames[-1].loops += 1
+        self.where.visit_While(node)
 
     def leave_While(self, original_node: cst.While) -> None:
-        self.frames[-1].loops -= 1
+        self.where.leave_While(original_node)
 
     def visit_Expr(self, node: cst.Expr) -> None:
-        if isinstance(node.value, cst.Call):
-            self.statement_calls.add(id(node.value))
+        self.where.visit_Expr(node)
 
     # -- the dispatch ---------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
-        frame = self.frames[-1]
-        func = node.func
-        if not frame.atomics or not isinstance(func, cst.Attribute):
+        if not self.where.current.atomics:
             return
-        if func.attr.value not in DISPATCH_METHODS:
+        shown = dispatched(node)
+        if shown is None:
             return
-        receiver = _EMPTY.code_for_node(func.value)
-        shown = receiver if len(receiver) <= 40 and "\n" not in receiver else "…"
-        where = "inside `transaction.atomic()`"
         self.report(
             node,
-            f"`{shown}.{func.attr.value}()` {where}: the worker can run the task before the transaction commits "
+            f"`{shown}()` inside `transaction.atomic()`: the worker can run the task before the transaction commits "
             "(and not see its writes) or after it rolls back; dispatch it in `transaction.on_commit(...)`",
-            self._fix(node, frame),
+            self.where.on_commit_fix(node),
         )
-
-    def _fix(self, node: cst.Call, frame: _Frame) -> Fix | None:
-        if id(node) not in self.statement_calls or frame.loops or self.ctx.imports.get("transaction") != "django.db.transaction":
-            return None
-        if self.ctx.lookup("transaction") is not None:
-            return None  # rebound in the file
-        using = ""
-        innermost = frame.atomics[-1]
-        if isinstance(innermost, cst.Call):
-            alias = arg(innermost, "using", 0)
-            if alias is not None:
-                using = f", using={_EMPTY.code_for_node(alias.value)}"
-        return Fix("dispatch in `transaction.on_commit(lambda: ...)`",
-                   (InsertBefore(node, "transaction.on_commit(lambda: "), InsertAfter(node, f"{using})")))

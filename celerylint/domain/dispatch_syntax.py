@@ -1,0 +1,174 @@
+"""The gates of CL215 and CL216 over CPython's ``ast`` (no libcst here):
+whether a file may pass a model to a task, or dispatch in a transaction
+opened elsewhere.  Each is a superset of what its rule reports; the names
+the rules share with them are defined here."""
+
+from __future__ import annotations
+
+import ast
+
+from ..api.syntax import statements
+
+DISPATCH = frozenset({"delay", "apply_async", "send_task"})
+SENDING = frozenset({"delay", "apply_async", "s", "si"})
+MANAGERS = frozenset({"objects", "_default_manager", "_base_manager"})
+SHORTCUTS = frozenset({"get_object_or_404", "get_list_or_404"})
+MODEL_SIGNAL_NAMES = ("pre_save", "post_save", "pre_delete", "post_delete", "m2m_changed")
+# hooks that Django's admin ``changeform_view``/``delete_view`` call inside ``transaction.atomic``
+ADMIN_HOOKS = frozenset({"save_model", "save_related", "save_formset", "delete_model", "response_add",
+                         "response_change", "response_delete"})
+VIEW_HOOKS = frozenset({"form_valid", "perform_create", "perform_update", "perform_destroy"})
+
+_Function = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _name(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _calls(node: ast.AST, methods: frozenset[str]):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in methods:
+            yield n
+
+
+def _params(func) -> list[str]:
+    a = func.args
+    return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+
+
+def _functions(tree: ast.Module):
+    """Module-level functions and the methods of module-level classes, each
+    with whether it is a method."""
+    for node in tree.body:
+        if isinstance(node, _Function):
+            yield node, False
+        elif isinstance(node, ast.ClassDef):
+            yield from ((n, True) for n in node.body if isinstance(n, _Function))
+
+
+def _aliases(tree: ast.Module, names) -> set[str]:
+    """``names`` and what the file imports them as (imports are statements)."""
+    found = set(names)
+    for node in statements(tree.body):
+        if isinstance(node, ast.ImportFrom):
+            found.update(a.asname for a in node.names if a.name in names and a.asname)
+    return found
+
+
+def _atomic(node: ast.AST) -> bool:
+    return any(_name(n) == "atomic" for n in ast.walk(node))
+
+
+def _scan(func, atomic: bool) -> tuple[bool, set[str], set[str]]:
+    """Whether ``func`` dispatches, the names it calls, and those it calls
+    inside an ``atomic`` block (all of them when it is decorated with one)."""
+    dispatches, called, in_atomic = False, set(), set()
+    decorated = atomic and any(_atomic(d) for d in func.decorator_list)
+    stack: list[tuple[ast.AST, bool]] = [(child, decorated) for child in func.body]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr in DISPATCH:
+                dispatches = True
+            elif isinstance(node.func, ast.Name):
+                called.add(node.func.id)
+                if inside:
+                    in_atomic.add(node.func.id)
+        if atomic and isinstance(node, (ast.With, ast.AsyncWith)) and any(_atomic(i.context_expr) for i in node.items):
+            stack.extend((child, True) for child in node.body)
+            stack.extend((i, inside) for i in node.items)
+            continue
+        stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return dispatches, called, in_atomic
+
+
+def may_dispatch_in_outer_transaction(tree: ast.Module, text: str) -> bool:
+    """CL216's gate: a signal connection, or a dispatch in a function that may
+    be a receiver, an admin or view hook, a view, or a callee of ``atomic``
+    (directly or through one more function of the module)."""
+    if "connect" in text:
+        signals = _aliases(tree, MODEL_SIGNAL_NAMES)
+        if any(_name(call.func.value) in signals for call in _calls(tree, frozenset({"connect"}))):
+            return True
+    atomic = "atomic" in text
+    receivers = _aliases(tree, ("receiver",))
+    calls: dict[str, set[str]] = {}
+    atomic_callees: set[str] = set()
+    dispatching = []
+    for func, method in _functions(tree):
+        dispatches, called, in_atomic = _scan(func, atomic)
+        if not method:  # CL216 follows calls from module functions to module functions
+            calls.setdefault(func.name, set()).update(called)
+            atomic_callees |= in_atomic
+        if not dispatches:
+            continue
+        params = _params(func)
+        if ("sender" in params or "request" in params[:2] or func.name in VIEW_HOOKS | ADMIN_HOOKS
+                or any(isinstance(d, ast.Call) and _name(d.func) in receivers for d in func.decorator_list)):
+            return True
+        if not method:
+            dispatching.append(func.name)
+    reached = atomic_callees | {n for f in atomic_callees for n in calls.get(f, ())}
+    return any(name in reached for name in dispatching)
+
+
+def _mentions_model(node: ast.AST, shortcuts: set[str]) -> bool:
+    return any((isinstance(n, ast.Attribute) and n.attr in MANAGERS | {"user"}) or _name(n) in shortcuts
+               for n in ast.walk(node))
+
+
+def may_pass_model(tree: ast.Module, text: str) -> bool:
+    """CL215's gate: an argument of a dispatch or signature that may be a
+    model instance or queryset (``domain/model_values.py``): ``x.user``, a
+    call that mentions a manager or a shortcut, a name assigned such a value
+    (or a name assigned such a name), a loop variable over one, or a name
+    ``instance``."""
+    shortcuts = _aliases(tree, SHORTCUTS)
+    arguments: list[ast.AST] = []
+    bound: dict[str, list[ast.AST]] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in SENDING:
+            arguments.extend(_arguments(n))
+        elif isinstance(n, ast.Assign):
+            for target in n.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(n.value)
+        elif isinstance(n, (ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):
+            target = n.target
+            value = n.iter if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) else n.value
+            if isinstance(target, ast.Name) and value is not None:
+                bound.setdefault(target.id, []).append(value)
+    model_names = {"instance"} | {name for name, values in bound.items()
+                                  if any(not isinstance(v, ast.Name) and _mentions_model(v, shortcuts) for v in values)}
+    aliases = {name: {v.id for v in values if isinstance(v, ast.Name)} for name, values in bound.items()}
+    changed = True
+    while changed:  # names bound to such a name
+        changed = False
+        for name, sources in aliases.items():
+            if name not in model_names and sources & model_names:
+                model_names.add(name)
+                changed = True
+    for value in arguments:
+        if isinstance(value, ast.Attribute) and value.attr == "user":
+            return True
+        if isinstance(value, ast.Name) and value.id in model_names:
+            return True
+        if isinstance(value, ast.Call) and _mentions_model(value, shortcuts):
+            return True
+    return False
+
+
+def _arguments(call: ast.Call) -> list[ast.AST]:
+    """What CL215 reads of a call: every argument, and for ``apply_async`` the
+    elements of its literal ``args`` and ``kwargs``."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    if call.func.attr != "apply_async":
+        return values
+    out: list[ast.AST] = []
+    for v in values:
+        if isinstance(v, (ast.Tuple, ast.List)):
+            out.extend(v.elts)
+        elif isinstance(v, ast.Dict):
+            out.extend(v.values)
+    return out

@@ -1,0 +1,79 @@
+"""Facts for CL217: where the code makes a chord, and the tasks of its
+header when they can be named.  A chord is ``chord(header, ...)``
+(``celery.chord``), or a ``group(...)`` followed by a task in a chain
+(``group(...) | task.s()``, ``chain(group(...), task.s())``), which Celery
+turns into a chord.  Read from CPython's ``ast``."""
+
+from __future__ import annotations
+
+import ast
+
+from ..api.needles import All
+from ..api.syntax import SyntaxCollector, dotted
+
+CHORD_FACT = "chord-use"
+CHORD = frozenset({"celery.chord", "celery.canvas.chord"})
+GROUP = frozenset({"celery.group", "celery.canvas.group"})
+CHAIN = frozenset({"celery.chain", "celery.canvas.chain"})
+SIGNATURE_METHODS = frozenset({"s", "si", "signature"})
+CANVAS = CHORD | GROUP | CHAIN
+
+
+class Chords(SyntaxCollector):
+    REQUIRES = (All((b"celery", (b"chord", b"group"))),)  # imported from celery
+
+    def collect(self, tree: ast.Module) -> None:
+        if not any(v in CANVAS or v.startswith("celery.canvas") or v == "celery" for v in self.file.imports.values()):
+            return  # neither chord, group, chain nor the celery module is imported
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = self._imported(node.func)
+                if name in CHORD and node.args:
+                    self._record(node, node.args[0])
+                elif name in CHAIN and any(self._group(a) for a in node.args[:-1]):
+                    group = next(a for a in node.args[:-1] if self._group(a))
+                    self._record(node, self._header_of_group(group))
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr) and self._group(node.left):
+                self._record(node, self._header_of_group(node.left))
+
+    def _imported(self, node: ast.AST) -> str | None:
+        name = dotted(node)
+        if name is None or name.partition(".")[0] not in self.file.imports:
+            return None
+        return self.file.qualify(name)
+
+    def _group(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and self._imported(node.func) in GROUP
+
+    @staticmethod
+    def _header_of_group(group: ast.Call) -> ast.AST | None:
+        if len(group.args) == 1 and not isinstance(group.args[0], ast.Starred):
+            return group.args[0]
+        return ast.Tuple(elts=list(group.args)) if group.args else None
+
+    def _header(self, header: ast.AST | None) -> list[str] | None:
+        """The qualified names of the header's tasks, or None when one of its
+        elements cannot be named."""
+        if isinstance(header, (ast.List, ast.Tuple)):
+            elements = header.elts
+        elif isinstance(header, (ast.GeneratorExp, ast.ListComp)):
+            elements = [header.elt]
+        else:
+            return None
+        names = []
+        for element in elements:
+            if not (isinstance(element, ast.Call) and isinstance(element.func, ast.Attribute)
+                    and element.func.attr in SIGNATURE_METHODS):
+                return None
+            receiver = dotted(element.func.value)
+            if receiver is None or receiver.partition(".")[0] in ("self", "cls"):
+                return None
+            if receiver.partition(".")[0] in self.file.imports:
+                names.append(self.file.qualify(receiver))
+            else:
+                module = self.file.module_name
+                names.append(f"{module}.{receiver}" if module else f"{self.file.path}::{receiver}")
+        return names
+
+    def _record(self, node: ast.AST, header: ast.AST | None) -> None:
+        self.file.fact(CHORD_FACT, header=self._header(header), **self.file.position(node))

@@ -1,0 +1,322 @@
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..domain.dispatch_syntax import ADMIN_HOOKS, VIEW_HOOKS
+from ..domain.model_values import MODEL_SIGNALS, model_signals
+from ..domain.outer_transactions import (
+    admin_hook, is_view, on_commit_edits, same_function, signal_context, signal_handler_shaped,
+)
+from ..domain.transaction_dispatch import TransactionFrames, dispatched
+from ..facts.atomic_requests import ATOMIC_REQUESTS_FACT
+from ..rule import All, Finding, Invalid, Regex, Rule, Valid
+
+VIEW_FACT = "dispatch-in-view"
+HANDLER_FACT = "dispatch-in-signal-handler"
+CONNECT_FACT = "model-signal-connect"
+_WHAT = ("the worker can run the task before the transaction commits (and not see its writes) or after it rolls "
+         "back; dispatch it in `transaction.on_commit(...)`")
+
+
+@dataclass
+class _Dispatch:
+    node: cst.Call
+    shown: str
+    func: cst.FunctionDef
+    cls: cst.ClassDef | None
+    fixable: bool
+    fix: object
+
+
+class DispatchInOuterTransaction(Rule):
+    """
+    ## What it does
+    Finds Celery tasks dispatched (`.delay()`, `.apply_async()`,
+    `app.send_task()`) in code that runs inside a Django transaction opened
+    somewhere else, which CL210 (dispatch lexically inside `atomic`) does
+    not see:
+
+    - a receiver of a model signal, decorated `@receiver(post_save, ...)`
+      (or `pre_save`, `pre_delete`, `post_delete`, `m2m_changed`), or
+      connected with `post_save.connect(handler)` in any module of the
+      project (the handler takes `sender` and `**kwargs`);
+    - the `ModelAdmin` hooks Django's admin calls inside `atomic`
+      (`save_model`, `save_related`, `save_formset`, `delete_model`,
+      `response_add`, `response_change`, `response_delete`), in a class
+      deriving from `admin.ModelAdmin` itself;
+    - a function of the module called from a `@transaction.atomic`
+      function or a `with transaction.atomic():` block of the same module,
+      directly or through one more function of the module (calls by plain
+      name; methods called through `self` are not followed);
+    - a view, when a settings module of the project sets
+      `ATOMIC_REQUESTS` to a literal `True` for a database (read in the
+      project phase, from any settings module outside tests): a
+      module-level function whose first parameter is `request`, a method
+      taking `request` after `self`, or `form_valid`/`perform_create`/
+      `perform_update`/`perform_destroy` of a class with bases. Async views
+      (Django refuses `ATOMIC_REQUESTS` for them), middleware, and views
+      marked `@transaction.non_atomic_requests` are left out.
+
+    Not reported: a dispatch deferred with `transaction.on_commit(...)` (in
+    a lambda or a nested function), `delay_on_commit()`, and anything
+    CL210 reports.
+
+    ## Why is this bad?
+    The message goes to the broker at once, while the outer transaction is
+    still open: a worker can pick the task up before the commit and not
+    see the rows written (`DoesNotExist`, or stale data), and if the
+    transaction rolls back the task runs anyway. Django sends `pre_delete`,
+    `post_delete` and `m2m_changed` inside its own transaction; `post_save`
+    inside the caller's (the admin's, a view's under `ATOMIC_REQUESTS`);
+    `pre_save` before the row is written at all.
+
+    ## Example
+    ```python
+    from django.db.models.signals import post_save
+    from django.dispatch import receiver
+    from django.db import transaction
+    from proj.models import Order
+    from proj.tasks import index_order
+
+    @receiver(post_save, sender=Order)
+    def reindex(sender, instance, **kwargs):
+        index_order.delay(instance.pk)
+    ```
+
+    Use instead:
+    ```python
+    from django.db.models.signals import post_save
+    from django.dispatch import receiver
+    from django.db import transaction
+    from proj.models import Order
+    from proj.tasks import index_order
+
+    @receiver(post_save, sender=Order)
+    def reindex(sender, instance, **kwargs):
+        transaction.on_commit(lambda: index_order.delay(instance.pk))
+    ```
+
+    ## Fix safety
+    As CL210's: the dispatch is wrapped as `transaction.on_commit(lambda:
+    <call>)` when it is a whole statement, not in a loop, and `transaction`
+    is imported from `django.db`. Outside a transaction `on_commit` runs
+    the callback at once, so the fix changes nothing there; inside one the
+    task is sent after the commit, and not at all on a rollback. Unsafe,
+    since the lambda reads its variables when it runs. No fix for `pre_save`
+    receivers: in autocommit `on_commit` runs at once, still before the
+    row is written.
+
+    ## References
+    - [Django: tying transactions to HTTP requests (`ATOMIC_REQUESTS`)](https://docs.djangoproject.com/en/stable/topics/db/transactions/#tying-transactions-to-http-requests)
+    - [Django: performing actions after commit](https://docs.djangoproject.com/en/stable/topics/db/transactions/#performing-actions-after-commit)
+    - [Django: model signals](https://docs.djangoproject.com/en/stable/ref/signals/#module-django.db.models.signals)
+    - [Celery: trigger tasks at the end of the database transaction](https://docs.celeryq.dev/en/stable/django/first-steps-with-django.html#trigger-tasks-at-the-end-of-the-database-transaction)
+    """
+
+    CODE = "CL216"
+    NAME = "dispatch-in-outer-transaction"
+    SEVERITY = "warning"
+    SUMMARY = "A task dispatched in a signal receiver, admin hook, atomic callee or atomic-request view: it can run before the commit"
+    FIX = "sometimes"
+    HINT = "dispatch in `transaction.on_commit(...)`, or with `delay_on_commit()`"
+    TAGS = ("django", "calling")
+    REQUIRES = (
+        # a dispatch, and a place that runs in a transaction: atomic, a receiver, a
+        # handler's ``sender``, an admin or view hook, a parameter ``request`` after ``(`` or ``self,``
+        All(((b"delay", b"apply_async", b"send_task"),
+             (b"atomic", b"receiver", b"sender", *(h.encode() for h in sorted(ADMIN_HOOKS | VIEW_HOOKS)),
+              Regex(rb"\(\s*(?:self\b[^,()]*,\s*)?request\b")))),
+        All((Regex(rb"\.\s*connect\s*\("), (b"_save", b"_delete", b"m2m_changed"))),
+    )
+    GATE = "celerylint.domain.dispatch_syntax:may_dispatch_in_outer_transaction"
+    VALID = (
+        Valid("""
+            # deferred, or not in a transaction opened elsewhere
+            from django.db import transaction
+            from django.db.models.signals import post_save
+            from django.dispatch import receiver
+            @receiver(post_save, sender="proj.Order")
+            def reindex(sender, instance, **kwargs):
+                transaction.on_commit(lambda: index.delay(instance.pk))
+                index.delay_on_commit(instance.pk)
+            def plain(order):
+                index.delay(order.pk)
+        """),
+    )
+    INVALID = (
+        Invalid("""
+            from django.db import transaction
+            @transaction.atomic
+            def place(order):
+                order.save()
+                notify_later(order)
+            def notify_later(order):
+                audit(order)
+            def audit(order):
+                record.delay(order.pk)
+        """, fixed="""
+            from django.db import transaction
+            @transaction.atomic
+            def place(order):
+                order.save()
+                notify_later(order)
+            def notify_later(order):
+                audit(order)
+            def audit(order):
+                transaction.on_commit(lambda: record.delay(order.pk))
+        """, at="9:5", message="place → notify_later → audit"),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.where = TransactionFrames(ctx)
+        self.dispatches: list[_Dispatch] = []
+        # calls by plain name from module functions: caller name -> [(callee, inside an atomic block)]
+        self.calls: dict[str, list[tuple[str, bool]]] = {}
+
+    # -- where we are (``domain/transaction_dispatch.py``) ----------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.where.visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.where.leave_FunctionDef(original_node)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.where.visit_Lambda(node)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.where.leave_Lambda(original_node)
+
+    def visit_With(self, node: cst.With) -> None:
+        self.where.visit_With(node)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.where.leave_With(original_node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.where.visit_For(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.where.leave_For(original_node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.where.visit_While(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.where.leave_While(original_node)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self.where.visit_Expr(node)
+
+    def _owner(self) -> tuple[cst.FunctionDef, cst.ClassDef | None] | None:
+        """The function whose own body is the current point, when it is a
+        module-level function or a method of a module-level class."""
+        frame = self.where.current
+        scopes = self.ctx.scopes
+        if not isinstance(frame.node, cst.FunctionDef) or scopes[-1].node is not frame.node:
+            return None
+        if len(scopes) == 2:
+            return frame.node, None
+        if len(scopes) == 3 and isinstance(scopes[1].node, cst.ClassDef):
+            return frame.node, scopes[1].node
+        return None
+
+    # -- what happens ------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "connect" and node.args:
+            self._connect(node)
+        owner = self._owner()
+        if owner is None:
+            return
+        if isinstance(func, cst.Name) and owner[1] is None:
+            name = func.value
+            if self.ctx.lookup(name) is None and name not in self.ctx.imports:
+                self.calls.setdefault(owner[0].name.value, []).append((name, bool(self.where.current.atomics)))
+            return
+        shown = dispatched(node)
+        if shown is None or self.where.current.atomics:  # inside atomic: CL210's
+            return
+        self.dispatches.append(_Dispatch(node, shown, owner[0], owner[1], self.where.fixable(node),
+                                         self.where.on_commit_fix(node)))
+
+    def _connect(self, node: cst.Call) -> None:
+        """``post_save.connect(handler, ...)``: a fact naming the handler."""
+        signal = self.ctx.imported_name(node.func.value)
+        if signal not in MODEL_SIGNALS:
+            return
+        handler = node.args[0].value
+        if isinstance(handler, cst.Name) and handler.value not in self.ctx.imports:
+            target = f"{self.ctx.module_name or self.ctx.path}.{handler.value}"
+        else:
+            target = self.ctx.qualify(handler)
+        if target:
+            self.ctx.fact(CONNECT_FACT, None, signal=signal.rpartition(".")[2], target=target)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        called_in_atomic = self._called_in_atomic()
+        for d in self.dispatches:
+            name = d.func.name.value
+            signals = model_signals(d.func, self.ctx)
+            if signals:
+                signal, words, fixable = signal_context(signals)
+                self.report(d.node, f"`{d.shown}()` in a `{signal}` receiver runs {words}"
+                            + ("" if not fixable else f": {_WHAT}"), d.fix if fixable else None)
+            elif admin_hook(d.func, d.cls, self.ctx):
+                self.report(d.node, f"`{d.shown}()` in `{d.cls.name.value}.{name}`, which the admin runs inside "
+                                    f"`transaction.atomic`: {_WHAT}", d.fix)
+            elif d.cls is None and name in called_in_atomic:
+                chain = " → ".join((*called_in_atomic[name], name))
+                self.report(d.node, f"`{d.shown}()` in `{name}`, called inside `transaction.atomic` ({chain}): {_WHAT}",
+                            d.fix)
+            elif is_view(d.func, d.cls, self.ctx):
+                where = f"{d.cls.name.value}.{name}" if d.cls is not None else name
+                self.ctx.fact(VIEW_FACT, d.node, view=where, shown=d.shown, fixable=d.fixable)
+            elif d.cls is None and signal_handler_shaped(d.func):
+                module = self.ctx.module_name or self.ctx.path
+                self.ctx.fact(HANDLER_FACT, d.node, function=f"{module}.{name}", shown=d.shown, fixable=d.fixable)
+
+    def _called_in_atomic(self) -> dict[str, tuple[str, ...]]:
+        """Module functions an atomic block calls, each with the chain of
+        callers from the atomic one: directly, or through one more function."""
+        functions = self.ctx.module_functions
+        found: dict[str, tuple[str, ...]] = {}
+        for caller, calls in self.calls.items():
+            for callee, in_atomic in calls:
+                if in_atomic and callee in functions and callee != caller:
+                    found.setdefault(callee, (caller,))
+        for first, chain in list(found.items()):
+            for callee, _ in self.calls.get(first, ()):
+                if callee in functions and callee not in chain:
+                    found.setdefault(callee, (*chain, first))
+        return found
+
+    @classmethod
+    def check_project(cls, project) -> Iterable[Finding]:
+        """Views, when a settings module sets ``ATOMIC_REQUESTS``; handlers
+        that a model signal is connected to in any module."""
+        views = list(project.of_kind(VIEW_FACT))
+        settings = sorted({f["path"] for f in project.of_kind(ATOMIC_REQUESTS_FACT)})
+        if views and settings:
+            named = settings[0] + (f" and {len(settings) - 1} more" if len(settings) > 1 else "")
+            for f in views:
+                yield cls.finding(
+                    f"`{f['shown']}()` in view `{f['view']}`: `ATOMIC_REQUESTS = True` ({named}) runs every request "
+                    f"in one transaction; {_WHAT}",
+                    f["path"], f["line"], f["col"], f["end_line"], f["end_col"], on_commit_edits(f))
+        handlers = list(project.of_kind(HANDLER_FACT))
+        connects = list(project.of_kind(CONNECT_FACT)) if handlers else []
+        for f in handlers:
+            signals = [c["signal"] for c in connects if same_function(c["target"], f["function"])]
+            context = signal_context(signals)
+            if context is None:
+                continue
+            signal, words, fixable = context
+            yield cls.finding(
+                f"`{f['shown']}()` in `{f['function'].rpartition('.')[2]}`, connected to `{signal}`, runs {words}"
+                + (f": {_WHAT}" if fixable else ""),
+                f["path"], f["line"], f["col"], f["end_line"], f["end_col"], on_commit_edits(f) if fixable else None)
+

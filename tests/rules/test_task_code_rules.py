@@ -1,0 +1,161 @@
+"""CL214-CL219 through the real command line, across files: settings
+profiles, signal handlers connected in another module, lock-library
+configuration in the Django settings; fixes applied and re-linted, and the
+cache following a change of the settings."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+from conftest import lint_json, write_project
+
+SETTINGS_BASE = """
+# file: proj/__init__.py
+# file: proj/celery.py
+import os
+from celery import Celery
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.production")
+app = Celery("proj")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+# file: proj/settings/__init__.py
+# file: proj/settings/base.py
+DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql"}}
+CELERY_BROKER_URL = "redis://localhost:6379/0"
+"""
+
+VIEWS = """
+# file: proj/views.py
+from django.db import transaction
+from proj.tasks import notify
+def checkout(request, pk):
+    notify.delay(pk)
+"""
+
+
+def _codes(findings: list[dict], code: str) -> list[tuple[str, int]]:
+    return sorted((f["path"], f["line"]) for f in findings if f["code"] == code)
+
+
+def test_atomic_requests_in_a_settings_profile_reports_views_and_fixes_them(tmp_path, cli):
+    write_project(tmp_path, SETTINGS_BASE, """
+        # file: proj/settings/production.py
+        from .base import *
+        DATABASES["default"]["ATOMIC_REQUESTS"] = True
+    """, VIEWS)
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/views.py", 4)]
+    assert "proj/settings/production.py" in findings[0]["message"]
+
+    done = cli("--select", "CL216", "--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    fixed = (tmp_path / "proj/views.py").read_text()
+    assert "    transaction.on_commit(lambda: notify.delay(pk))\n" in fixed
+    ast.parse(fixed)
+    _, again, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert again == []
+
+
+def test_a_profile_that_stops_setting_atomic_requests_silences_the_views_through_the_cache(tmp_path):
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, SETTINGS_BASE, """
+        # file: proj/settings/production.py
+        from .base import *
+        DATABASES["default"]["ATOMIC_REQUESTS"] = True
+    """, VIEWS)
+    _, first, _ = lint_json(root, "--select", "CL216", cache_dir=cache)
+    assert _codes(first, "CL216") == [("proj/views.py", 4)]
+    (root / "proj/settings/production.py").write_text("from .base import *\n")
+    _, second, _ = lint_json(root, "--select", "CL216", cache_dir=cache)
+    assert second == []
+
+
+def test_a_handler_connected_in_another_module_is_reported_where_it_dispatches(tmp_path, cli):
+    write_project(tmp_path, """
+        # file: proj/__init__.py
+        # file: proj/handlers.py
+        from django.db import transaction
+        from proj.tasks import index, warm
+        def on_saved(sender, instance, **kwargs):
+            index.delay(instance.pk)
+        def before_save(sender, instance, **kwargs):
+            warm.delay(instance.pk)
+        def unconnected(sender, instance, **kwargs):
+            index.delay(instance.pk)
+        # file: proj/apps.py
+        from django.apps import AppConfig
+        from django.db.models.signals import post_save, pre_save
+        class ProjConfig(AppConfig):
+            def ready(self):
+                from proj import handlers
+                post_save.connect(handlers.on_saved, sender="proj.Order")
+                pre_save.connect(handlers.before_save, sender="proj.Order")
+    """)
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/handlers.py", 4), ("proj/handlers.py", 6)]
+    by_line = {f["line"]: f for f in findings}
+    assert "connected to `post_save`" in by_line[4]["message"] and by_line[4]["fix"] is not None
+    assert "before the row is even written" in by_line[6]["message"] and by_line[6]["fix"] is None
+
+    done = cli("--select", "CL216", "--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr  # the pre_save one remains
+    fixed = (tmp_path / "proj/handlers.py").read_text()
+    assert "    transaction.on_commit(lambda: index.delay(instance.pk))\n" in fixed
+    assert "    warm.delay(instance.pk)\n" in fixed
+    ast.parse(fixed)
+
+
+def test_celery_once_configured_in_the_django_settings(tmp_path):
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, SETTINGS_BASE, """
+        CELERY_ONCE = {"backend": "celery_once.backends.Redis", "settings": {"url": "redis://", "default_timeout": 60}}
+        # file: proj/settings/production.py
+        from .base import *
+        # file: proj/tasks.py
+        from celery import shared_task
+        from celery_once import QueueOnce
+        @shared_task(base=QueueOnce, time_limit=600)
+        def export(): ...
+    """)
+    _, findings, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
+    assert _codes(findings, "CL218") == [("proj/tasks.py", 3)]
+    assert "60 s" in findings[0]["message"] and "`time_limit` of 600 s" in findings[0]["message"]
+    base = root / "proj/settings/base.py"
+    base.write_text(base.read_text().replace('"default_timeout": 60', '"default_timeout": 900'))
+    _, again, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
+    assert again == []
+
+
+def test_results_never_read_is_off_by_default_and_runs_when_selected(tmp_path, cli):
+    write_project(tmp_path, """
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj", backend="redis://localhost:6379/1")
+        @app.task
+        def ping(): ...
+        def beat():
+            ping.delay()
+    """)
+    default = cli("--format", "json", "--no-cache", ".", cwd=tmp_path)
+    assert "CL219" not in {f["code"] for f in json.loads(default.stdout)}
+    chosen = cli("--format", "json", "--no-cache", "--select", "CL219", ".", cwd=tmp_path)
+    assert [f["code"] for f in json.loads(chosen.stdout)] == ["CL219"]
+
+
+def test_file_rules_report_from_the_command_line(tmp_path, cli):
+    write_project(tmp_path, """
+        # file: proj/__init__.py
+        # file: proj/tasks.py
+        from celery import shared_task
+        from proj.models import Order
+        @shared_task
+        def crawl(ids):
+            return fetch.delay(ids[0]).get(timeout=10)
+        def confirm(pk):
+            ship.delay(Order.objects.get(pk=pk))
+    """)
+    done = cli("--select", "CL214,CL215", "--no-cache", ".", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "proj/tasks.py:5:12: CL214" in done.stdout
+    assert "proj/tasks.py:7:16: CL215" in done.stdout
