@@ -10,7 +10,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-TIMEOUT = 60  # seconds for any one answer: a cold project read on a busy machine
+TIMEOUT = 30  # seconds for any one answer: a cold project read on a busy machine
 
 
 class Client:
