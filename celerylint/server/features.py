@@ -168,4 +168,15 @@ async def _pull_configuration(ls: CeleryLintServer) -> bool:
 
 
 def serve() -> None:
-    build().start_io()
+    """Serve on the standard streams.  The messages go through buffered
+    streams of the server's own over descriptors 0 and 1: a worker process
+    forked while the reader thread waits on ``sys.stdin`` (holding its
+    lock) would otherwise hang closing it, as ``multiprocessing`` does in
+    every child.  ``print`` goes to standard error, never into the protocol."""
+    import io
+    import sys
+
+    stdin = io.BufferedReader(io.FileIO(0, "rb", closefd=False))
+    stdout = io.BufferedWriter(io.FileIO(1, "wb", closefd=False))
+    sys.stdout = sys.stderr
+    build().start_io(stdin, stdout)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-TIMEOUT = 30  # seconds for any one answer: a cold project read on a busy machine
+TIMEOUT = float(os.environ.get("CELERYLINT_LSP_TIMEOUT", 30))  # seconds for any one answer: a cold project read on a busy machine
 
 
 class Client:
@@ -21,11 +22,13 @@ class Client:
         self.settings = settings
         self.changed = asyncio.Condition()
         self.versions: dict[str, int] = {}
+        self.published_times: dict[str, list[float]] = {}
 
         @self.lsp.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         async def published(params: types.PublishDiagnosticsParams) -> None:
             async with self.changed:
                 self.diagnostics[params.uri] = params
+                self.published_times.setdefault(params.uri, []).append(time.perf_counter())
                 self.changed.notify_all()
 
         @self.lsp.feature(types.WINDOW_LOG_MESSAGE)

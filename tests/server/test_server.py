@@ -226,3 +226,16 @@ def test_unsafe_fixes_off_offers_noqa_only(tmp_path):
         assert [a.title for a in await client.code_actions(uri, lock)] == ["CL203: disable for this line"]
 
     session(root, scenario, settings={"unsafeFixes": False})
+
+
+def test_a_large_project_is_read_by_worker_processes_without_hanging(tmp_path):
+    """Over ``pool.PARALLEL_MIN_PATHS`` files the read forks workers while
+    the server's reader thread waits on standard input."""
+    files = {f"proj/m{i}.py": f"VALUE_{i} = {i}\n" for i in range(420)}
+    root = project(tmp_path, {**files, "proj/tasks.py": LOCK})
+
+    async def scenario(client: Client):
+        uri = client.open(root / "proj" / "tasks.py")
+        await client.diagnostics_for(uri, lambda d: "CL203" in codes(d) and any("421 Python files" in m for m in client.logs))
+
+    session(root, scenario)
