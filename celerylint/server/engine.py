@@ -146,7 +146,7 @@ class Session:
             return out
         touched = []
         for project in self.projects.values():
-            mine = [p for p in paths if project.holds(p) and p not in self.open]
+            mine = [p for p in paths if project.holds(p) and p not in self.open and self._in_project(project, p)]
             for path in mine:
                 if path.name.endswith(PYTHON):
                     self._relint(project, path)
@@ -159,6 +159,21 @@ class Session:
         for project in touched:
             out.update(self._judge(project))
         return out
+
+    @staticmethod
+    def _in_project(project: Project, path: Path) -> bool:
+        """A file the project holds, or a new one discovery would find:
+        outside the directories it never enters and the ``exclude``
+        patterns (what git ignores is read from disk only at the next read)."""
+        from ..core.walk import DEFAULT_EXCLUDE
+        from ..run.discovery import _excluded, _pattern_rel
+
+        if path in project.results or path in project.other_paths:
+            return True
+        parts = path.relative_to(project.scope).parts[:-1]
+        if any(p in DEFAULT_EXCLUDE or p.endswith(".egg-info") for p in parts):
+            return False
+        return not _excluded(_pattern_rel(path, project.settings), project.settings)
 
     def _relint(self, project: Project, path: Path) -> None:
         if path in self.open:
@@ -232,7 +247,7 @@ class Session:
 
     def path_of(self, path: Path, rel: str) -> Path:
         """The file a finding of ``path``'s project names by ``rel``."""
-        return Path(os.path.normpath(self.project(path).settings.root / rel))
+        return Path(os.path.normpath(self.settings(path).root / rel))
 
     def fixed_text(self, path: Path, text: str) -> str:
         """``text`` with every safe fix applied, as ``--fix`` would (rounds

@@ -53,7 +53,7 @@ def build() -> CeleryLintServer:
     @feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CeleryLintServer, params: types.DidOpenTextDocumentParams) -> None:
         document = params.text_document
-        if _is_python(document.uri, document.language_id):
+        if document.uri.startswith("file:") and _is_python(document.uri, document.language_id):
             ls.uris[ls.uri_path(document.uri)] = document.uri
             ls.schedule(document.uri, 0)
 

@@ -239,3 +239,35 @@ def test_a_large_project_is_read_by_worker_processes_without_hanging(tmp_path):
         await client.diagnostics_for(uri, lambda d: "CL203" in codes(d) and any("421 Python files" in m for m in client.logs))
 
     session(root, scenario)
+
+
+HELPER_USER = '''\
+import uuid
+from celery import shared_task
+
+from proj.redis_client import get_redis
+
+
+@shared_task
+def run(job):
+    get_redis().set(f"job:{job}", str(uuid.uuid4()), nx=True)
+'''
+
+
+def test_a_client_helper_changed_on_disk_judges_its_users_again(tmp_path):
+    helper_text = "def get_redis():\n    return object()\n"
+    root = project(tmp_path, {"proj/__init__.py": "", "proj/tasks.py": HELPER_USER,
+                              "proj/redis_client.py": helper_text})
+    helper = root / "proj" / "redis_client.py"
+
+    async def scenario(client: Client):
+        uri = client.open(root / "proj" / "tasks.py")
+        assert "CL203" not in codes(await client.diagnostics_for(uri)), "not known to be Redis"
+        helper.write_text("import redis\n\n\ndef get_redis():\n    return redis.Redis()\n")
+        client.disk_changed(helper)
+        await client.diagnostics_for(uri, lambda d: "CL203" in codes(d))
+        helper.unlink()  # deleted: unknown again
+        client.disk_changed(helper, kind=types.FileChangeType.Deleted)
+        await client.diagnostics_for(uri, lambda d: "CL203" not in codes(d))
+
+    session(root, scenario)
