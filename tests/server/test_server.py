@@ -57,11 +57,20 @@ def session(root: Path, scenario, options: dict | None = None, settings: dict | 
         client = Client(settings)
         await client.start(root, options)
         pid = client.process.pid
+        children: list[int] = []
         try:
             await scenario(client)
             children = _children(pid)
         finally:
-            status = await client.stop()
+            try:
+                status = await client.stop()
+            except BaseException:  # a failed test leaves no server behind either
+                for left in [*_children(pid), pid]:
+                    try:
+                        os.kill(left, 9)
+                    except ProcessLookupError:
+                        pass
+                raise
         assert status == 0, client.logs
         for left in [pid, *children]:
             with pytest.raises(ProcessLookupError):
