@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import traceback
-from pathlib import Path
 
 from lsprotocol import types
 
@@ -22,6 +22,7 @@ def build() -> CeleryLintServer:
 
     @feature(types.INITIALIZE)
     def initialize(ls: CeleryLintServer, params: types.InitializeParams) -> None:
+        ls.event_loop, ls.loop_thread = asyncio.get_running_loop(), threading.current_thread()
         ls.initialization_options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         ls.overrides = _overrides(ls, params.initialization_options)
         folders = [ls.uri_path(f.uri) for f in params.workspace_folders or ()]

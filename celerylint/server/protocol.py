@@ -78,12 +78,16 @@ class CeleryLintServer(LanguageServer):
         self.shown: dict[str, tuple[int | None, str, list[Finding]]] = {}  # uri -> version, text, findings
         self.folders: list[Path] = []
         self.initialization_options: dict = {}
+        self.event_loop: asyncio.AbstractEventLoop | None = None  # set at initialize, in its thread
+        self.loop_thread: threading.Thread | None = None
 
     # -- logging ----------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
-        loop = getattr(self, "loop", None)
+        """A message in the client's log, sent from the event loop's thread
+        whichever thread logs it (the worker's go through the loop)."""
         params = types.LogMessageParams(type=kind, message=f"celerylint: {message}")
-        if threading.current_thread() is threading.main_thread() or loop is None:
+        loop = self.event_loop
+        if loop is None or threading.current_thread() is self.loop_thread:
             self.window_log_message(params)
         else:
             loop.call_soon_threadsafe(self.window_log_message, params)
