@@ -259,6 +259,10 @@ def entry() -> None:
             rule(args=sys.argv[2:], prog_name="celerylint rule")
         elif sys.argv[1:2] == ["doctor"]:  # the one subcommand; ``celerylint ./doctor`` lints a directory of that name
             doctor(args=sys.argv[2:], prog_name="celerylint doctor")
+        elif sys.argv[1:2] == ["server"]:  # the language server; ``celerylint ./server`` lints ./server
+            from ..server import command
+
+            command(args=sys.argv[2:], prog_name="celerylint server")
         elif sys.argv[1:2] == ["check"]:  # ruff's spelling of the bare command; ``celerylint ./check`` lints ./check
             main(args=argv(sys.argv[2:]), prog_name="celerylint check")
         else:

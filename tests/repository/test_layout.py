@@ -35,7 +35,7 @@ LAYERS = (
     ("celerylint.run",),
     ("celerylint.reporters",),
     ("celerylint.doctor",),
-    ("celerylint.cli",),
+    ("celerylint.cli", "celerylint.server"),
     ("celerylint.testing", "celerylint.devtools", "celerylint.__main__"),
 )
 

@@ -1,0 +1,269 @@
+"""The one module of the server that drives the lint engine.
+
+The rest of the server asks ``Session.analyse(path, text)`` (a buffer's
+findings, and those of every other open file of its project, with the
+whole project in view), ``Session.alone(path, text)`` (the buffer linted by
+itself, while the project is still being read), ``Session.disk_changed``
+(files changed on disk) and ``Session.fixed_text`` ("fix all").  Nothing
+else in ``server/`` knows how a run is put together.
+
+A project (``Project`` below: a configuration and the directory read for
+it) is read once, as a command-line run reads it (discovery, the cache,
+the stat index); its files' results stay in memory.  A change to a buffer
+lints that buffer again from its text, rebuilds the index of client
+helpers and task classes (re-linting the open files it makes stale) and
+runs the project phase over every file's results, where the open buffers
+replace the files on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config.settings import ConfigError, Settings
+from ..core.model import FileResult, Finding
+from ..run.linter import Linter
+from .settings import Overrides, scope_of, settings_for
+
+CONFIG_NAMES = ("pyproject.toml", "celerylint.toml", ".celerylint.toml")
+PYTHON = (".py", ".pyi")
+
+
+@dataclass
+class Project:
+    scope: Path
+    settings: Settings
+    linter: Linter  # with the cache: the files read from disk
+    buffers: Linter  # without it: every keystroke need not be stored
+    results: dict[Path, FileResult] = field(default_factory=dict)
+    other: dict[str, str] = field(default_factory=dict)  # non-Python files the project reads, by relative path
+    other_paths: set[Path] = field(default_factory=set)
+    notices: list[str] = field(default_factory=list)
+
+    def holds(self, path: Path) -> bool:
+        return path == self.scope or self.scope in path.parents
+
+
+class Session:
+    def __init__(self, folders: list[Path], overrides: Overrides, log=print) -> None:
+        self.folders = [f.resolve() for f in folders]
+        self.overrides = overrides
+        self.log = log
+        self.open: dict[Path, str] = {}  # the overlay: open buffers replace the files on disk
+        self.projects: dict[tuple, Project] = {}
+        self._settings: dict[Path, Settings] = {}  # by directory
+        self.lock = threading.RLock()  # the engine is used from one thread at a time
+
+    # -- projects -------------------------------------------------------
+    def settings(self, path: Path) -> Settings:
+        directory = path.parent
+        if directory not in self._settings:
+            self._settings[directory] = settings_for(path, self.folders, self.overrides)
+        return self._settings[directory]
+
+    def loaded(self, path: Path) -> bool:
+        try:
+            settings = self.settings(path)
+        except ConfigError:
+            return True  # nothing to read
+        return (settings.root, settings.config_file, scope_of(settings, path, self.folders)) in self.projects
+
+    def project(self, path: Path) -> Project:
+        """The project ``path`` belongs to, read on first use."""
+        settings = self.settings(path)
+        scope = scope_of(settings, path, self.folders)
+        key = (settings.root, settings.config_file, scope)
+        if key not in self.projects:
+            self.projects[key] = self._read(scope, settings)
+        return self.projects[key]
+
+    def _read(self, scope: Path, settings: Settings) -> Project:
+        from ..run.cache import Cache, usable_cache_dir
+        from ..run.discovery import discover
+        from ..run.linter import lint_files
+        from ..run.runner import INDEX_MIN_FILES, _read_other
+
+        directory, why = usable_cache_dir(settings.root, settings.cache_dir)
+        linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
+        project = Project(scope, settings, linter, Linter(settings), notices=[why] if why else [])
+        found = discover([scope], settings, directory)
+        if linter.cache is not None and len(found.python) >= INDEX_MIN_FILES:
+            linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
+        project.results = lint_files(found.python, linter, None, project.notices)
+        if linter.index is not None:
+            for result in project.results.values():
+                linter.index.put(result)
+            linter.index.save()
+            linter.index = None  # from now on files are linted one by one, as they change
+        project.other, skipped = _read_other(found.other, linter)
+        project.other_paths = set(found.other)
+        project.notices += skipped
+        project.buffers.client_index = linter.client_index
+        self.log(f"read {scope}: {len(project.results)} Python files, {len(project.other)} other files")
+        return project
+
+    # -- analysis -------------------------------------------------------
+    def alone(self, path: Path, text: str) -> list[Finding]:
+        """The buffer linted by itself, as ``celerylint -`` lints standard
+        input: what can be shown while the project is being read."""
+        from ..run.project import project_findings
+
+        linter = Linter(self.settings(path))
+        result = linter.lint_bytes(path, text.encode("utf-8", "surrogatepass"))
+        found = project_findings({path: result}, {}, linter, [], {result.path: text})
+        return [f for f in result.findings + found if f.path == result.path]
+
+    def analyse(self, path: Path, text: str | None) -> dict[Path, list[Finding]]:
+        """``path`` now holds ``text`` (None: as on disk, the buffer closed);
+        the findings of every open file of its project."""
+        project = self.project(path)
+        if text is None:
+            self.open.pop(path, None)
+        else:
+            self.open[path] = text
+        self._relint(project, path)
+        self._reindex(project)
+        return self._judge(project)
+
+    def disk_changed(self, paths: list[Path]) -> dict[Path, list[Finding]]:
+        """Files changed, were created or deleted on disk: read them again
+        where no buffer replaces them, and judge the open files again."""
+        if any(p.name in CONFIG_NAMES for p in paths):
+            self.log("configuration changed: reading the projects again")
+            self.projects.clear()
+            self._settings.clear()
+            out: dict[Path, list[Finding]] = {}
+            for path in list(self.open):
+                if path not in out:
+                    try:
+                        out.update(self.analyse(path, self.open[path]))
+                    except ConfigError as exc:
+                        self.log(str(exc))
+                        out[path] = []
+            return out
+        touched = []
+        for project in self.projects.values():
+            mine = [p for p in paths if project.holds(p) and p not in self.open and self._in_project(project, p)]
+            for path in mine:
+                if path.name.endswith(PYTHON):
+                    self._relint(project, path)
+                else:
+                    self._reread_other(project, path)
+            if mine:
+                self._reindex(project)
+                touched.append(project)
+        out = {}
+        for project in touched:
+            out.update(self._judge(project))
+        return out
+
+    @staticmethod
+    def _in_project(project: Project, path: Path) -> bool:
+        """A file the project holds, or a new one discovery would find:
+        outside the directories it never enters and the ``exclude``
+        patterns (what git ignores is read from disk only at the next read)."""
+        from ..core.walk import DEFAULT_EXCLUDE
+        from ..run.discovery import _excluded, _pattern_rel
+
+        if path in project.results or path in project.other_paths:
+            return True
+        parts = path.relative_to(project.scope).parts[:-1]
+        if any(p in DEFAULT_EXCLUDE or p.endswith(".egg-info") for p in parts):
+            return False
+        return not _excluded(_pattern_rel(path, project.settings), project.settings)
+
+    def _relint(self, project: Project, path: Path) -> None:
+        if path in self.open:
+            data = self.open[path].encode("utf-8", "surrogatepass")
+            project.results[path] = project.buffers.lint_bytes(path, data)
+            return
+        if not path.is_file():
+            project.results.pop(path, None)
+            return
+        data, unread, notice = project.linter.read(path)
+        if notice:
+            self.log(notice)
+        project.results[path] = unread if data is None else project.linter.lint_bytes(path, data)
+
+    def _reread_other(self, project: Project, path: Path) -> None:
+        from ..run.focus import read_as_other
+        from ..run.runner import _read_other
+
+        rel = project.linter.rel(path)
+        project.other.pop(rel, None)
+        if not path.is_file() or not (path in project.other_paths or read_as_other(path.name, rel, project.settings)):
+            project.other_paths.discard(path)
+            return
+        texts, notices = _read_other([path], project.linter)
+        project.other.update(texts)
+        project.other_paths.add(path)
+        for notice in notices:
+            self.log(notice)
+
+    def _reindex(self, project: Project) -> None:
+        """The index of client helpers and task classes from every file's
+        facts; the open files whose answers it changes are linted again."""
+        from ..facts.client_index import PROVIDERS_FACT, build, stale
+        from ..facts.task_class_index import TASK_CLASS_FACTS
+        from ..facts.task_class_index import entries as task_classes
+
+        results = project.results.values()
+        index = build([f for r in results for f in r.facts if f.get("kind") == PROVIDERS_FACT])
+        index.update(task_classes(f for r in results for f in r.facts if f.get("kind") in TASK_CLASS_FACTS))
+        if index == project.linter.client_index:
+            return
+        project.linter.client_index = project.buffers.client_index = index
+        for path in self.open:
+            if path in project.results and stale(project.results[path].facts, index):
+                self._relint(project, path)
+
+    def _judge(self, project: Project) -> dict[Path, list[Finding]]:
+        from ..run.project import project_findings
+
+        linter = project.linter
+        mine = [p for p in self.open if project.holds(p) or p in project.results]
+        texts = {linter.rel(p): self.open[p] for p in mine}
+        errors: list[str] = []
+        found = project_findings(project.results, project.other, linter, errors, texts)
+        for error in errors:
+            self.log(error)
+        by_rel: dict[str, list[Finding]] = {}
+        for finding in found:
+            by_rel.setdefault(finding.path, []).append(finding)
+        out = {}
+        for path in mine:
+            result = project.results.get(path)
+            own = result.findings if result is not None else []
+            for error in result.errors if result is not None else ():
+                self.log(error)
+            out[path] = sorted(own + by_rel.get(linter.rel(path), []), key=Finding.sort_key)
+        return out
+
+    def rel(self, path: Path) -> str:
+        return self.project(path).linter.rel(path)
+
+    def path_of(self, path: Path, rel: str) -> Path:
+        """The file a finding of ``path``'s project names by ``rel``."""
+        return Path(os.path.normpath(self.settings(path).root / rel))
+
+    def fixed_text(self, path: Path, text: str) -> str:
+        """``text`` with every safe fix applied, as ``--fix`` would (rounds
+        until nothing more applies), judged with the project in view."""
+        from ..run.fixing import MAX_FIX_ROUNDS, _apply, _applicable
+
+        rel = self.rel(path)
+        current = text
+        for _ in range(MAX_FIX_ROUNDS):
+            findings = self.analyse(path, current).get(path, [])
+            fixes = [f.fix for f in findings if _applicable(f, False) and (f.fix.path or f.path) == rel]
+            if not fixes:
+                break
+            new, applied, _ = _apply(current, fixes)
+            if not applied or new == current:
+                break
+            current = new
+        self.analyse(path, text)  # the buffer still holds ``text`` until the client applies the edit
+        return current
