@@ -31,6 +31,7 @@ from ..domain.tasks import APP_FACTORIES
 from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
+from ..domain.celeryconf.values_origin import traced_value
 from ..api.context import FileContext
 from ..api.rule import All, Checker, Regex
 from .config_apps import AppCalls
@@ -156,7 +157,7 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
     def _setting(self, source: str, name: str, name_node: cst.CSTNode, value_node: cst.BaseExpression | None,
                  via: str, cond: bool = False) -> None:
         sid = self._id()
-        value = encode(setting_value(value_node, self.ctx)) if value_node is not None else None
+        value = encode(traced_value(value_node, self.ctx)) if value_node is not None else None
         alt = self.alternatives.get(id(name_node)) if cond else None
         self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond,
                       **({"alt": alt} if alt else {}))
