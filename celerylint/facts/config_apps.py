@@ -92,6 +92,10 @@ class AppCalls:
                     name = _string(element.key, self.ctx)
                     self._setting(source, _CTOR_SETTINGS.get(name, name), element.key, element.value, "update_dict")
                 continue
+            if a.star == "**" and (imported := self._imported_dict(a.value)):
+                self.ctx.fact("app_splat", call, app=key, module=imported[0], name=imported[1],
+                              why="keyword arguments unpacked into Celery(...)")
+                continue
             if a.star:
                 self.ctx.fact("app_open", call, app=key, why="keyword arguments unpacked into Celery(...)")
                 continue
@@ -145,6 +149,11 @@ class AppCalls:
         source = f"app:{key}"
         for a in call.args:
             inline = self.readable_dict(a.value) if a.keyword is None and a.star in ("", "**") else None
+            if a.star == "**" and inline is None and (imported := self._imported_dict(a.value)):
+                # ``from proj.conf import CELERY_CONFIG``: the model reads that module's dict
+                self.ctx.fact("app_splat", call, app=key, module=imported[0], name=imported[1],
+                              why="`app.conf.update(**X)` with a dict celerylint cannot read")
+                continue
             if (a.star and inline is None) or (a.keyword is None and inline is None):
                 self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read",
                               **self.deployment_default(a))
@@ -171,3 +180,13 @@ class AppCalls:
             if target:
                 self.ctx.fact("django_settings_module", None, value=target, module=self.module)
 
+    def _imported_dict(self, node: cst.BaseExpression) -> tuple[str, str] | None:
+        """``(module, name)`` of a name imported from a module of the project
+        (``from proj.conf import CELERY_CONFIG``, ``conf.CELERY_CONFIG`` after
+        ``from proj import conf``); the model leaves the app open when that
+        module is not linted or does not bind a readable dict to it."""
+        qualified = self.ctx.imported_name(node)
+        if not qualified or "." not in qualified:
+            return None
+        module, _, name = qualified.rpartition(".")
+        return module, name
