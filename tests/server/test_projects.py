@@ -101,3 +101,18 @@ def test_a_file_in_a_subdirectory_gets_the_command_lines_findings(tmp_path, cli,
         assert got == expected
 
     session(folder, scenario)
+
+
+def test_a_file_outside_any_project_is_linted_alone_and_says_so(tmp_path):
+    root = write(tmp_path / "workspace", {"pyproject.toml": "[tool.celerylint]\nignore = [\"CL203\"]\n"})
+    lone = write(tmp_path / "elsewhere", {"tasks.py": LOCK}) / "tasks.py"
+
+    async def scenario(client: Client):
+        uri = client.open(lone)
+        assert "CL203" in codes(await client.diagnostics_for(uri, lambda d: "CL203" in codes(d))), \
+            "the workspace's configuration is not the file's"
+        client.replace(uri, LOCK + "\n")
+        assert "CL203" in codes(await client.diagnostics_for(uri))
+        assert len([m for m in client.logs if "no project around" in m and str(lone) in m]) == 1
+
+    session(root, scenario)
