@@ -42,7 +42,7 @@ def check(paths: list[Path], roots: Roots, *, overlay: Mapping[Path, bytes] | No
         whole = any(os.path.abspath(p) == str(root.directory) for p in named)
         result = run(named, settings, fix=fix, unsafe=unsafe, diff=diff, jobs=jobs, cache=cache,
                      project=None if whole else root.directory, overlay=_within(overlay, root.directory),
-                     nested=_nested(roots))
+                     nested=nested_projects(roots))
         merge(out, result, settings.root, report)
         for directory in result.nested:
             if os.path.abspath(directory) not in seen and any(_under(directory, p) for p in named):
@@ -77,8 +77,10 @@ def _groups(paths: list[Path], roots: Roots, alone: list[Path]) -> list[tuple[Ro
     return list(groups.values())
 
 
-def _nested(roots: Roots):
-    """The walk's test for a directory holding its own configuration."""
+def nested_projects(roots: Roots):
+    """The walk's test for a directory holding its own configuration (a
+    project of its own, left out of the project walked); None when
+    configuration files are not looked for."""
     if not roots.discovers():
         return None
 

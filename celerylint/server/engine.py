@@ -7,9 +7,15 @@ itself, while the project is still being read), ``Session.disk_changed``
 (files changed on disk) and ``Session.fixed_text`` ("fix all").  Nothing
 else in ``server/`` knows how a run is put together.
 
-A project (``Project`` below: a configuration and the directory read for
-it) is read once, as a command-line run reads it (discovery, the cache,
-the stat index); its files' results stay in memory.  A change to a buffer
+Each file's project and settings are those the command line gives it
+(``config.roots``: the nearest configuration file, else the git work tree,
+else the Python project around it; each project of a monorepo its own),
+found as from the innermost workspace folder holding the file, with the
+editor's overrides applied as ``Roots``' ``adjust``.  A project
+(``Project`` below: its settings and its root directory, read whole) is
+read once, as a command-line run reads it (discovery, the cache, the stat
+index, the nested projects left out); its files' results stay in memory.
+A file outside any project is a project of its own, read alone.  A change to a buffer
 lints that buffer again from its text, rebuilds the index of client
 helpers and task classes (re-linting the open files it makes stale) and
 runs the project phase over every file's results, where the open buffers
@@ -23,17 +29,20 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config.roots import MARKERS, Root, Roots
 from ..config.settings import ConfigError, Settings
+from ..config.table import CONFIG_FILES
 from ..core.model import FileResult, Finding
 from ..run.linter import Linter
-from .settings import Overrides, scope_of, settings_for
+from .settings import Overrides
 
-CONFIG_NAMES = ("pyproject.toml", "celerylint.toml", ".celerylint.toml")
+CONFIG_NAMES = frozenset(CONFIG_FILES + MARKERS)  # files that decide where a project is and what it reads
 PYTHON = (".py", ".pyi")
 
 
 @dataclass
 class Project:
+    key: tuple
     scope: Path
     settings: Settings
     linter: Linter  # with the cache: the files read from disk
@@ -43,7 +52,9 @@ class Project:
     other_paths: set[Path] = field(default_factory=set)
     notices: list[str] = field(default_factory=list)
 
-    def holds(self, path: Path) -> bool:
+    def within(self, path: Path) -> bool:
+        """Whether ``path`` is in the project's directory (a project nested
+        in it may still hold it: ``Session.holds``)."""
         return path == self.scope or self.scope in path.parents
 
 
@@ -54,33 +65,72 @@ class Session:
         self.log = log
         self.open: dict[Path, str] = {}  # the overlay: open buffers replace the files on disk
         self.projects: dict[tuple, Project] = {}
-        self._settings: dict[Path, Settings] = {}  # by directory
+        self.roots: dict[Path, Roots] = {}  # by the directory they start from
+        self._places: dict[Path, tuple[Root | None, Settings, Roots]] = {}  # by the file's directory
         self.lock = threading.RLock()  # the engine is used from one thread at a time
 
     # -- projects -------------------------------------------------------
-    def settings(self, path: Path) -> Settings:
+    def _roots(self, path: Path) -> Roots:
+        """What finds ``path``'s project: as a command line run from the
+        innermost workspace folder holding it, else from the server's
+        working directory."""
+        from ..registry import known_codes
+
+        holding = [f for f in self.folders if f in path.parents]
+        start = max(holding, key=lambda f: len(f.parts)) if holding else Path.cwd()
+        if start not in self.roots:
+            self.roots[start] = Roots(start, known_codes(), adjust=self.overrides.apply)
+        return self.roots[start]
+
+    def place(self, path: Path) -> tuple[Root | None, Settings, Roots]:
+        """The project of ``path`` (None: outside any), its settings with the
+        overrides, and what found them.  ConfigError when the configuration
+        cannot be read."""
         directory = path.parent
-        if directory not in self._settings:
-            self._settings[directory] = settings_for(path, self.folders, self.overrides)
-        return self._settings[directory]
+        if directory not in self._places:
+            roots = self._roots(path)
+            root = roots.root_of(path)
+            self._places[directory] = (root, roots.settings(root), roots)
+        return self._places[directory]
+
+    def settings(self, path: Path) -> Settings:
+        return self.place(path)[1]
+
+    @staticmethod
+    def _key(path: Path, root: Root | None, settings: Settings) -> tuple:
+        scope = root.directory if root is not None else path  # a file outside any project: read alone
+        return scope, settings.config_file
+
+    def holds(self, project: Project, path: Path) -> bool:
+        """Whether ``path`` belongs to ``project`` (not to one nested in it)."""
+        if not project.within(path):
+            return False
+        try:
+            root, settings, _ = self.place(path)
+        except ConfigError:
+            return False
+        return self._key(path, root, settings) == project.key
 
     def loaded(self, path: Path) -> bool:
         try:
-            settings = self.settings(path)
+            root, settings, _ = self.place(path)
         except ConfigError:
             return True  # nothing to read
-        return (settings.root, settings.config_file, scope_of(settings, path, self.folders)) in self.projects
+        return self._key(path, root, settings) in self.projects
 
     def project(self, path: Path) -> Project:
         """The project ``path`` belongs to, read on first use."""
-        settings = self.settings(path)
-        scope = scope_of(settings, path, self.folders)
-        key = (settings.root, settings.config_file, scope)
+        from ..run.projects import nested_projects, no_project
+
+        root, settings, roots = self.place(path)
+        key = self._key(path, root, settings)
         if key not in self.projects:
-            self.projects[key] = self._read(scope, settings)
+            if root is None:
+                self.log(no_project([path]))
+            self.projects[key] = self._read(key, settings, nested_projects(roots) if root is not None else None)
         return self.projects[key]
 
-    def _read(self, scope: Path, settings: Settings) -> Project:
+    def _read(self, key: tuple, settings: Settings, nested) -> Project:
         from ..run.cache import Cache, usable_cache_dir
         from ..run.discovery import discover
         from ..run.linter import lint_files
@@ -88,8 +138,9 @@ class Session:
 
         directory, why = usable_cache_dir(settings.root, settings.cache_dir)
         linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
-        project = Project(scope, settings, linter, Linter(settings), notices=[why] if why else [])
-        found = discover([scope], settings, directory)
+        scope = key[0]
+        project = Project(key, scope, settings, linter, Linter(settings), notices=[why] if why else [])
+        found = discover([scope], settings, directory, nested)
         if linter.cache is not None and len(found.python) >= INDEX_MIN_FILES:
             linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
         project.results = lint_files(found.python, linter, None, project.notices)
@@ -131,10 +182,11 @@ class Session:
     def disk_changed(self, paths: list[Path]) -> dict[Path, list[Finding]]:
         """Files changed, were created or deleted on disk: read them again
         where no buffer replaces them, and judge the open files again."""
-        if any(p.name in CONFIG_NAMES for p in paths):
-            self.log("configuration changed: reading the projects again")
+        if any(self._decides(p) for p in paths):
+            self.log("configuration changed: finding the projects and reading them again")
             self.projects.clear()
-            self._settings.clear()
+            self.roots.clear()
+            self._places.clear()
             out: dict[Path, list[Finding]] = {}
             for path in list(self.open):
                 if path not in out:
@@ -146,7 +198,7 @@ class Session:
             return out
         touched = []
         for project in self.projects.values():
-            mine = [p for p in paths if project.holds(p) and p not in self.open and self._in_project(project, p)]
+            mine = [p for p in paths if p not in self.open and self.holds(project, p) and self._in_project(project, p)]
             for path in mine:
                 if path.name.endswith(PYTHON):
                     self._relint(project, path)
@@ -159,6 +211,14 @@ class Session:
         for project in touched:
             out.update(self._judge(project))
         return out
+
+    def _decides(self, path: Path) -> bool:
+        """Whether ``path`` is a configuration file (or one a configuration
+        extends) or a file that marks a Python project."""
+        if path.name in CONFIG_NAMES:
+            return True
+        return any(path == Path(os.path.abspath(f)) or path == f.resolve()
+                   for p in self.projects.values() for f in p.settings.config_chain)
 
     @staticmethod
     def _in_project(project: Project, path: Path) -> bool:
@@ -224,7 +284,7 @@ class Session:
         from ..run.project import project_findings
 
         linter = project.linter
-        mine = [p for p in self.open if project.holds(p) or p in project.results]
+        mine = [p for p in self.open if p in project.results or self.holds(project, p)]
         texts = {linter.rel(p): self.open[p] for p in mine}
         errors: list[str] = []
         found = project_findings(project.results, project.other, linter, errors, texts)

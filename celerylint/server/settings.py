@@ -1,6 +1,7 @@
-"""What the server reads as configuration: the project's own (the nearest
-``celerylint.toml`` or ``pyproject.toml`` with ``[tool.celerylint]``, as
-the command line reads it), and the editor's overrides on top.
+"""The editor's overrides of the configuration.  The project and the
+configuration of each file are found as the command line finds them
+(``config.roots``, through ``engine.Session``); these go on top, as the
+command line's selection options do.
 
 The overrides come from ``initializationOptions`` and from
 ``workspace/configuration`` (section ``celerylint``), with ruff's server
@@ -14,10 +15,9 @@ change before the buffer is analysed).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from ..config.settings import ConfigError, Settings, project_root
+from ..config.settings import Settings
 
 DEBOUNCE_MS = 150
 
@@ -78,36 +78,3 @@ class Overrides:
         if self.ignore:
             settings = replace(settings, ignore=settings.ignore + tuple(check_codes(list(self.ignore), "ignore", known)))
         return settings
-
-
-def settings_for(path: Path, folders: list[Path], overrides: Overrides) -> Settings:
-    """The settings the command line would use for ``path``: its nearest
-    configuration file and the files that file extends; paths relative to
-    the git work tree, else to the configuration's directory, else to the
-    workspace folder holding the file.  ConfigError when the configuration
-    cannot be read."""
-    from ..config.extend import load_settings
-    from ..config.table import file_problem, find_config, shown_path
-    from ..registry import known_codes
-
-    directory = path.parent
-    config = find_config(directory)
-    if config is not None and file_problem(config):
-        raise ConfigError(f"{shown_path(config)}: {file_problem(config)}")
-    top = project_root(directory)
-    if not (top / ".git").exists():
-        folder = next((f for f in folders if directory == f or f in directory.parents), None)
-        top = config.parent if config is not None else (folder or directory)
-    return overrides.apply(load_settings(config, top, known_codes()))
-
-
-def scope_of(settings: Settings, path: Path, folders: list[Path]) -> Path:
-    """The directory read as the project for ``path``: the configuration's
-    directory, else the git work tree, else the workspace folder holding
-    it, else the file's own directory."""
-    from ..run.focus import project_directory
-
-    found = project_directory(settings)
-    if found is not None:
-        return found
-    return next((f for f in folders if f == path.parent or f in path.parents), path.parent)

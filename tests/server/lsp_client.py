@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
@@ -23,12 +24,14 @@ class Client:
         self.changed = asyncio.Condition()
         self.versions: dict[str, int] = {}
         self.published_times: dict[str, list[float]] = {}
+        self.history: dict[str, list[list[types.Diagnostic]]] = {}  # every publication, oldest first
 
         @self.lsp.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         async def published(params: types.PublishDiagnosticsParams) -> None:
             async with self.changed:
                 self.diagnostics[params.uri] = params
                 self.published_times.setdefault(params.uri, []).append(time.perf_counter())
+                self.history.setdefault(params.uri, []).append(params.diagnostics)
                 self.changed.notify_all()
 
         @self.lsp.feature(types.WINDOW_LOG_MESSAGE)
@@ -110,6 +113,45 @@ class Client:
         return await asyncio.wait_for(self.lsp.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostic.range,
             context=types.CodeActionContext(diagnostics=[diagnostic], only=only))), TIMEOUT) or []
+
+
+def session(root: Path, scenario, options: dict | None = None, settings: dict | None = None):
+    """Run ``scenario(client)`` against a server started in ``root``; the
+    server must then shut down and exit with status 0, leaving no process."""
+
+    async def main():
+        client = Client(settings)
+        await client.start(root, options)
+        pid = client.process.pid
+        children: list[int] = []
+        try:
+            await scenario(client)
+            children = _children(pid)
+        finally:
+            try:
+                status = await client.stop()
+            except BaseException:  # a failed test leaves no server behind either
+                for left in [*_children(pid), pid]:
+                    try:
+                        os.kill(left, 9)
+                    except ProcessLookupError:
+                        pass
+                raise
+        assert status == 0, client.logs
+        for left in [pid, *children]:
+            with pytest.raises(ProcessLookupError):
+                os.kill(left, 0)
+        assert not [m for m in client.logs if "Traceback" in m], client.logs
+        return client
+
+    return asyncio.run(main())
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(c) for c in task.read_text().split()]
+    return found
 
 
 def codes(diagnostics: list[types.Diagnostic]) -> list[str]:

@@ -4,13 +4,11 @@ as an editor drives it: the server is the real command in a subprocess."""
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
-import pytest
 from lsprotocol import types
 
-from lsp_client import Client, apply, codes, edits_of
+from lsp_client import Client, apply, codes, edits_of, session
 
 LOCK = '''\
 import uuid
@@ -47,45 +45,6 @@ def project(root: Path, files: dict[str, str], config: str = "[tool.celerylint]\
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return root
-
-
-def session(root: Path, scenario, options: dict | None = None, settings: dict | None = None):
-    """Run ``scenario(client)`` against a server started in ``root``; the
-    server must then shut down and exit with status 0, leaving no process."""
-
-    async def main():
-        client = Client(settings)
-        await client.start(root, options)
-        pid = client.process.pid
-        children: list[int] = []
-        try:
-            await scenario(client)
-            children = _children(pid)
-        finally:
-            try:
-                status = await client.stop()
-            except BaseException:  # a failed test leaves no server behind either
-                for left in [*_children(pid), pid]:
-                    try:
-                        os.kill(left, 9)
-                    except ProcessLookupError:
-                        pass
-                raise
-        assert status == 0, client.logs
-        for left in [pid, *children]:
-            with pytest.raises(ProcessLookupError):
-                os.kill(left, 0)
-        assert not [m for m in client.logs if "Traceback" in m], client.logs
-        return client
-
-    return asyncio.run(main())
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        found += [int(c) for c in task.read_text().split()]
-    return found
 
 
 def test_lock_without_ttl_is_reported_fixed_through_the_client_and_goes(tmp_path):
