@@ -73,6 +73,8 @@ def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> s
             bound = ctx.lookup_self_attr(node.attr.value)
             if bound is None and ctx.classes:
                 bound = _class_attr(ctx.classes[-1], node.attr.value)
+                if bound is None:
+                    return _property_kind(ctx.classes[-1], node.attr.value, ctx, depth + 1)
             return client_kind(bound, ctx, depth + 1) if bound is not None else None
         if ctx.imported_name(node) in CACHE_OBJECTS:
             return CACHE
@@ -202,6 +204,43 @@ def _class_attr(cls: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
                         if isinstance(target.target, cst.Name) and target.target.value == attr:
                             return small.value
     return None
+
+
+_PROPERTIES = frozenset({"property", "functools.cached_property", "cached_property",
+                         "django.utils.functional.cached_property"})
+
+
+def _property_kind(cls: cst.ClassDef, attr: str, ctx: FileContext, depth: int) -> str | None:
+    """``self.redis`` where the class defines ``redis`` as a property: its
+    return annotation (``-> redis.Redis``) says what it is; without one,
+    every ``return`` must give a client made or held where the class can see
+    it (``redis.Redis(...)``, a provider's call, ``self._client``).  A bare
+    local name returned is not followed (it belongs to the property's scope)."""
+    for stmt in cls.body.body:
+        if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value == attr):
+            continue
+        names = {ctx.qualify(d.decorator) for d in stmt.decorators}
+        if not names & _PROPERTIES:
+            return None
+        if stmt.returns is not None:
+            return annotation_kind(stmt.returns.annotation, ctx, depth)
+        returned = [r.value for r in _returns(stmt.body)]
+        if not returned or any(v is None or isinstance(v, cst.Name) for v in returned):
+            return None
+        kinds = {client_kind(v, ctx, depth) for v in returned}
+        return kinds.pop() if len(kinds) == 1 else None
+    return None
+
+
+def _returns(node: cst.CSTNode) -> list[cst.Return]:
+    """The ``return`` statements of a function body, not of nested functions or classes."""
+    found: list[cst.Return] = []
+    for child in node.children:
+        if isinstance(child, cst.Return):
+            found.append(child)
+        elif not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            found.extend(_returns(child))
+    return found
 
 
 def receiver(call: cst.Call, methods: frozenset[str] | set[str]) -> tuple[str, cst.BaseExpression] | None:

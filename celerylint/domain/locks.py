@@ -124,8 +124,10 @@ def compare_and_delete(delete: cst.Call, key: cst.BaseExpression, token: cst.Nam
 
 # Functions that handle locks, by name: a key taken in one and deleted in
 # another counts as a lock only when one of them is named so (otherwise it
-# may be a "seen" marker and its reset).
-LOCK_HANDLING = re.compile(r"acquire|release|unlock", re.IGNORECASE)
+# may be a "seen" marker and its reset).  A context manager's
+# ``__enter__`` takes what the ``with`` block holds (its ``__exit__`` alone is not
+# lock handling: a key another method takes may be a marker it resets).
+LOCK_HANDLING = re.compile(r"acquire|release|unlock|^__a?enter__$", re.IGNORECASE)
 
 
 def handles_locks(function_name: str) -> bool:

@@ -35,6 +35,7 @@ class Delete:
     fix: Fix | None
     kind: str = REDIS  # of the client the delete is sent to
     of_parameter: bool = False  # a lock-handling function deletes its parameter: release_lock(key)
+    parameter: tuple[str, str, int] | None = None  # (class, method, position): a method deletes its parameter
 
 
 def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, ctx: FileContext) -> Fix | None:
@@ -58,6 +59,8 @@ class TakeTracker(IfGuards):
         self.deletes: list[Delete] = []
         self.statements: set[int] = set()  # ids of calls whose result is discarded
         self.takers: list[str] = []  # lock-handling functions that take their parameter: acquire_lock(key)
+        # ``self._drop(key)`` with ``key`` taken in the calling method: (class, method, position) -> caller
+        self.passed: dict[tuple[str, str, int], str] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(TakeScope())
@@ -98,7 +101,32 @@ class TakeTracker(IfGuards):
             fix = release_fix(node, a.value, take, self.ctx) if kind == REDIS and len(node.args) == 1 else None
             self.deletes.append(Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
                                        key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind,
-                                       self._parameter(a.value) and self.handler()))
+                                       self._parameter(a.value) and self.handler(), self._position(a.value)))
+
+    def note_pass(self, node: cst.Call) -> None:
+        """``self.<method>(key)`` / ``cls.<method>(key)`` in a method that took
+        ``key`` as a lock: the method receives the held key."""
+        func = node.func
+        caller = self.ctx.function
+        if (caller is None or not self.ctx.classes or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name)
+                or func.value.value not in ("self", "cls") or not self.scopes[-1].takes):
+            return
+        for index, a in enumerate(node.args):
+            if a.keyword is not None or a.star:
+                return
+            if any(t in self.scopes[-1].takes for t in key_texts(a.value, self.ctx)):
+                self.passed.setdefault((self.ctx.classes[-1].name.value, func.attr.value, index), caller.name.value)
+
+    def _position(self, key: cst.BaseExpression) -> tuple[str, str, int] | None:
+        """``(class, method, position)`` when ``key`` is a positional parameter (after
+        ``self``/``cls``) of the method of a class it is used in, unchanged there."""
+        function = self.ctx.function
+        if function is None or not self.ctx.classes or not self._parameter(key):
+            return None
+        names = [p.name.value for p in function.params.params]
+        if not names or names[0] not in ("self", "cls") or key.value not in names[1:]:
+            return None
+        return self.ctx.classes[-1].name.value, function.name.value, names.index(key.value) - 1
 
     def _parameter(self, key: cst.BaseExpression) -> bool:
         """``key`` is a parameter of the function it is used in, unchanged there."""
@@ -118,6 +146,8 @@ class TakeTracker(IfGuards):
             return "is named as a lock"
         if d.of_parameter and self.takers:
             return f"`{self.takers[0]}()` of this module takes as a lock"
+        if d.parameter is not None and d.parameter in self.passed:
+            return f"`{self.passed[d.parameter]}()` takes as a lock and passes here"
         return None
 
 

@@ -16,6 +16,7 @@ Facts (plain data, see ``celerylint.domain.celeryconf.model`` for their use):
   namespace), ``app_open`` (configuration we cannot read), ``update_call``
   and ``conf_stmt`` (where a new keyword or ``app.conf.X`` line goes);
 - ``star_import`` and ``module_info`` (``settings_chain.py``), ``django_settings_module``;
+  the calls that make apps and load their configuration are read in ``config_apps.py``;
 - ``config_set`` (``CONFIG SET maxmemory-policy`` in code).
 """
 
@@ -26,12 +27,14 @@ import re
 import libcst as cst
 
 from ..domain.apps import send_only
-from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
+from ..domain.tasks import APP_FACTORIES
 from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
+from ..domain.celeryconf.values_origin import traced_value
 from ..api.context import FileContext
 from ..api.rule import All, Checker, Regex
+from .config_apps import AppCalls
 from .config_redis import RedisConfigSet, string as _string
 from .config_shapes import CONFIG_CLASS, DEPLOYMENT_DEFAULT, AppShapes
 from .settings_chain import if_else_branches, module_info, record_star_import, unpacked
@@ -43,11 +46,6 @@ _UPPER_SETTING = re.compile(r"^(?:CELERY|BROKER|CACHES$)")
 # ``config_from_object`` is a configuration module whatever its name.
 _NEW_SETTING = re.compile(r"^(?:broker|result|task|worker|beat|imports$|include$|accept_content$|timezone$|enable_utc$)")
 
-_CTOR_SETTINGS = {"broker": "broker_url", "backend": "result_backend", "include": "include"}
-_CTOR_IGNORED = frozenset({
-    "main", "loader", "amqp", "events", "log", "control", "set_as_current", "tasks", "fixups",
-    "autofinalize", "strict_typing", "config_source_silent", "task_cls",
-})
 _OPENING_METHODS = frozenset({"config_from_envvar", "add_defaults"})
 
 
@@ -70,7 +68,7 @@ _SETTING_AT_LINE_START = (
 )
 
 
-class ConfigCollector(AppShapes, RedisConfigSet, Checker):
+class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
     # inside ``if``/``try`` blocks of a file that also has one at column 0, or
@@ -159,7 +157,7 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
     def _setting(self, source: str, name: str, name_node: cst.CSTNode, value_node: cst.BaseExpression | None,
                  via: str, cond: bool = False) -> None:
         sid = self._id()
-        value = encode(setting_value(value_node, self.ctx)) if value_node is not None else None
+        value = encode(traced_value(value_node, self.ctx)) if value_node is not None else None
         alt = self.alternatives.get(id(name_node)) if cond else None
         self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond,
                       **({"alt": alt} if alt else {}))
@@ -174,48 +172,6 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
                         if key:
                             self.ctx.fact("setting_item", element.value, id=sid, source=source, name=name, key=key,
                                           value=encode(setting_value(element.value, self.ctx)), literal=True)
-
-    def app_key(self, node: cst.BaseExpression) -> str | None:
-        """The app a receiver stands for: ``module:var`` or ``*`` (current_app)."""
-        shaped = self.self_app(node) or self.subscript_key(node)
-        if shaped:
-            return shaped
-        if isinstance(node, cst.Name):
-            if node.value in self.ctx.imports:
-                target = self.ctx.imports[node.value]
-                if target in APP_OBJECTS:
-                    return "*"
-                module, _, var = target.rpartition(".")
-                return f"{module}:{var}" if module and not target.startswith(("celery.", "django.")) else None
-            bound = self.ctx.lookup(node.value)
-            if isinstance(bound, cst.Call) and self.ctx.imported_name(bound.func) in APP_FACTORIES:
-                return f"{self.module}:{node.value}"
-            return None
-        if self.ctx.imported_name(node) in APP_OBJECTS:
-            return "*"
-        return None
-
-    def _made_by_project_factory(self, node: cst.BaseExpression) -> str | None:
-        """``app = make_app("proj")`` at module level, then ``app.config_from_object(...)``:
-        only a Celery app has that method, so the call made one (a class
-        chosen at run time, a factory of the project).  Recorded as the app
-        it is, once."""
-        if not (isinstance(node, cst.Name) and self.ctx.at_module_level) or node.value in self.ctx.imports:
-            return None
-        bound = self.ctx.lookup(node.value)
-        if not isinstance(bound, cst.Call):
-            return None
-        key = f"{self.module}:{node.value}"
-        if key not in self.factory_apps:
-            self.factory_apps.add(key)
-            self._app(key, bound)
-        return key
-
-    def _conf_receiver(self, node: cst.BaseExpression) -> str | None:
-        """``<app>.conf`` -> the app key."""
-        if isinstance(node, cst.Attribute) and node.attr.value == "conf":
-            return self.app_key(node.value)
-        return None
 
     # -- apps and their configuration ----------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -298,58 +254,6 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
         if node.value is not None and isinstance(node.target, cst.Name) and self.ctx.at_module_level:
             self._module_setting(node.target, node.value)
 
-    def _app(self, key: str, call: cst.Call, sends_only: bool = False, **shape: str) -> None:
-        first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
-        first = next((a.value for a in call.args if a.keyword and a.keyword.value == "main"), first)
-        main = _string(first, self.ctx) if first is not None else None
-        self.ctx.fact("celery_app", call, app=key, module=self.module, **({"send_only": True} if sends_only else {}),
-                      **({"main": main} if main else {}), **shape)
-        source = f"app:{key}"
-        for a in call.args:
-            splat = self.readable_dict(a.value) if a.star == "**" else None
-            if splat is not None and all(isinstance(e, cst.DictElement) and _string(e.key, self.ctx) for e in splat.elements):
-                for element in splat.elements:  # ``Celery("proj", **CONF)`` with CONF a dict of this module
-                    name = _string(element.key, self.ctx)
-                    self._setting(source, _CTOR_SETTINGS.get(name, name), element.key, element.value, "update_dict")
-                continue
-            if a.star:
-                self.ctx.fact("app_open", call, app=key, why="keyword arguments unpacked into Celery(...)")
-                continue
-            if a.keyword is None:
-                continue
-            name = a.keyword.value
-            if name == "config_source":
-                self._config_source(key, call, a.value, None)
-            elif name == "changes":
-                self.ctx.fact("app_open", call, app=key, why="`changes=` given to Celery(...)")
-            elif name == "task_cls":
-                self.ctx.fact("task_cls", a.value, app=key, value=_string(a.value, self.ctx) or self.ctx.qualify(a.value))
-            elif name == "namespace":
-                pass
-            elif name not in _CTOR_IGNORED:
-                self._setting(source, _CTOR_SETTINGS.get(name, name), a.keyword, a.value, "ctor")
-        namespace = next((a.value for a in call.args if a.keyword and a.keyword.value == "namespace"), None)
-        if namespace is not None:
-            self.ctx.fact("app_namespace", namespace, app=key, value=_string(namespace, self.ctx))
-
-    def _config_source(self, key: str, call: cst.Call, target: cst.BaseExpression, namespace: cst.Arg | None) -> None:
-        value = _string(target, self.ctx) or self.class_target(target)
-        if value is None:
-            qualified = self.ctx.imported_name(target)  # config_from_object(settings_module)
-            plain_import = isinstance(target, cst.Name) and self.ctx.imports.get(target.value) == target.value
-            value = qualified if qualified and ("." in qualified or plain_import) else None  # ``import celeryconfig``
-        ns = None
-        if namespace is not None:
-            ns = _string(namespace.value, self.ctx)
-            if ns is None:
-                ns = "?"  # given but unknown
-        self.ctx.fact("config_source", call, app=key, target=value, namespace=ns)
-        last = call.args[-1] if call.args else None
-        if last is not None:
-            self.ctx.fact("config_source_last_arg", last, app=key, trailing_comma=isinstance(last.comma, cst.Comma))
-        if namespace is not None:
-            self.ctx.fact("config_source_namespace", namespace.value, app=key)
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if self.ctx.at_module_level and self.ctx.module_name and self.ctx.imported_name(func) == "djcelery.setup_loader":
@@ -381,46 +285,6 @@ class ConfigCollector(AppShapes, RedisConfigSet, Checker):
             self._django_settings_module(node)
         elif method in ("config_set", "execute_command"):
             self._config_set(node, method)
-
-    def _djcelery(self, call: cst.Call) -> None:
-        """``djcelery.setup_loader()`` in Django settings (django-celery, Celery
-        3): Celery runs with Django's loader, and this settings module is its
-        configuration, old names and all; there is no ``Celery(...)`` call."""
-        key = f"{self.module}:djcelery"
-        self.ctx.fact("app_stmt", None, app=key, line=1, col=0, end_line=1, end_col=0)
-        self._app(key, call)
-        self.ctx.fact("config_source", call, app=key, target="django.conf:settings", namespace=None)
-        self.recorded_module = True
-
-    def _update(self, key: str, call: cst.Call) -> None:
-        source = f"app:{key}"
-        for a in call.args:
-            inline = self.readable_dict(a.value) if a.keyword is None and a.star in ("", "**") else None
-            if (a.star and inline is None) or (a.keyword is None and inline is None):
-                self.ctx.fact("app_open", call, app=key, why="`app.conf.update(...)` with values celerylint cannot read",
-                              **self.deployment_default(a))
-                continue
-            if a.keyword is not None:
-                self._setting(source, a.keyword.value, a.keyword, a.value, "update", cond=self._shaped_cond(key))
-            else:
-                for element in inline.elements:
-                    name = _string(element.key, self.ctx) if isinstance(element, cst.DictElement) else None
-                    if name is None:
-                        self.ctx.fact("app_open", call, app=key, why="`app.conf.update({...})` with keys celerylint cannot read")
-                        continue
-                    self._setting(source, name, element.key, element.value, "update_dict", cond=self._shaped_cond(key))
-        if call.args and all(a.keyword is not None and not a.star for a in call.args):
-            last = call.args[-1]
-            self.ctx.fact("update_call", last, app=key, trailing_comma=isinstance(last.comma, cst.Comma))
-
-    def _django_settings_module(self, node: cst.Call) -> None:
-        name = self.ctx.imported_name(node.func)
-        if name not in ("os.environ.setdefault", "os.putenv") or len(node.args) < 2:
-            return
-        if _string(node.args[0].value, self.ctx) == "DJANGO_SETTINGS_MODULE":
-            target = _string(node.args[1].value, self.ctx)
-            if target:
-                self.ctx.fact("django_settings_module", None, value=target, module=self.module)
 
     # -- module structure -----------------------------------------------------
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:

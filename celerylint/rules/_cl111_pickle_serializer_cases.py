@@ -23,6 +23,38 @@ VALID = (
         app = Celery("proj")
         app.conf.update(**CONFIG)
     """),
+    # a dict imported from another module: changed there (unknown), not
+    # linted (unknown), or overridden by a later line of the app's file
+    Valid("""
+        # file: proj/__init__.py
+        # file: proj/conf.py
+        import os
+        CELERY_CONFIG = {"task_serializer": "pickle"}
+        CELERY_CONFIG.update(os.environ.get("EXTRA", {}))
+        # file: proj/worker.py
+        from celery import Celery
+        from proj.conf import CELERY_CONFIG
+        app = Celery("proj")
+        app.conf.update(**CELERY_CONFIG)
+    """),
+    Valid("""
+        # file: proj/__init__.py
+        # file: proj/worker.py
+        from celery import Celery
+        from vendored_conf import CELERY_CONFIG
+        app = Celery("proj", **CELERY_CONFIG)
+    """),
+    Valid("""
+        # file: proj/__init__.py
+        # file: proj/conf.py
+        CELERY_CONFIG = {"task_serializer": "pickle", "accept_content": ["json"]}
+        # file: proj/worker.py
+        from celery import Celery
+        from proj.conf import CELERY_CONFIG
+        app = Celery("proj")
+        app.conf.update(**CELERY_CONFIG)
+        app.conf.task_serializer = "json"
+    """),
     # a module-level name of an imported module that is not a module: unknown
     Valid("""
         # file: proj.py
@@ -34,6 +66,26 @@ VALID = (
 )
 
 INVALID = (
+    # a dict of another module of the project unpacked into app.conf.update / Celery(...)
+    Invalid("""
+        # file: proj/__init__.py
+        # file: proj/conf.py
+        CELERY_CONFIG = {"broker_url": "redis://localhost:6379/0", "task_serializer": "pickle"}
+        # file: proj/worker.py
+        from celery import Celery
+        from proj.conf import CELERY_CONFIG
+        app = Celery("proj")
+        app.conf.update(**CELERY_CONFIG)
+    """, message="`task_serializer` is 'pickle'"),
+    Invalid("""
+        # file: proj/__init__.py
+        # file: proj/conf.py
+        CELERY_CONFIG = {"accept_content": ["pickle", "json"]}
+        # file: proj/worker.py
+        from celery import Celery
+        from proj import conf
+        app = Celery("proj", **conf.CELERY_CONFIG)
+    """, message="`accept_content` allows pickle"),
     Invalid("""
         # file: celeryconfig.py
         broker_url = "redis://localhost:6379/0"

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from ..domain.celeryconf.model import Model, Resolved
 from ..domain.celeryconf.redis_conf import RedisAddress
-from ..domain.celeryconf.redis_instances import cache_locations, comparable, instance_of
+from ..domain.celeryconf.redis_instances import cache_locations, cache_origins, comparable, instance_of, unknown_origin
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..rule import Invalid, Valid, django_project
 
@@ -17,7 +17,10 @@ class SharedRedisInstance(ConfigRule):
     only when both use the same database number). URLs are compared only
     when both are literals or both come from the same environment variable
     (its default is used), so a development default never stands for
-    production.
+    production. Two values read at run time from the same place (one
+    module-level name such as `REDIS_URL = env.str("REDIS_URL")`, one
+    settings-object attribute, one environment variable without a default)
+    are the same URL whatever it is: the message says where it is read from.
 
     Not reported: a result backend on the broker's instance in another
     database (`redis://localhost:6379/0` and `/1`, a common and reasonable
@@ -122,8 +125,63 @@ class SharedRedisInstance(ConfigRule):
             from celery import Celery
             app = Celery("proj", broker=BROKER, backend="redis://localhost:6379/1")
         """),
+        # unknown values from different names, a name bound again between the
+        # two reads, a literal before the unknown part, a suffix that is not a
+        # database path: not known to be one instance
+        Valid(django_project("""
+            import environ
+            env = environ.Env()
+            CELERY_BROKER_URL = env("BROKER_URL")
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": env("CACHE_URL")}}
+        """)),
+        Valid(django_project("""
+            import os
+            REDIS_URL = os.environ["BROKER_REDIS_URL"]
+            CELERY_BROKER_URL = REDIS_URL
+            REDIS_URL = os.environ["CACHE_REDIS_URL"]
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}}
+        """)),
+        Valid(django_project("""
+            import os
+            REDIS_HOST = os.environ["REDIS_HOST"]
+            CELERY_BROKER_URL = "redis://" + REDIS_HOST + ":6379/0"
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": f"redis://{REDIS_HOST}:6380/0"}}
+        """)),
+        Valid(django_project("""
+            import os
+            REDIS_HOST = os.getenv("REDIS_HOST")
+            CELERY_BROKER_URL = REDIS_HOST + ":6379"
+            CACHES = {"default": {"BACKEND": "redis_cache.RedisCache", "LOCATION": REDIS_HOST + ":6380"}}
+        """)),
+        Valid(django_project("""
+            from proj.config import settings
+            CELERY_BROKER_URL = settings.BROKER_URL
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": settings.CACHE_URL}}
+        """)),
     )
     INVALID = (
+        # one Python name read at run time (django-environ without a default)
+        Invalid(django_project("""
+            import environ
+            env = environ.Env()
+            REDIS_URL = env.str("REDIS_URL")
+            CELERY_BROKER_URL = REDIS_URL
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}}
+        """), fixed=None, message="both are read at run time from REDIS_URL, so they are one URL whatever its value, "
+                                  "with the same database"),
+        # os.environ[...], and another database path appended to it
+        Invalid(django_project("""
+            import os
+            REDIS_URL = os.environ["REDIS_URL"]
+            CELERY_BROKER_URL = REDIS_URL
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": f"{REDIS_URL}/1"}}
+        """), fixed=None, message="(another database path)"),
+        # a settings object's attribute (pydantic, environs), imported
+        Invalid(django_project("""
+            from proj.config import settings
+            CELERY_BROKER_URL = settings.REDIS_URL
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": settings.REDIS_URL}}
+        """), fixed=None, message="read at run time from settings.REDIS_URL"),
         # django-redis-cache's bare host:port LOCATION; 127.0.0.1 is localhost
         Invalid(django_project("""
             CELERY_BROKER_URL = "redis://127.0.0.1:6379/0"
@@ -179,6 +237,7 @@ class SharedRedisInstance(ConfigRule):
         for app in m.relevant_apps():
             broker = app.get("broker_url")
             if not broker.known:
+                yield from self._same_origin(app, broker)
                 continue
             address = instance_of(broker.value, broker.env)
             if address is None:
@@ -193,6 +252,35 @@ class SharedRedisInstance(ConfigRule):
                 other = instance_of(location, env)
                 if other is not None and comparable(broker.env, env) and other.instance() == address.instance():
                     yield self.at_assignment(caches, self._message(f"the Django cache `{alias}`", address, other, broker))
+
+    def _same_origin(self, app, broker: Resolved):
+        """A broker URL read at run time from one name (``REDIS_URL``) and a
+        cache ``LOCATION`` (or result backend) read from the same one: the
+        same string, whatever it is."""
+        origin = unknown_origin(broker)
+        if origin is None:
+            return
+        backend = app.get("result_backend")
+        if backend.at is not None and unknown_origin(backend) == origin:
+            yield replace(self.at_assignment(backend.at, self._same_message("the result backend", origin, True)),
+                          severity="note")
+        for alias, other, caches in cache_origins(app):
+            if other[0] != origin[0]:
+                continue
+            if other[2] == origin[2]:
+                yield self.at_assignment(caches, self._same_message(f"the Django cache `{alias}`", origin, True))
+            elif all(not o[2] or o[2].startswith("/") for o in (origin, other)):
+                # ``REDIS_URL`` and ``REDIS_URL + "/1"``: another database path, the same host and port
+                yield self.at_assignment(caches, self._same_message(f"the Django cache `{alias}`", origin, False))
+
+    @staticmethod
+    def _same_message(what: str, origin: tuple[str, str, str], same_db: bool) -> str:
+        head = (f"{what} and the broker use the same Redis instance: both are read at run time from "
+                f"{origin[1]}, so they are one URL whatever its value")
+        if same_db:
+            wipe = "a cache clear (FLUSHDB)" if "cache" in what else "a FLUSHDB"
+            return f"{head}, with the same database: {wipe} wipes the queued tasks too, and eviction and memory limits hit both"
+        return f"{head} (another database path): eviction policy and memory limits are per instance, so pressure from one evicts or blocks the other"
 
     @staticmethod
     def _message(what: str, broker: RedisAddress, other: RedisAddress, resolved: Resolved) -> str:

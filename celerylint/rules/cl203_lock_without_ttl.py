@@ -37,7 +37,9 @@ class LockWithoutTtl(PendingTakes, Rule):
     `caches[...]`), also through aliases and `self.` attributes, or by a
     project helper in any module: a function (also `lru_cache`d, or a lazy
     `global` singleton) that returns one, a module or class attribute that
-    holds one, or by a parameter's annotation (`r: redis.Redis`,
+    holds one, a property of the class (`@property`, `cached_property`)
+    annotated `-> redis.Redis` or whose every `return` gives a client
+    (`self.redis.set(...)`), or by a parameter's annotation (`r: redis.Redis`,
     `Optional["Redis"]`, Django's `BaseCache`). A Redis helper counts in a
     file that mentions redis (its module, its name), a cache helper where
     it is called on directly (`get_cache().add(...)`). Never by a variable name alone, nor by an
@@ -59,7 +61,8 @@ class LockWithoutTtl(PendingTakes, Rule):
     signature; a `delete` on the same receiver expression in the module
     then counts as its release. `set(..., nx=True)` on such an object is no
     evidence (django-redis caches take `nx` too, and their default timeout
-    expires). A
+    expires), nor are `pexpire`, `eval` or `evalsha` (they say Redis, not
+    lock). A
     `SET NX` that stores no token, is never deleted and is not retried is
     a permanent "done" marker, a legitimate idempotency pattern, and is not
     reported, even when a failure raises. `cache.add` needs exactly the same
@@ -213,8 +216,44 @@ class LockWithoutTtl(PendingTakes, Rule):
             def acquire(lock_id):
                 get_cache().add(lock_id, 1, None)
         """),
+        # a property the model cannot tell is a Redis client
+        Valid("""
+            import redis
+            from typing import Any
+            class Store:
+                @property
+                def conn(self) -> Any:
+                    return self._conn
+                @property
+                def other(self):
+                    conn = make_conn()
+                    return conn
+                def take(self, name):
+                    self.conn.set("lock:" + name, "1", nx=True)
+                    return self.other.set("lock:" + name, "1", nx=True)
+        """),
     )
     INVALID = (
+        # a property annotated as a Redis client, or returning one
+        Invalid("""
+            import redis
+            class Store:
+                @property
+                def redis(self) -> redis.Redis:
+                    return self._conn
+                def take(self, name):
+                    return self.redis.set("lock:" + name, "1", nx=True)
+        """, message="SET ... NX"),
+        Invalid("""
+            from functools import cached_property
+            import redis
+            class Store:
+                @cached_property
+                def conn(self):
+                    return redis.Redis.from_url("redis://localhost")
+                def take(self, name):
+                    return self.conn.set("lock:" + name, "1", nx=True)
+        """, message="SET ... NX"),
         Invalid("""
             import uuid
             import redis

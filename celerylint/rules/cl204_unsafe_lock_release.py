@@ -27,6 +27,12 @@ class UnsafeLockRelease(TakeTracker, Rule):
       and reset in another is not a lock;
     - a lock-handling function deletes its parameter and another takes
       its own (`acquire_lock(key)` / `release_lock(key)` helpers);
+    - a method of a class deletes its parameter and another method of that
+      class took the key and passed it there (`key = self._key(name)`,
+      `self.r.set(key, ..., nx=True, ex=60)`, then `self._drop(key)`);
+    - a context manager's `__enter__` took it (the `__exit__` that
+      deletes it is the release; an `__exit__` that deletes a key some
+      other method takes may reset a marker, and is not judged so);
     - or its name says lock (`lock_key`, `"import-lock"`, `LOCK_ID`; not
       `block` or `clock`).
 
@@ -217,8 +223,64 @@ class UnsafeLockRelease(TakeTracker, Rule):
             def release_lock(lock_id):
                 get_lock_client().delete(lock_id)
         """),
+        # a key another method takes, reset by ``__exit__`` (a marker, not a
+        # lock); a helper given a key its caller did not take
+        Valid("""
+            import redis
+            class Seen:
+                def __init__(self):
+                    self.r = redis.Redis()
+                def __exit__(self, *exc):
+                    self.r.delete("seen:batch")
+                def mark(self):
+                    return self.r.set("seen:batch", 1, nx=True, ex=60)
+        """),
+        Valid("""
+            import redis
+            class Cache:
+                def __init__(self):
+                    self.r = redis.Redis()
+                def refresh(self, name):
+                    key = f"page:{name}"
+                    self._drop(key)
+                def _drop(self, key):
+                    self.r.delete(key)
+        """),
     )
     INVALID = (
+        # a context manager's __enter__ takes the key its __exit__ deletes
+        Invalid("""
+            import redis
+            class Guard:
+                def __init__(self, name):
+                    self.r = redis.Redis()
+                    self.name = name
+                def __enter__(self):
+                    if not self.r.set(self.name, 1, nx=True, ex=60):
+                        raise RuntimeError("busy")
+                    return self
+                def __exit__(self, *exc):
+                    self.r.delete(self.name)
+        """, at="11:9"),
+        # a key computed by a helper method, taken, and passed to another method that deletes it
+        Invalid("""
+            import uuid
+            import redis
+            class Job:
+                def __init__(self):
+                    self.r = redis.Redis()
+                def _lock_key(self, name):
+                    return f"job:{name}"
+                def run(self, name):
+                    key = self._lock_key(name)
+                    if self.r.set(key, str(uuid.uuid4()), nx=True, ex=60):
+                        try:
+                            work(name)
+                        finally:
+                            self._drop(key)
+                def _drop(self, key):
+                    self.r.delete(key)
+        """, message="`run()` takes as a lock and passes here"),
         Invalid("""
             # file: conn.py
             import redis
@@ -383,6 +445,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
         if take is not None:
             self.note_take(node, take)
             return
+        self.note_pass(node)
         found = receiver(node, RELEASE_METHODS)
         if found is None or has_star(node) or not node.args:
             return

@@ -264,6 +264,9 @@ class Model:
                 for a in assigned:
                     for app in targets(source[4:], a.path):
                         app.preconf[a.name].append(a)
+        for f in self.by_kind["app_splat"]:
+            for app in targets(f["app"], f["path"]):
+                self._splat(app, f)
         for f in self.by_kind["app_open"]:
             default = empty_default(self, f.get("default_of"))
             for app in targets(f["app"], f["path"]):
@@ -289,6 +292,26 @@ class Model:
             if "task_cls" in app.preconf:
                 app.task_cls = "?"
         return with_profiles(self, apps)
+
+    def _splat(self, app: App, f: dict[str, Any]) -> None:
+        """``app.conf.update(**X)`` with ``X`` a module-level dict of another
+        module of the project: its literal keys are the app's settings, at
+        the point of the call; a dict that module does not bind once,
+        unconditionally, to a display with literal keys leaves the app open."""
+        path = self.path_of(f["module"])
+        found = [a for a in self.by_path_assignments.get(path or "", ()) if a.name == f["name"]]
+        value = found[-1].value if len(found) == 1 and not found[0].cond and not found[0].items else None
+        items = value.get("dict") if isinstance(value, dict) else None
+        if not isinstance(items, dict):
+            app.open.append(f["why"])
+            return
+        call = fact_position(f)
+        for name, encoded in items.items():
+            a = Assignment(name, encoded, found[0].path, found[0].pos, found[0].value_pos, False, "update_dict")
+            assigned = app.preconf[name]
+            # later settings of the app's own file, after the call, still win
+            before = [x for x in assigned if not (x.path == f["path"] and call and x.pos and x.pos[:2] > call[:2])]
+            assigned.insert(len(before), a)
 
     def _attach_source(self, app: App) -> None:
         config = app.config

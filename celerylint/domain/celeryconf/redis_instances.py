@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .model import App, Assignment
+from .settings import Resolved
 from .redis_conf import RedisAddress, parse_redis_url
 from .values import plain
 
@@ -25,6 +26,33 @@ def comparable(a_env: str | None, b_env: str | None) -> bool:
 
 def cache_locations(app: App) -> list[tuple[str, object, str | None, Assignment]]:
     """``(alias, LOCATION value, env, assignment)`` of the Django CACHES."""
+    return [(alias, location, env, caches) for alias, location, env, _, caches in _caches(app)]
+
+
+def cache_origins(app: App) -> list[tuple[str, tuple[str, str, str], Assignment]]:
+    """``(alias, origin, assignment)`` of the Django CACHES whose ``LOCATION``
+    is unknown but read from a known place (``values_origin.py``)."""
+    return [(alias, origin, caches) for alias, _, _, origin, caches in _caches(app) if origin is not None]
+
+
+def same_origin(encoded) -> tuple[str, str, str] | None:
+    """``(origin, shown name, suffix)`` of an encoded value that is unknown
+    but read from a known place (``{"same": ...}``)."""
+    if isinstance(encoded, dict) and isinstance(encoded.get("same"), str):
+        return encoded["same"], str(encoded.get("shown") or ""), str(encoded.get("suffix") or "")
+    return None
+
+
+def unknown_origin(resolved: Resolved) -> tuple[str, str, str] | None:
+    """The origin of a setting that is unknown because it is read at run time
+    from one place, set unconditionally."""
+    a = resolved.at
+    if not resolved.is_unknown or a is None or a.cond or a.items:
+        return None
+    return same_origin(a.value)
+
+
+def _caches(app: App) -> list[tuple[str, object, str | None, tuple[str, str, str] | None, Assignment]]:
     source = app.source
     if source is None or not source.django or not source.by_name.get("CACHES"):
         return []
@@ -43,7 +71,7 @@ def cache_locations(app: App) -> list[tuple[str, object, str | None, Assignment]
         if not isinstance(backend, str) or "redis" not in backend.lower():
             continue
         location, env = plain(config["LOCATION"])
-        out.append((alias, location, env, caches))
+        out.append((alias, location, env, same_origin(config["LOCATION"]), caches))
     return out
 
 

@@ -2,7 +2,9 @@
 
 An encoded value is ``None`` (unknown), ``{"const": x}`` (a literal; a
 timedelta becomes seconds), ``{"env": NAME, "default": <encoded>}`` (read
-from the environment), ``{"dict": {key: <encoded>}}``, or ``{"call": ...}``:
+from the environment), ``{"same": origin, "shown": NAME, "suffix": s}`` (unknown,
+read from a known place: ``values_origin.py``; with ``env`` too when read
+from the environment without a default), ``{"dict": {key: <encoded>}}``, or ``{"call": ...}``:
 a call of a function of the project that a settings file may define
 (``HelperCall``), which the model resolves (``helpers.py``) or makes unknown.
 """
@@ -30,6 +32,17 @@ class HelperCall:
     args: tuple
     kwargs: tuple
     item: int | None = None
+
+
+@dataclass(frozen=True)
+class Same:
+    """An unknown value and where it comes from (``values_origin.py``):
+    two values of one ``origin`` and ``suffix`` are the same string."""
+
+    origin: str
+    shown: str  # the name a message gives: ``REDIS_URL``
+    suffix: str  # literal text appended after it
+    env: str | None  # the environment variable, when read without a default
 
 
 def _helper_call(node: cst.Call, ctx: FileContext, depth: int) -> HelperCall | None:
@@ -154,6 +167,9 @@ def encode(value: Any) -> Any:
         return {"env": value.name, "default": encode(value.default)}
     if isinstance(value, dict):
         return {"dict": {str(k): encode(v) for k, v in value.items()}}
+    if isinstance(value, Same):
+        same = {"same": value.origin, "shown": value.shown, "suffix": value.suffix}
+        return {**same, "env": value.env, "default": None} if value.env else same
     if isinstance(value, HelperCall):
         return {"call": value.name, "args": [encode(a) for a in value.args],
                 "kwargs": {k: encode(v) for k, v in value.kwargs}, "item": value.item}

@@ -1,0 +1,130 @@
+"""Where an unknown setting value comes from, so that two unknown values
+read from the same place are known to be *the same* value.
+
+``REDIS_URL = env.str("REDIS_URL")``, then ``CELERY_BROKER_URL = REDIS_URL``
+and ``CACHES = {"default": {"LOCATION": REDIS_URL}}``: celerylint cannot
+read the URL, but both settings hold the one string the process read at
+start-up.  ``traced_value`` is ``setting_value`` plus that origin, as a
+``Same``: the environment variable read without a default
+(``env:REDIS_URL``), the imported name (``import:proj.base.REDIS_URL``), or
+the module-level binding (``name:<module>.REDIS_URL#<hash of its
+expression>``, so that a name bound again to another expression between two
+reads is another origin), and the literal text appended after it
+(``REDIS_URL + "/1"``, ``f"{REDIS_URL}/1"``).  A literal before the unknown
+part (``"redis://" + HOST``) or two unknown parts give no origin: the value
+stays plainly unknown.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import libcst as cst
+
+from ..values import Env, evaluate
+from ...api.context import FileContext, dotted_name
+from .values import Same, setting_value
+
+_EMPTY = cst.Module([])
+
+
+def traced_value(node: cst.BaseExpression | None, ctx: FileContext) -> Any:
+    """``setting_value``, with unknown values (and environment values
+    without a default) in it replaced by their ``Same`` origin where they
+    have one (also inside a dict display: a cache's ``LOCATION``)."""
+    if node is None:
+        return None
+    return _with_origins(node, setting_value(node, ctx), ctx, 0)
+
+
+def _with_origins(node: cst.BaseExpression, value: Any, ctx: FileContext, depth: int) -> Any:
+    if depth > 4:
+        return value
+    if isinstance(value, dict):
+        display = node
+        if isinstance(node, cst.Name):
+            display = ctx.lookup(node.value)
+        if not isinstance(display, cst.Dict):
+            return value
+        out = dict(value)
+        for element in display.elements:
+            if isinstance(element, cst.DictElement):
+                key = evaluate(element.key, ctx)
+                if isinstance(key, (str, int)) and key in out:
+                    out[key] = _with_origins(element.value, out[key], ctx, depth + 1)
+        return out
+    if value is None or (isinstance(value, Env) and value.default is None):
+        found = origin_of(node, ctx)
+        if found is not None:
+            origin, shown, suffix = found
+            return Same(origin, shown, suffix, value.name if isinstance(value, Env) else None)
+    return value
+
+
+def origin_of(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> tuple[str, str, str] | None:
+    """``(origin, name shown to the user, literal suffix)`` of an unknown value."""
+    if depth > 6:
+        return None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        suffix = evaluate(node.right, ctx)
+        found = origin_of(node.left, ctx, depth + 1) if isinstance(suffix, str) else None
+        return (found[0], found[1], found[2] + suffix) if found is not None else None
+    if isinstance(node, cst.FormattedString):
+        return _fstring_origin(node, ctx, depth)
+    if isinstance(node, cst.Subscript):  # ``os.environ["REDIS_URL"]``
+        if ctx.imported_name(node.value) == "os.environ" and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index):
+            key = evaluate(node.slice[0].slice.value, ctx)
+            return (f"env:{key}", key, "") if isinstance(key, str) else None
+        return None
+    if isinstance(node, cst.Call):
+        value = setting_value(node, ctx)
+        if isinstance(value, Env) and value.default is None:
+            return f"env:{value.name}", value.name, ""
+        return None
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False", "None"):
+            return None
+        bound = ctx.lookup(node.value)
+        if bound is not None:
+            inner = origin_of(bound, ctx, depth + 1)
+            if inner is not None:
+                return inner
+            return _bound_origin(node.value, node.value, bound, ctx)
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        imported = ctx.imported_name(node)
+        if imported is not None:  # ``from proj.base import REDIS_URL``, ``settings.REDIS_URL``
+            return f"import:{imported}", dotted, ""
+        root = dotted.partition(".")[0]
+        bound = ctx.lookup(root)
+        if bound is not None and root != dotted:  # ``settings = Settings()`` then ``settings.redis_url``
+            return _bound_origin(root, dotted, bound, ctx)
+    return None
+
+
+def _bound_origin(name: str, shown: str, bound: cst.BaseExpression, ctx: FileContext) -> tuple[str, str, str] | None:
+    if not ctx.at_module_level and ctx.function is not None:
+        return None  # a local of a function: not a setting shared by the module
+    code = _EMPTY.code_for_node(bound)
+    digest = zlib.crc32(code.encode("utf-8", "replace"))
+    return f"name:{ctx.module_name or ctx.path}.{name}#{digest:08x}", shown, ""
+
+
+def _fstring_origin(node: cst.FormattedString, ctx: FileContext, depth: int) -> tuple[str, str, str] | None:
+    parts = list(node.parts)
+    if not parts or not isinstance(parts[0], cst.FormattedStringExpression):
+        return None
+    head = parts[0]
+    if head.format_spec is not None or head.conversion is not None:
+        return None
+    suffix = ""
+    for part in parts[1:]:
+        if not isinstance(part, cst.FormattedStringText):
+            return None
+        suffix += part.value
+    found = origin_of(head.expression, ctx, depth + 1)
+    return (found[0], found[1], found[2] + suffix) if found is not None else None
