@@ -231,4 +231,16 @@ INVALID = (
                 for event in events:
                     publish(event)
     """, message="import_all → publish", fixed=None, count=1),
+    Invalid("""
+        # the gate reads a function's lines from its first decorator: `atomic` only there
+        from django.db import transaction
+        @transaction.atomic(
+            using="default",
+        )
+        def place(order):
+            notify_later(order)
+        def notify_later(order):
+            record.delay(
+                order.pk)
+    """, message="place → notify_later", count=1),
 )

@@ -112,6 +112,18 @@ def test_a_handler_connected_in_another_module_is_reported_where_it_dispatches(t
     ast.parse(fixed)
 
 
+def test_a_file_with_lone_carriage_returns_is_gated_on_its_lines_as_cpython_counts_them(tmp_path):
+    """CL216's gate skips functions without a dispatch word on their lines;
+    CPython ends lines at a lone ``\\r`` too, so such a file is read whole."""
+    (tmp_path / "proj").mkdir()
+    lines = ["from django.db.models.signals import pre_delete", "from django.dispatch import receiver",
+             "# one", "# two", "@receiver(pre_delete, sender='proj.Order')", "def purge(sender, instance, **kwargs):",
+             "    index.delay(instance.pk)", ""]
+    (tmp_path / "proj/signals.py").write_bytes("\r".join(lines).encode())
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/signals.py", 7)]
+
+
 def test_celery_once_configured_in_the_django_settings(tmp_path):
     root, cache = tmp_path / "repo", tmp_path / "cache"
     write_project(root, SETTINGS_BASE, """
