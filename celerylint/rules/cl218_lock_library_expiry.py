@@ -178,7 +178,7 @@ class LockLibraryExpiry(TaskRule):
             # file: proj/tasks.py
             from celery_singleton import Singleton
             from proj.celery import app
-            @app.task(base=Singleton)
+            @app.task(base=Singleton, time_limit=300)
             def nightly(): ...
         """, count=1, message="never expires"),
         Invalid("""
