@@ -6,6 +6,8 @@ the rules share with them are defined here."""
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_left
 
 from ..api.syntax import statements
 
@@ -20,6 +22,34 @@ ADMIN_HOOKS = frozenset({"save_model", "save_related", "save_formset", "delete_m
 VIEW_HOOKS = frozenset({"form_valid", "perform_create", "perform_update", "perform_destroy"})
 
 _Function = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DISPATCH_WORD = re.compile(r"delay|apply_async|send_task")
+_ATOMIC_WORD = re.compile(r"atomic")
+
+
+class _WordLines:
+    """The lines of a file on which a word occurs, to pass over functions
+    that cannot hold it without walking them (every line, when the file
+    has a lone carriage return: CPython counts those as line ends too)."""
+
+    def __init__(self, text: str, word: re.Pattern) -> None:
+        self.lines: list[int] | None = None
+        if "\r" in text:
+            return
+        lines, line, pos = [], 1, 0
+        for match in word.finditer(text):
+            line += text.count("\n", pos, match.start())
+            pos = match.start()
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        self.lines = lines
+
+    def within(self, func) -> bool:
+        """The word occurs in ``func``, its decorators included."""
+        if self.lines is None:
+            return True
+        first = min((d.lineno for d in func.decorator_list), default=func.lineno)
+        i = bisect_left(self.lines, first)
+        return i < len(self.lines) and self.lines[i] <= func.end_lineno
 
 
 def _name(node: ast.AST) -> str:
@@ -83,34 +113,54 @@ def _scan(func, atomic: bool) -> tuple[bool, set[str], set[str]]:
     return dispatches, called, in_atomic
 
 
+def _dispatches(func) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in DISPATCH
+               for child in func.body for n in ast.walk(child))
+
+
+def _shaped(func, receivers: set[str]) -> bool:
+    """May be a receiver, an admin or view hook, or a view."""
+    params = _params(func)
+    return ("sender" in params or "request" in params[:2] or func.name in VIEW_HOOKS | ADMIN_HOOKS
+            or any(isinstance(d, ast.Call) and _name(d.func) in receivers for d in func.decorator_list))
+
+
 def may_dispatch_in_outer_transaction(tree: ast.Module, text: str) -> bool:
     """CL216's gate: a signal connection, or a dispatch in a function that may
     be a receiver, an admin or view hook, a view, or a callee of ``atomic``
-    (directly or through one more function of the module)."""
-    if "connect" in text:
+    (directly or through one more function of the module).  Only the
+    functions whose lines hold a dispatch word are walked for a dispatch,
+    and only those whose lines say ``atomic`` for the calls in its blocks."""
+    if "connect" in text and any(name in text for name in MODEL_SIGNAL_NAMES):
         signals = _aliases(tree, MODEL_SIGNAL_NAMES)
         if any(_name(call.func.value) in signals for call in _calls(tree, frozenset({"connect"}))):
             return True
-    atomic = "atomic" in text
+    functions = list(_functions(tree))
+    words = _WordLines(text, _DISPATCH_WORD)
     receivers = _aliases(tree, ("receiver",))
-    calls: dict[str, set[str]] = {}
-    atomic_callees: set[str] = set()
-    dispatching = []
-    for func, method in _functions(tree):
-        dispatches, called, in_atomic = _scan(func, atomic)
-        if not method:  # CL216 follows calls from module functions to module functions
-            calls.setdefault(func.name, set()).update(called)
-            atomic_callees |= in_atomic
-        if not dispatches:
+    dispatching: set[str] = set()
+    for func, method in functions:
+        if not words.within(func) or not _dispatches(func):
             continue
-        params = _params(func)
-        if ("sender" in params or "request" in params[:2] or func.name in VIEW_HOOKS | ADMIN_HOOKS
-                or any(isinstance(d, ast.Call) and _name(d.func) in receivers for d in func.decorator_list)):
+        if _shaped(func, receivers):
             return True
-        if not method:
-            dispatching.append(func.name)
-    reached = atomic_callees | {n for f in atomic_callees for n in calls.get(f, ())}
-    return any(name in reached for name in dispatching)
+        if not method:  # CL216 follows calls from module functions to module functions
+            dispatching.add(func.name)
+    if not dispatching or "atomic" not in text:
+        return False
+    module_functions = [func for func, method in functions if not method]
+    atomic = _WordLines(text, _ATOMIC_WORD)
+    atomic_callees: set[str] = set()
+    for func in module_functions:
+        if atomic.within(func):
+            atomic_callees |= _scan(func, True)[2]
+    if dispatching & atomic_callees:
+        return True
+    reached: set[str] = set()
+    for func in module_functions:
+        if func.name in atomic_callees:
+            reached |= _scan(func, True)[1]
+    return bool(dispatching & reached)
 
 
 def _mentions_model(node: ast.AST, shortcuts: set[str]) -> bool:
@@ -139,24 +189,33 @@ def may_pass_model(tree: ast.Module, text: str) -> bool:
             value = n.iter if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) else n.value
             if isinstance(target, ast.Name) and value is not None:
                 bound.setdefault(target.id, []).append(value)
-    model_names = {"instance"} | {name for name, values in bound.items()
-                                  if any(not isinstance(v, ast.Name) and _mentions_model(v, shortcuts) for v in values)}
-    aliases = {name: {v.id for v in values if isinstance(v, ast.Name)} for name, values in bound.items()}
-    changed = True
-    while changed:  # names bound to such a name
-        changed = False
-        for name, sources in aliases.items():
-            if name not in model_names and sources & model_names:
-                model_names.add(name)
-                changed = True
+    if not arguments:
+        return False
+    mentions: dict[str, bool] = {}
+
+    def model(name: str) -> bool:
+        """``name``, or a name it was assigned from (transitively), is
+        ``instance`` or was assigned a value that mentions a model."""
+        todo, seen = [name], {name}
+        while todo:
+            current = todo.pop()
+            if current not in mentions:
+                mentions[current] = current == "instance" or any(
+                    not isinstance(v, ast.Name) and _mentions_model(v, shortcuts) for v in bound.get(current, ()))
+            if mentions[current]:
+                return True
+            for v in bound.get(current, ()):
+                if isinstance(v, ast.Name) and v.id not in seen:
+                    seen.add(v.id)
+                    todo.append(v.id)
+        return False
+
     for value in arguments:
         if isinstance(value, ast.Attribute) and value.attr == "user":
             return True
-        if isinstance(value, ast.Name) and value.id in model_names:
-            return True
         if isinstance(value, ast.Call) and _mentions_model(value, shortcuts):
             return True
-    return False
+    return any(isinstance(value, ast.Name) and model(value.id) for value in arguments)
 
 
 def _arguments(call: ast.Call) -> list[ast.AST]:

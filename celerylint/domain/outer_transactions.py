@@ -26,8 +26,8 @@ SIGNALS = {
     "pre_delete": ("inside the transaction Django opens for the delete", True),
     "post_delete": ("inside the transaction Django opens for the delete", True),
     "m2m_changed": ("inside the transaction Django opens for the change of the relation", True),
-    "post_save": ("inside the transaction of the code that saves, when it has one (an `atomic` block, the admin, "
-                  "a view with `ATOMIC_REQUESTS`)", True),
+    # Django's ``save_base`` sends it after the block of its own transaction: only the caller's can be open
+    "post_save": ("after Django's own save transaction, inside the caller's", True),
 }
 SIGNAL_ORDER = ("pre_save", "pre_delete", "post_delete", "m2m_changed", "post_save")
 

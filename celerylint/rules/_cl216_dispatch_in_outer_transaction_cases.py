@@ -69,6 +69,16 @@ VALID = (
         user_logged_in.connect(on_login)
     """),
     Valid("""
+        # a post_save handler connected in another module: no settings module sets ATOMIC_REQUESTS
+        # file: proj/handlers.py
+        def on_order_saved(sender, instance, created, **kwargs):
+            index.delay(instance.pk)
+        # file: proj/apps.py
+        from django.db.models.signals import post_save
+        from proj.handlers import on_order_saved
+        post_save.connect(on_order_saved, sender="orders.Order")
+    """),
+    Valid("""
         # an admin hook of a class that is not a ModelAdmin; a receiver of another signal
         from django.dispatch import receiver
         from django.core.signals import request_finished
@@ -146,7 +156,9 @@ INVALID = (
                 notify.delay(request.user.pk)
     """, message="proj/settings/production.py", count=1, fixed=None),
     Invalid("""
-        # a handler connected in another module
+        # a post_save handler connected in another module, in a project with ATOMIC_REQUESTS
+        # file: proj/settings.py
+        DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "ATOMIC_REQUESTS": True}}
         # file: proj/handlers.py
         from django.db import transaction
         def on_order_saved(sender, instance, created, **kwargs):
@@ -159,8 +171,10 @@ INVALID = (
         class OrdersConfig(AppConfig):
             def ready(self):
                 signals.post_save.connect(handlers.on_order_saved, sender="orders.Order")
-    """, message="connected to `post_save`", count=1, fixed="""
-        # a handler connected in another module
+    """, message="connected to `post_save`, runs after Django's own save transaction", count=1, fixed="""
+        # a post_save handler connected in another module, in a project with ATOMIC_REQUESTS
+        # file: proj/settings.py
+        DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "ATOMIC_REQUESTS": True}}
         # file: proj/handlers.py
         from django.db import transaction
         def on_order_saved(sender, instance, created, **kwargs):
@@ -217,4 +231,16 @@ INVALID = (
                 for event in events:
                     publish(event)
     """, message="import_all → publish", fixed=None, count=1),
+    Invalid("""
+        # the gate reads a function's lines from its first decorator: `atomic` only there
+        from django.db import transaction
+        @transaction.atomic(
+            using="default",
+        )
+        def place(order):
+            notify_later(order)
+        def notify_later(order):
+            record.delay(
+                order.pk)
+    """, message="place → notify_later", count=1),
 )

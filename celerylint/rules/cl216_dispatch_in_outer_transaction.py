@@ -8,7 +8,7 @@ import libcst as cst
 from ..domain.dispatch_syntax import ADMIN_HOOKS, VIEW_HOOKS
 from ..domain.model_values import MODEL_SIGNALS, model_signals
 from ..domain.outer_transactions import (
-    admin_hook, is_view, on_commit_edits, same_function, signal_context, signal_handler_shaped,
+    SIGNALS, admin_hook, is_view, on_commit_edits, same_function, signal_context, signal_handler_shaped,
 )
 from ..domain.transaction_dispatch import TransactionFrames, dispatched
 from ..facts.atomic_requests import ATOMIC_REQUESTS_FACT
@@ -16,6 +16,7 @@ from ..rule import All, Finding, Invalid, Regex, Rule, Valid
 
 VIEW_FACT = "dispatch-in-view"
 HANDLER_FACT = "dispatch-in-signal-handler"
+POST_SAVE_FACT = "dispatch-in-post-save-receiver"
 CONNECT_FACT = "model-signal-connect"
 _WHAT = ("the worker can run the task before the transaction commits (and not see its writes) or after it rolls "
          "back; dispatch it in `transaction.on_commit(...)`")
@@ -39,10 +40,16 @@ class DispatchInOuterTransaction(Rule):
     somewhere else, which CL210 (dispatch lexically inside `atomic`) does
     not see:
 
-    - a receiver of a model signal, decorated `@receiver(post_save, ...)`
-      (or `pre_save`, `pre_delete`, `post_delete`, `m2m_changed`), or
-      connected with `post_save.connect(handler)` in any module of the
-      project (the handler takes `sender` and `**kwargs`);
+    - a receiver of a model signal that Django sends inside a transaction
+      of its own (`pre_delete`, `post_delete`, `m2m_changed`) or before
+      the row is written (`pre_save`), decorated `@receiver(pre_delete,
+      ...)` or connected with `pre_delete.connect(handler)` in any module
+      of the project (the handler takes `sender` and `**kwargs`);
+    - a `post_save` receiver, when a settings module of the project sets
+      `ATOMIC_REQUESTS` (below): Django sends `post_save` after its own
+      save transaction, so the receiver is inside one only when the code
+      that saves has one, and celerylint cannot see the callers; with
+      `ATOMIC_REQUESTS` every save in a view does;
     - the `ModelAdmin` hooks Django's admin calls inside `atomic`
       (`save_model`, `save_related`, `save_formset`, `delete_model`,
       `response_add`, `response_change`, `response_delete`), in a class
@@ -68,33 +75,36 @@ class DispatchInOuterTransaction(Rule):
     The message goes to the broker at once, while the outer transaction is
     still open: a worker can pick the task up before the commit and not
     see the rows written (`DoesNotExist`, or stale data), and if the
-    transaction rolls back the task runs anyway. Django sends `pre_delete`,
-    `post_delete` and `m2m_changed` inside its own transaction; `post_save`
-    inside the caller's (the admin's, a view's under `ATOMIC_REQUESTS`);
-    `pre_save` before the row is written at all.
+    transaction rolls back the task runs anyway. Django sends `pre_delete`
+    and `post_delete` inside the `transaction.atomic` of `Collector.delete`,
+    and `m2m_changed` inside the related manager's; `Model.save_base` sends
+    `pre_save` before the row is written at all (a race even in
+    autocommit) and `post_save` after the block of its own transaction,
+    so inside the caller's only (the admin's, a view's under
+    `ATOMIC_REQUESTS`, an `atomic` block).
 
     ## Example
     ```python
-    from django.db.models.signals import post_save
+    from django.db.models.signals import m2m_changed
     from django.dispatch import receiver
     from django.db import transaction
     from proj.models import Order
     from proj.tasks import index_order
 
-    @receiver(post_save, sender=Order)
+    @receiver(m2m_changed, sender=Order.items.through)
     def reindex(sender, instance, **kwargs):
         index_order.delay(instance.pk)
     ```
 
     Use instead:
     ```python
-    from django.db.models.signals import post_save
+    from django.db.models.signals import m2m_changed
     from django.dispatch import receiver
     from django.db import transaction
     from proj.models import Order
     from proj.tasks import index_order
 
-    @receiver(post_save, sender=Order)
+    @receiver(m2m_changed, sender=Order.items.through)
     def reindex(sender, instance, **kwargs):
         transaction.on_commit(lambda: index_order.delay(instance.pk))
     ```
@@ -113,6 +123,7 @@ class DispatchInOuterTransaction(Rule):
     - [Django: tying transactions to HTTP requests (`ATOMIC_REQUESTS`)](https://docs.djangoproject.com/en/stable/topics/db/transactions/#tying-transactions-to-http-requests)
     - [Django: performing actions after commit](https://docs.djangoproject.com/en/stable/topics/db/transactions/#performing-actions-after-commit)
     - [Django: model signals](https://docs.djangoproject.com/en/stable/ref/signals/#module-django.db.models.signals)
+    - [Django: `Model.save_base`, where `pre_save` and `post_save` are sent](https://github.com/django/django/blob/stable/5.1.x/django/db/models/base.py)
     - [Celery: trigger tasks at the end of the database transaction](https://docs.celeryq.dev/en/stable/django/first-steps-with-django.html#trigger-tasks-at-the-end-of-the-database-transaction)
     """
 
@@ -145,6 +156,15 @@ class DispatchInOuterTransaction(Rule):
             def plain(order):
                 index.delay(order.pk)
         """),
+        Valid("""
+            # post_save is sent after Django's own save transaction: in one only when the caller is,
+            # and no settings module here sets ATOMIC_REQUESTS
+            from django.db.models.signals import post_save
+            from django.dispatch import receiver
+            @receiver(post_save, sender="proj.Order")
+            def reindex(sender, instance, **kwargs):
+                index.delay(instance.pk)
+        """),
     )
     INVALID = (
         Invalid("""
@@ -168,6 +188,35 @@ class DispatchInOuterTransaction(Rule):
             def audit(order):
                 transaction.on_commit(lambda: record.delay(order.pk))
         """, at="9:5", message="place → notify_later → audit"),
+        Invalid("""
+            # file: proj/settings.py
+            DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "ATOMIC_REQUESTS": True}}
+            # file: proj/signals.py
+            from django.db import transaction
+            from django.db.models.signals import post_save
+            from django.dispatch import receiver
+            @receiver(post_save, sender="proj.Order")
+            def reindex(sender, instance, **kwargs):
+                index.delay(instance.pk)
+        """, fixed="""
+            # file: proj/settings.py
+            DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "ATOMIC_REQUESTS": True}}
+            # file: proj/signals.py
+            from django.db import transaction
+            from django.db.models.signals import post_save
+            from django.dispatch import receiver
+            @receiver(post_save, sender="proj.Order")
+            def reindex(sender, instance, **kwargs):
+                transaction.on_commit(lambda: index.delay(instance.pk))
+        """, at="6:5", message="`ATOMIC_REQUESTS = True` (proj/settings.py)"),
+        Invalid("""
+            # pre_save: the row is not written yet, a race even without a transaction; no fix
+            from django.db.models.signals import pre_save
+            from django.dispatch import receiver
+            @receiver(pre_save, sender="proj.Order")
+            def warm(sender, instance, **kwargs):
+                index.delay(instance.pk)
+        """, fixed=None, at="6:5", message="before the row is even written"),
     )
 
     def __init__(self, ctx) -> None:
@@ -263,6 +312,9 @@ class DispatchInOuterTransaction(Rule):
             signals = model_signals(d.func, self.ctx)
             if signals:
                 signal, words, fixable = signal_context(signals)
+                if signal == "post_save":  # in a transaction only when saves are: the project phase decides
+                    self.ctx.fact(POST_SAVE_FACT, d.node, function=name, shown=d.shown, fixable=d.fixable)
+                    continue
                 self.report(d.node, f"`{d.shown}()` in a `{signal}` receiver runs {words}"
                             + ("" if not fixable else f": {_WHAT}"), d.fix if fixable else None)
             elif admin_hook(d.func, d.cls, self.ctx):
@@ -296,16 +348,20 @@ class DispatchInOuterTransaction(Rule):
 
     @classmethod
     def check_project(cls, project) -> Iterable[Finding]:
-        """Views, when a settings module sets ``ATOMIC_REQUESTS``; handlers
-        that a model signal is connected to in any module."""
-        views = list(project.of_kind(VIEW_FACT))
+        """Views and ``post_save`` receivers, when a settings module sets
+        ``ATOMIC_REQUESTS``; handlers that a model signal is connected to in
+        any module."""
         settings = sorted({f["path"] for f in project.of_kind(ATOMIC_REQUESTS_FACT)})
-        if views and settings:
-            named = settings[0] + (f" and {len(settings) - 1} more" if len(settings) > 1 else "")
-            for f in views:
+        named = settings[0] + (f" and {len(settings) - 1} more" if len(settings) > 1 else "") if settings else ""
+        if settings:
+            for f in project.of_kind(VIEW_FACT):
                 yield cls.finding(
                     f"`{f['shown']}()` in view `{f['view']}`: `ATOMIC_REQUESTS = True` ({named}) runs every request "
                     f"in one transaction; {_WHAT}",
+                    f["path"], f["line"], f["col"], f["end_line"], f["end_col"], on_commit_edits(f))
+            for f in project.of_kind(POST_SAVE_FACT):
+                yield cls.finding(
+                    f"`{f['shown']}()` in a `post_save` receiver runs {_post_save(named)}; {_WHAT}",
                     f["path"], f["line"], f["col"], f["end_line"], f["end_col"], on_commit_edits(f))
         handlers = list(project.of_kind(HANDLER_FACT))
         connects = list(project.of_kind(CONNECT_FACT)) if handlers else []
@@ -315,8 +371,17 @@ class DispatchInOuterTransaction(Rule):
             if context is None:
                 continue
             signal, words, fixable = context
+            if signal == "post_save":
+                if not settings:
+                    continue
+                words = _post_save(named)
             yield cls.finding(
                 f"`{f['shown']}()` in `{f['function'].rpartition('.')[2]}`, connected to `{signal}`, runs {words}"
-                + (f": {_WHAT}" if fixable else ""),
+                + (f"{';' if signal == 'post_save' else ':'} {_WHAT}" if fixable else ""),
                 f["path"], f["line"], f["col"], f["end_line"], f["end_col"], on_commit_edits(f) if fixable else None)
 
+
+def _post_save(settings: str) -> str:
+    """Why a ``post_save`` receiver is in a transaction: the project's views are."""
+    return (f"{SIGNALS['post_save'][0]}: `ATOMIC_REQUESTS = True` ({settings}) makes every request one "
+            f"transaction, so a save in a view sends it before the commit")

@@ -71,6 +71,8 @@ def test_a_profile_that_stops_setting_atomic_requests_silences_the_views_through
 
 
 def test_a_handler_connected_in_another_module_is_reported_where_it_dispatches(tmp_path, cli):
+    """``pre_save`` always counts; ``post_save`` only once a settings module
+    sets ``ATOMIC_REQUESTS`` (Django sends it after its own save transaction)."""
     write_project(tmp_path, """
         # file: proj/__init__.py
         # file: proj/handlers.py
@@ -92,10 +94,15 @@ def test_a_handler_connected_in_another_module_is_reported_where_it_dispatches(t
                 pre_save.connect(handlers.before_save, sender="proj.Order")
     """)
     _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/handlers.py", 6)]
+    assert "before the row is even written" in findings[0]["message"] and findings[0]["fix"] is None
+
+    (tmp_path / "proj/settings.py").write_text('DATABASES = {"default": {"ATOMIC_REQUESTS": True}}\n')
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
     assert _codes(findings, "CL216") == [("proj/handlers.py", 4), ("proj/handlers.py", 6)]
     by_line = {f["line"]: f for f in findings}
     assert "connected to `post_save`" in by_line[4]["message"] and by_line[4]["fix"] is not None
-    assert "before the row is even written" in by_line[6]["message"] and by_line[6]["fix"] is None
+    assert "proj/settings.py" in by_line[4]["message"]
 
     done = cli("--select", "CL216", "--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr  # the pre_save one remains
@@ -103,6 +110,18 @@ def test_a_handler_connected_in_another_module_is_reported_where_it_dispatches(t
     assert "    transaction.on_commit(lambda: index.delay(instance.pk))\n" in fixed
     assert "    warm.delay(instance.pk)\n" in fixed
     ast.parse(fixed)
+
+
+def test_a_file_with_lone_carriage_returns_is_gated_on_its_lines_as_cpython_counts_them(tmp_path):
+    """CL216's gate skips functions without a dispatch word on their lines;
+    CPython ends lines at a lone ``\\r`` too, so such a file is read whole."""
+    (tmp_path / "proj").mkdir()
+    lines = ["from django.db.models.signals import pre_delete", "from django.dispatch import receiver",
+             "# one", "# two", "@receiver(pre_delete, sender='proj.Order')", "def purge(sender, instance, **kwargs):",
+             "    index.delay(instance.pk)", ""]
+    (tmp_path / "proj/signals.py").write_bytes("\r".join(lines).encode())
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/signals.py", 7)]
 
 
 def test_celery_once_configured_in_the_django_settings(tmp_path):
