@@ -146,3 +146,43 @@ class TransactionFrames:
             return None
         return Fix("dispatch in `transaction.on_commit(lambda: ...)`",
                    (InsertBefore(node, ON_COMMIT_PREFIX), InsertAfter(node, f"{self.using()})")))
+
+
+class FollowsTransactions:
+    """The visits a rule that keeps ``self.where = TransactionFrames(ctx)``
+    hands on to it, so that the frames know where each dispatch is."""
+
+    where: TransactionFrames
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.where.visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.where.leave_FunctionDef(original_node)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.where.visit_Lambda(node)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.where.leave_Lambda(original_node)
+
+    def visit_With(self, node: cst.With) -> None:
+        self.where.visit_With(node)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.where.leave_With(original_node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.where.visit_For(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.where.leave_For(original_node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.where.visit_While(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.where.leave_While(original_node)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self.where.visit_Expr(node)

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..domain.transaction_dispatch import TransactionFrames, dispatched
+from ..domain.transaction_dispatch import FollowsTransactions, TransactionFrames, dispatched
 from ..rule import All, Invalid, Rule, Valid
 
 
-class DispatchInTransaction(Rule):
+class DispatchInTransaction(FollowsTransactions, Rule):
     """
     ## What it does
     Finds Celery tasks dispatched — `.delay(...)`, `.apply_async(...)`,
@@ -246,40 +246,6 @@ class DispatchInTransaction(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.where = TransactionFrames(ctx)
-
-    # -- where we are (``domain/transaction_dispatch.py``) ----------------------
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.where.visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.where.leave_FunctionDef(original_node)
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.where.visit_Lambda(node)
-
-    def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self.where.leave_Lambda(original_node)
-
-    def visit_With(self, node: cst.With) -> None:
-        self.where.visit_With(node)
-
-    def leave_With(self, original_node: cst.With) -> None:
-        self.where.leave_With(original_node)
-
-    def visit_For(self, node: cst.For) -> None:
-        self.where.visit_For(node)
-
-    def leave_For(self, original_node: cst.For) -> None:
-        self.where.leave_For(original_node)
-
-    def visit_While(self, node: cst.While) -> None:
-        self.where.visit_While(node)
-
-    def leave_While(self, original_node: cst.While) -> None:
-        self.where.leave_While(original_node)
-
-    def visit_Expr(self, node: cst.Expr) -> None:
-        self.where.visit_Expr(node)
 
     # -- the dispatch ---------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

@@ -10,7 +10,7 @@ from ..domain.model_values import MODEL_SIGNALS, model_signals
 from ..domain.outer_transactions import (
     SIGNALS, admin_hook, is_view, on_commit_edits, same_function, signal_context, signal_handler_shaped,
 )
-from ..domain.transaction_dispatch import TransactionFrames, dispatched
+from ..domain.transaction_dispatch import FollowsTransactions, TransactionFrames, dispatched
 from ..facts.atomic_requests import ATOMIC_REQUESTS_FACT
 from ..rule import All, Finding, Invalid, Regex, Rule, Valid
 
@@ -32,7 +32,7 @@ class _Dispatch:
     fix: object
 
 
-class DispatchInOuterTransaction(Rule):
+class DispatchInOuterTransaction(FollowsTransactions, Rule):
     """
     ## What it does
     Finds Celery tasks dispatched (`.delay()`, `.apply_async()`,
@@ -225,40 +225,6 @@ class DispatchInOuterTransaction(Rule):
         self.dispatches: list[_Dispatch] = []
         # calls by plain name from module functions: caller name -> [(callee, inside an atomic block)]
         self.calls: dict[str, list[tuple[str, bool]]] = {}
-
-    # -- where we are (``domain/transaction_dispatch.py``) ----------------------
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.where.visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.where.leave_FunctionDef(original_node)
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.where.visit_Lambda(node)
-
-    def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self.where.leave_Lambda(original_node)
-
-    def visit_With(self, node: cst.With) -> None:
-        self.where.visit_With(node)
-
-    def leave_With(self, original_node: cst.With) -> None:
-        self.where.leave_With(original_node)
-
-    def visit_For(self, node: cst.For) -> None:
-        self.where.visit_For(node)
-
-    def leave_For(self, original_node: cst.For) -> None:
-        self.where.leave_For(original_node)
-
-    def visit_While(self, node: cst.While) -> None:
-        self.where.visit_While(node)
-
-    def leave_While(self, original_node: cst.While) -> None:
-        self.where.leave_While(original_node)
-
-    def visit_Expr(self, node: cst.Expr) -> None:
-        self.where.visit_Expr(node)
 
     def _owner(self) -> tuple[cst.FunctionDef, cst.ClassDef | None] | None:
         """The function whose own body is the current point, when it is a
