@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..core.walk import ancestors
 from .settings import Settings
 from .table import config_in
 
@@ -48,19 +49,10 @@ class Root:
     why: str
 
 
-def _ancestors(start: str):
-    current = start
-    while True:
-        yield current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return
-        current = parent
-
 
 def git_top(start: str) -> str | None:
     """The top of the git work tree holding ``start`` (a directory), or None."""
-    for directory in _ancestors(start):
+    for directory in ancestors(start):
         if os.path.lexists(os.path.join(directory, ".git")):
             return directory
     return None
@@ -69,7 +61,7 @@ def git_top(start: str) -> str | None:
 def marker_dir(start: str) -> str | None:
     """The nearest directory at or above ``start`` holding a Python project's
     file (``MARKERS``), or None."""
-    for directory in _ancestors(start):
+    for directory in ancestors(start):
         if any(os.path.isfile(os.path.join(directory, name)) for name in MARKERS):
             return directory
     return None
@@ -121,7 +113,7 @@ class Roots:
         absolute = os.path.abspath(path)
         start = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
         if self.discovers():
-            for directory in _ancestors(start):
+            for directory in ancestors(start):
                 # strict where configuration was always looked for (the working
                 # directory and above); below it, a broken pyproject.toml that never
                 # names celerylint (a template's) is passed over, as in the walk

@@ -63,3 +63,14 @@ DEFAULT_EXCLUDE = (
 # they hold decides findings, so their sizes and times are part of the key
 # of the cached project findings (run/discovery.py).
 LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json|dockerfile))$")
+
+
+def ancestors(directory: str):
+    """``directory`` and each directory above it, up to the file system's root."""
+    current = directory
+    while True:
+        yield current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return
+        current = parent

@@ -16,6 +16,7 @@ import re
 import time
 from pathlib import Path
 
+from ..core.walk import ancestors
 from .gitignore_patterns import Memo, Patterns, Seen
 from .stat_index import RACY_NS
 
@@ -24,20 +25,11 @@ GITIGNORE = ".gitignore"
 
 def repository_of(directory: str) -> str | None:
     """The top of the git repository holding ``directory`` (absolute), or None."""
-    for candidate in _ancestors(directory):
+    for candidate in ancestors(directory):
         if os.path.exists(os.path.join(candidate, ".git")):
             return candidate
     return None
 
-
-def _ancestors(directory: str):
-    current = directory
-    while True:
-        yield current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return
-        current = parent
 
 
 class Chain:
@@ -140,7 +132,7 @@ class GitIgnore:
         self.started = time.time_ns()
         chain = self._add(EMPTY_CHAIN, os.path.join(self.repo, ".git", "info", "exclude"), 0)
         # the .gitignore files above ``top``: ``top``'s own is read by ``directory``
-        parents = ([d for d in _ancestors(os.path.dirname(absolute)) if len(d) >= len(self.repo)]
+        parents = ([d for d in ancestors(os.path.dirname(absolute)) if len(d) >= len(self.repo)]
                    if absolute != self.repo else [])
         for directory in reversed(parents):
             chain = self._add(chain, os.path.join(directory, GITIGNORE), len(self._prefix(directory)))
