@@ -85,7 +85,7 @@ def test_a_held_eta_past_a_per_queue_consumer_timeout():
     message, severity = cl156(held(["celery", "reports"], 1200, exchange="reports", routing_key="reports"),
                               ((3, 13, 7), queues))
     assert severity == "warning"  # 20 min ahead: a note by CL156's hour, a warning past a timeout read from the queue
-    assert ("1 of them is due after the consumer timeout of queue `reports`, 10 min (queue `reports`'s "
+    assert ("it is due after the consumer timeout of queue `reports`, 10 min (queue `reports`'s "
             "`x-consumer-timeout` argument or `consumer-timeout` policy, read from /api/queues)") in message
     # the same server before 3.11.15 ignores the argument: the node's (assumed) default of 30 min applies
     message, severity = cl156(held(["celery", "reports"], 1200, exchange="reports", routing_key="reports"),
