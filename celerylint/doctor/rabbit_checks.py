@@ -106,22 +106,24 @@ def quorum_note(items: list[dict], celery_version: str | None, report) -> None:
 
 
 def consumer_timeouts(items: list[dict], server: tuple[int, ...], static: dict, report) -> None:
-    """CL159: the ``consumer_timeout`` in force against the project's task
-    time limit (with ``task_acks_late`` a task's message stays unacked
-    while it runs): per queue where the server honours it, else the node's
-    value as the project's deployment files set it (``consumer_timeout``
+    """CL159: the ``consumer_timeout`` in force against how long the
+    project keeps a message unacknowledged: its task time limit under
+    ``task_acks_late``, and, where every queue has the node's timeout (so
+    the queue a countdown goes to does not matter), its longest countdown
+    or ETA.  Per queue where the server honours it, else the node's value
+    as the project's deployment files set it (``consumer_timeout``
     module), else RabbitMQ's default, as a note."""
-    longest = _longest(static)
+    longest = _longest(static, held=False)  # per queue: the time limit, which any task of any queue may run to
     own = {q["name"]: ms for q in items if (ms := consumer_timeout.per_queue(q)) is not None}
     if own and server and server < consumer_timeout.PER_QUEUE:
         report.notices.append(f"{len(own)} queue(s) set a per-queue consumer timeout ({', '.join(sorted(own)[:SHOWN])}), "
                               f"which RabbitMQ {'.'.join(map(str, server))} ignores (3.11.15 and later honour it)")
     report.ran.append("consumer_timeout")
-    if longest is None:
-        return
-    seconds, what = longest
     limits = {q["name"]: consumer_timeout.for_queue(q, server, static) for q in items}
     for name, t in sorted(limits.items()):
+        if longest is None:
+            break
+        seconds, what = longest
         if t.where.startswith("queue `") and t.ms is not None and t.ms / 1000 < seconds:
             report.add("CL159", f"queue `{name}` has a consumer timeout of {_seconds(t.ms / 1000)} (its arguments or "
                                 f"policy, read from /api/queues) but {what} is {_seconds(seconds)}: RabbitMQ closes "
@@ -130,6 +132,11 @@ def consumer_timeouts(items: list[dict], server: tuple[int, ...], static: dict, 
     n = consumer_timeout.node(static)
     if items and not any(t.where == n.where for t in limits.values()):
         return  # every queue has a timeout of its own (or, on 4.3 and later, none)
+    if not items or all(t.where == n.where for t in limits.values()):  # a countdown's queue then does not matter
+        longest = _longest(static) or longest
+    if longest is None:
+        return
+    seconds, what = longest
     if n.known and n.ms is not None and n.ms / 1000 < seconds:
         report.add("CL159", f"RabbitMQ's `consumer_timeout` is {_seconds(n.ms / 1000)} ({n.where}, the node's "
                             f"value as the project deploys it) but {what} is {_seconds(seconds)}: RabbitMQ closes "
@@ -142,14 +149,20 @@ def consumer_timeouts(items: list[dict], server: tuple[int, ...], static: dict, 
                             "consumer_timeout`), or RabbitMQ closes the channel and delivers the task again", "note")
 
 
-def _longest(static: dict):
-    """How long a task's message stays unacknowledged while it runs, as
-    the project says: (seconds, what), or None."""
+def _longest(static: dict, held: bool = True):
+    """How long a message stays unacknowledged, as the project says: a
+    task running under ``task_acks_late``, or (``held``) a countdown/ETA
+    a worker holds until it is due, wherever the static model reads one
+    (its queue is not known): (seconds, what), or None."""
     acks_late = static.get("task_acks_late", (None, ""))
     limit = static.get("task_time_limit", (None, ""))
+    found = None
     if acks_late[0] is True and isinstance(limit[0], (int, float)) and not isinstance(limit[0], bool) and limit[0]:
-        return float(limit[0]), f"the project's `task_time_limit` ({limit[1]}, with `task_acks_late`)"
-    return None
+        found = float(limit[0]), f"the project's `task_time_limit` ({limit[1]}, with `task_acks_late`)"
+    longest = static.get("longest_unacked") if held else None  # the static model's (CL124's): a countdown, a limit
+    if longest is not None and (found is None or longest[0] > found[0]):
+        found = float(longest[0]), f"the longest the project holds a message unacknowledged ({longest[1]})"
+    return found
 
 
 def _count(value) -> int:

@@ -102,6 +102,11 @@ def app_brokers(paths: list[Path], settings, notices: list[str], files: list | N
         static = watched(app)
         if url and url.split("://", 1)[0].lower() in ("amqp", "amqps", "pyamqp", "librabbitmq"):
             static.update(_consumer_timeout(m))
+            from ..domain.unacked import longest_duration
+
+            held = longest_duration(m, app)  # a countdown/eta anywhere, or a time limit under acks_late
+            if held is not None:
+                static["longest_unacked"] = held
         out.append(AppBroker(app.key, url, where, timeout, explicit, opts, env, broker.state, static))
     return out
 

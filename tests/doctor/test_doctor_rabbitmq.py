@@ -211,6 +211,9 @@ def test_rabbitmq_worker_holding_an_eta_past_the_consumer_timeout(tmp_path):
             @app.task
             def later():
                 return 1
+
+            def remind():
+                later.apply_async(countdown=3600)
             """))
         worker = Worker(root, "short@doctor", "--pool=solo", "-Q", "slow")
         look = inspector(rabbit.url())
@@ -235,9 +238,11 @@ def test_rabbitmq_worker_holding_an_eta_past_the_consumer_timeout(tmp_path):
             in eta["message"]
         assert "RabbitMQ closes the worker's channel (`PRECONDITION_FAILED`)" in eta["message"]
         [limit] = [f for f in found if f["code"] == "CL159" and "consumer_timeout" in f["message"]]
+        # the node's value as the project deploys it, against the longest countdown the code writes
         assert limit["message"].startswith("RabbitMQ's `consumer_timeout` is 30 s (rabbitmq/rabbitmq.conf:1, the "
-                                           "node's value as the project deploys it) but the project's "
-                                           "`task_time_limit` (proj.py:6, with `task_acks_late`) is 10 min")
+                                           "node's value as the project deploys it) but the longest the project "
+                                           "holds a message unacknowledged (a `countdown` of 1 h at proj.py:17) is "
+                                           "60 min")
         assert {method for method, _ in proxy.seen} == {"GET"}, proxy.seen
 
         # what the doctor warned of, on the real server: the channel is closed, the worker stops, the task is back

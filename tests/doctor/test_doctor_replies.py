@@ -40,6 +40,22 @@ def test_the_node_value_the_project_deploys_is_compared():
     assert off.findings == []
 
 
+def test_a_countdown_counts_where_every_queue_has_the_node_timeout():
+    countdown = {**STATIC, "longest_unacked": (3 * 86400, "a `countdown` of 3 d at proj.py:9")}
+    report = Report()
+    consumer_timeouts([{"name": "celery"}, {"name": "emails"}], (3, 10, 8), countdown, report)
+    [(_, message, severity)] = report.findings
+    assert severity == "note" and message.startswith(
+        "the longest the project holds a message unacknowledged (a `countdown` of 3 d at proj.py:9) is 3 d")
+    # one queue with a timeout of its own (honoured by 3.13): the countdown's queue is not known, so only the
+    # time limit, which a task of any queue may run to, is compared
+    mixed = Report()
+    consumer_timeouts([{"name": "celery"}, {"name": "emails", "arguments": {"x-consumer-timeout": 4 * 86400_000}}],
+                      (3, 13, 7), countdown, mixed)
+    [(_, message, _)] = mixed.findings
+    assert message.startswith("the project's `task_time_limit` (proj.py:5, with `task_acks_late`) is 2 h")
+
+
 def test_from_4_3_classic_queues_have_no_consumer_timeout():
     report = Report()
     consumer_timeouts([{"name": "celery", "type": "classic", "arguments": {"x-consumer-timeout": 60_000}}],
