@@ -55,11 +55,14 @@ def held_etas(ws: Workers, report, now: float | None = None, rabbit=None, static
         if past is not None:
             count, _, limit, queues = past
             which = "it is" if n == 1 else f"{count} of them {'is' if count == 1 else 'are'}"
+            what = ("RabbitMQ closes the worker's channel (`PRECONDITION_FAILED`) once a delivery stays "
+                    "unacknowledged that long, the worker stops (Celery 5: `Unrecoverable error`)"
+                    if rabbit[0] < consumer_timeout.QUORUM_ONLY else
+                    "RabbitMQ 4.3 and later cancel the worker's consumer (`basic.cancel`) or close its channel "
+                    "once a delivery stays unacknowledged that long")
             extra = (f"; {which} due after the consumer timeout of queue{'s' * (len(queues) != 1)} "
-                     f"{_listed(queues)}, {_seconds(limit.ms / 1000)} ({limit.where}): RabbitMQ closes the "
-                     "worker's channel (`PRECONDITION_FAILED`) once a delivery stays unacknowledged that long, "
-                     "the worker stops (Celery 5: `Unrecoverable error`) and the message goes back to the queue, "
-                     "for the next worker to hold until the timeout passes again")
+                     f"{_listed(queues)}, {_seconds(limit.ms / 1000)} ({limit.where}): {what} and the message "
+                     "goes back to the queue, for the next worker to hold until the timeout passes again")
             severity = "warning" if limit.known else severity
         report.add("CL156", f"worker `{name}` holds {n} ETA/countdown task{'s' * (n != 1)} in memory "
                             f"({_names(tasks)}{when}): each stays unacknowledged in the worker until it is due, "

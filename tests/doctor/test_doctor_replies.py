@@ -128,6 +128,9 @@ def test_an_unsure_origin_takes_the_longest_timeout_and_classic_queues_on_4_3_ha
     assert "due after the consumer timeout" not in message  # within b's 2 h
     message, _ = cl156(held(["celery"], 3 * 3600), ((4, 3, 0), {"celery": {"name": "celery", "type": "classic"}}))
     assert "due after the consumer timeout" not in message
+    message, _ = cl156(held(["celery"], 3 * 3600), ((4, 3, 0), {"celery": {"name": "celery", "type": "quorum"}}))
+    assert "30 min (RabbitMQ's default; the node's own value is not readable through the management API): " \
+           "RabbitMQ 4.3 and later cancel the worker's consumer (`basic.cancel`) or close its channel" in message
 
 
 def test_per_queue_timeouts_on_a_server_that_ignores_them_are_a_notice():
