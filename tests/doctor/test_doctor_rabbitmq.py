@@ -185,7 +185,7 @@ def test_rabbitmq_worker_holding_an_eta_past_the_consumer_timeout(tmp_path):
     """A RabbitMQ whose rabbitmq.conf says `consumer_timeout = 30000` (the
     project deploys that same file), a queue declared with a 2-hour
     `x-consumer-timeout` (which 3.10 stores and ignores), and a worker
-    holding a one-hour countdown from it: the doctor says the ETA is due
+    holding a one-hour countdown from it, without `task_acks_late`: the doctor says the ETA is due
     after the timeout in force, and the server then really closes the
     worker's channel and the task goes back to the queue."""
     rabbit = Rabbit(tmp_path / "rmq", consumer_timeout_ms=SHORT_MS, tick_ms=1000)
@@ -201,8 +201,7 @@ def test_rabbitmq_worker_holding_an_eta_past_the_consumer_timeout(tmp_path):
             from kombu import Queue
 
             app = Celery("proj", broker={rabbit.url()!r})
-            app.conf.task_acks_late = True
-            app.conf.task_time_limit = 600
+            app.conf.task_time_limit = 600  # no task_acks_late: a worker holds an ETA task unacked all the same
             app.conf.worker_hijack_root_logger = False
             app.conf.task_queues = [Queue("slow", routing_key="slow",
                                           queue_arguments={{"x-consumer-timeout": 7_200_000}})]
@@ -241,7 +240,7 @@ def test_rabbitmq_worker_holding_an_eta_past_the_consumer_timeout(tmp_path):
         # the node's value as the project deploys it, against the longest countdown the code writes
         assert limit["message"].startswith("RabbitMQ's `consumer_timeout` is 30 s (rabbitmq/rabbitmq.conf:1, the "
                                            "node's value as the project deploys it) but the longest the project "
-                                           "holds a message unacknowledged (a `countdown` of 1 h at proj.py:17) is "
+                                           "holds a message unacknowledged (a `countdown` of 1 h at proj.py:16) is "
                                            "60 min")
         assert {method for method, _ in proxy.seen} == {"GET"}, proxy.seen
 
