@@ -46,6 +46,7 @@ class Report:
     notices: list[str] = field(default_factory=list)  # what could not be checked
     ran: list[str] = field(default_factory=list)  # the checks that ended, for an error's "which checks ran"
     waiting: dict[str, int] = field(default_factory=dict)  # messages waiting, by queue (for --workers)
+    rabbit: tuple | None = None  # RabbitMQ: (server version, {queue name: /api/queues item}), for --workers
 
     def add(self, code: str, message: str, severity: str | None = None) -> None:
         """``severity``: None for the code's own."""

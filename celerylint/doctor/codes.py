@@ -38,7 +38,7 @@ CODES = {c.code: c for c in (
          "none"),
     Code("CL156", "worker-held-eta", "warning",
          "A running worker holds ETA/countdown tasks in memory (`--workers`); a warning when one is due more than an "
-         "hour ahead",
+         "hour ahead, or, on RabbitMQ, after the consumer timeout read for the queue it came from",
          "schedule far-future work with celery beat or a database row, not a long countdown"),
     Code("CL157", "prefetch-hoarding", "warning",
          "A worker whose pool is busy holds prefetched tasks while another worker of the same queue idles "

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import time
 
-from .rabbitmq import DEFAULT_CONSUMER_TIMEOUT, PAGE_SIZE, PER_QUEUE_TIMEOUT, QUEUE_COLUMNS, Api, version, vhost_path
+from . import consumer_timeout
+from .rabbitmq import DEFAULT_CONSUMER_TIMEOUT, PAGE_SIZE, QUEUE_COLUMNS, Api, version, vhost_path
 
 SHOWN = 5
 SYSTEM = (".pidbox",)  # remote-control queues: their messages are replies and broadcasts
@@ -105,58 +106,63 @@ def quorum_note(items: list[dict], celery_version: str | None, report) -> None:
 
 
 def consumer_timeouts(items: list[dict], server: tuple[int, ...], static: dict, report) -> None:
-    """CL159: the ``consumer_timeout`` in force against the project's task
-    time limit (with ``task_acks_late`` a task's message stays unacked
-    while it runs).  Per queue it comes from ``x-consumer-timeout`` or a policy's
-    ``consumer-timeout`` (RabbitMQ 3.11.15+); the node-wide value of
-    rabbitmq.conf is not exposed by the management API."""
-    longest = _longest(static)
-    per_queue = {}
-    for q in items:
-        ms = _timeout_of(q)
-        if ms is not None:
-            per_queue[q["name"]] = ms
-    if per_queue and server and server < PER_QUEUE_TIMEOUT:
-        report.notices.append(f"{len(per_queue)} queue(s) set a per-queue consumer timeout ({', '.join(sorted(per_queue)[:SHOWN])}), "
+    """CL159: the ``consumer_timeout`` in force against how long the
+    project keeps a message unacknowledged: its task time limit under
+    ``task_acks_late``, and, where every queue has the node's timeout (so
+    the queue a countdown goes to does not matter), its longest countdown
+    or ETA.  Per queue where the server honours it, else the node's value
+    as the project's deployment files set it (``consumer_timeout``
+    module), else RabbitMQ's default, as a note."""
+    longest = _longest(static, held=False)  # per queue: the time limit, which any task of any queue may run to
+    own = {q["name"]: ms for q in items if (ms := consumer_timeout.per_queue(q)) is not None}
+    if own and server and server < consumer_timeout.PER_QUEUE:
+        report.notices.append(f"{len(own)} queue(s) set a per-queue consumer timeout ({', '.join(sorted(own)[:SHOWN])}), "
                               f"which RabbitMQ {'.'.join(map(str, server))} ignores (3.11.15 and later honour it)")
-        per_queue = {}
     report.ran.append("consumer_timeout")
-    if longest is None:
-        return
-    seconds, what = longest
-    for name, ms in sorted(per_queue.items()):
-        if ms and ms / 1000 < seconds:
-            report.add("CL159", f"queue `{name}` has a consumer timeout of {_seconds(ms / 1000)} (its arguments or "
+    limits = {q["name"]: consumer_timeout.for_queue(q, server, static) for q in items}
+    for name, t in sorted(limits.items()):
+        if longest is None:
+            break
+        seconds, what = longest
+        if t.where.startswith("queue `") and t.ms is not None and t.ms / 1000 < seconds:
+            report.add("CL159", f"queue `{name}` has a consumer timeout of {_seconds(t.ms / 1000)} (its arguments or "
                                 f"policy, read from /api/queues) but {what} is {_seconds(seconds)}: RabbitMQ closes "
                                 "the worker's channel when a delivery stays unacknowledged that long, and the task "
                                 "is delivered again")
-    if seconds > DEFAULT_CONSUMER_TIMEOUT and not per_queue:
+    n = consumer_timeout.node(static)
+    if items and not any(t.where == n.where for t in limits.values()):
+        return  # every queue has a timeout of its own (or, on 4.3 and later, none)
+    if not items or all(t.where == n.where for t in limits.values()):  # a countdown's queue then does not matter
+        longest = _longest(static) or longest
+    if longest is None:
+        return
+    seconds, what = longest
+    if n.known and n.ms is not None and n.ms / 1000 < seconds:
+        report.add("CL159", f"RabbitMQ's `consumer_timeout` is {_seconds(n.ms / 1000)} ({n.where}, the node's "
+                            f"value as the project deploys it) but {what} is {_seconds(seconds)}: RabbitMQ closes "
+                            "the worker's channel when a delivery stays unacknowledged that long, and the task is "
+                            "delivered again")
+    elif not n.known and seconds > DEFAULT_CONSUMER_TIMEOUT:
         report.add("CL159", f"{what} is {_seconds(seconds)}, longer than RabbitMQ's default `consumer_timeout` of "
                             f"{_seconds(DEFAULT_CONSUMER_TIMEOUT)}; the node's own value (rabbitmq.conf) is not "
                             "exposed by the management API: check it (`rabbitmq-diagnostics environment | grep "
                             "consumer_timeout`), or RabbitMQ closes the channel and delivers the task again", "note")
 
 
-def _longest(static: dict):
-    """How long a task's message stays unacknowledged while it runs, as
-    the project says: (seconds, what), or None."""
+def _longest(static: dict, held: bool = True):
+    """How long a message stays unacknowledged, as the project says: a
+    task running under ``task_acks_late``, or (``held``) a countdown/ETA
+    a worker holds until it is due, wherever the static model reads one
+    (its queue is not known): (seconds, what), or None."""
     acks_late = static.get("task_acks_late", (None, ""))
     limit = static.get("task_time_limit", (None, ""))
+    found = None
     if acks_late[0] is True and isinstance(limit[0], (int, float)) and not isinstance(limit[0], bool) and limit[0]:
-        return float(limit[0]), f"the project's `task_time_limit` ({limit[1]}, with `task_acks_late`)"
-    return None
-
-
-def _timeout_of(q: dict) -> int | None:
-    values = []
-    args = q.get("arguments")
-    if isinstance(args, dict):
-        values.append(args.get("x-consumer-timeout"))
-    policy = q.get("effective_policy_definition")
-    if isinstance(policy, dict):
-        values.append(policy.get("consumer-timeout"))
-    found = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
-    return min(found) if found else None
+        found = float(limit[0]), f"the project's `task_time_limit` ({limit[1]}, with `task_acks_late`)"
+    longest = static.get("longest_unacked") if held else None  # the static model's (CL124's): a countdown, a limit
+    if longest is not None and (found is None or longest[0] > found[0]):
+        found = float(longest[0]), f"the longest the project holds a message unacknowledged ({longest[1]})"
+    return found
 
 
 def _count(value) -> int:

@@ -16,6 +16,7 @@ def check(url: str, static: dict, management_url: str | None, report, deadline: 
     rabbit_checks.queue_notes(items, report)  # CL158 from the broker's own consumer counts
     rabbit_checks.quorum_note(items, _celery_version(), report)
     rabbit_checks.consumer_timeouts(items, server, static, report)
+    report.rabbit = (server, {q["name"]: q for q in items})
 
 
 def _celery_version() -> str | None:

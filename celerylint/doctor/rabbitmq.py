@@ -28,7 +28,6 @@ REPLY_BYTES = 16 * 1024 * 1024
 PAGE_SIZE = 500  # queues read (one page of /api/queues)
 QUEUE_COLUMNS = ("name,type,durable,messages_ready,messages_unacknowledged,consumers,arguments,policy,"
                  "effective_policy_definition,head_message_timestamp")
-PER_QUEUE_TIMEOUT = (3, 11, 15)  # the first RabbitMQ that honours x-consumer-timeout and the consumer-timeout policy
 DEFAULT_CONSUMER_TIMEOUT = 1800  # s: rabbitmq.conf's default since 3.8.17
 
 

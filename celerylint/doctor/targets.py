@@ -99,5 +99,27 @@ def app_brokers(paths: list[Path], settings, notices: list[str], files: list | N
         env = broker.env
         if env and os.environ.get(env):  # the process Celery runs in would read it; so do we
             url = os.environ[env]
-        out.append(AppBroker(app.key, url, where, timeout, explicit, opts, env, broker.state, watched(app)))
+        static = watched(app)
+        if url and url.split("://", 1)[0].lower() in ("amqp", "amqps", "pyamqp", "librabbitmq"):
+            static.update(_consumer_timeout(m))
+            from ..domain.unacked import longest_duration
+
+            held = longest_duration(m, app)  # a countdown/eta anywhere, or a time limit under acks_late
+            if held is not None:
+                static["longest_unacked"] = held
+        out.append(AppBroker(app.key, url, where, timeout, explicit, opts, env, broker.state, static))
     return out
+
+
+def _consumer_timeout(m) -> dict[str, tuple[object, str]]:
+    """RabbitMQ's node-wide ``consumer_timeout`` as the project's deployment
+    files set it (CL124's reading: rabbitmq.conf, advanced.config,
+    ``-rabbit consumer_timeout``): ``{"consumer_timeout": (ms or None for
+    off, where)}``, or nothing when no file sets one or they disagree."""
+    from ..domain.deploy.model import deployment
+
+    found = deployment(m).consumer_timeouts
+    if not found or len({t.ms for t in found}) != 1:
+        return {}
+    first = found[0]
+    return {"consumer_timeout": (first.ms, f"{first.path}:{first.line}")}

@@ -12,6 +12,7 @@ import math
 from datetime import datetime, timezone
 from urllib.parse import unquote, urlsplit
 
+from . import consumer_timeout
 from .workers import Workers
 
 FAR_AHEAD = 3600  # s: an ETA further ahead is "far-future" (CL206's default countdown-threshold)
@@ -21,14 +22,18 @@ COMPARED = ("task_acks_late", "task_reject_on_worker_lost", "task_time_limit", "
 SYSTEM_QUEUES = (".pidbox", "celeryev")
 
 
-def held_etas(ws: Workers, report, now: float | None = None) -> None:
-    """CL156: ETA/countdown tasks in each worker's memory (``scheduled``)."""
+def held_etas(ws: Workers, report, now: float | None = None, rabbit=None, static: dict | None = None) -> None:
+    """CL156: ETA/countdown tasks in each worker's memory (``scheduled``).
+    On RabbitMQ (``rabbit``: the server's version and its queues by name,
+    as the management API gave them), those due after the consumer timeout
+    of the queue they came from are said, and make it a warning when that
+    timeout was read rather than assumed (``consumer_timeout.beyond``)."""
     now = datetime.now(timezone.utc).timestamp() if now is None else now
     for name in ws.names:
         entries = ws.get(name, "scheduled")
         if not isinstance(entries, list) or not entries:
             continue
-        ahead, tasks = [], []
+        ahead, tasks, held = [], [], []
         for entry in entries:
             if not isinstance(entry, dict):
                 continue
@@ -37,17 +42,33 @@ def held_etas(ws: Workers, report, now: float | None = None) -> None:
             tasks.append(str(request.get("name") or request.get("type") or "?"))
             if eta is not None:
                 ahead.append((eta - now, str(entry.get("eta"))))
+                held.append((eta - now, entry))
         if not tasks:
             continue
         n = len(tasks)
         furthest = max(ahead) if ahead else None
         when = f", the furthest due in {_seconds(furthest[0])}, at {furthest[1]}" if furthest else ""
         severity = "warning" if furthest and furthest[0] > FAR_AHEAD else "note"
+        past = consumer_timeout.beyond(held, ws.get(name, "active_queues"), rabbit[1], rabbit[0], static or {}) \
+            if rabbit is not None else None
+        extra = ""
+        if past is not None:
+            count, _, limit, queues = past
+            which = "it is" if n == 1 else f"{count} of them {'is' if count == 1 else 'are'}"
+            what = ("RabbitMQ closes the worker's channel (`PRECONDITION_FAILED`) once a delivery stays "
+                    "unacknowledged that long, the worker stops (Celery 5: `Unrecoverable error`)"
+                    if rabbit[0] < consumer_timeout.QUORUM_ONLY else
+                    "RabbitMQ 4.3 and later cancel the worker's consumer (`basic.cancel`) or close its channel "
+                    "once a delivery stays unacknowledged that long")
+            extra = (f"; {which} due after the consumer timeout of queue{'s' * (len(queues) != 1)} "
+                     f"{_listed(queues)}, {_seconds(limit.ms / 1000)} ({limit.where}): {what} and the message "
+                     "goes back to the queue, for the next worker to hold until the timeout passes again")
+            severity = "warning" if limit.known else severity
         report.add("CL156", f"worker `{name}` holds {n} ETA/countdown task{'s' * (n != 1)} in memory "
                             f"({_names(tasks)}{when}): each stays unacknowledged in the worker until it is due, "
                             "counts against the broker's redelivery timeout (Redis `visibility_timeout`, RabbitMQ "
                             "`consumer_timeout`) and goes back to the broker only when the worker shuts down "
-                            "cleanly or that timeout passes", severity)
+                            f"cleanly or that timeout passes{extra}", severity)
 
 
 def prefetch_hoarding(ws: Workers, report) -> None:

@@ -20,7 +20,7 @@ def check(b, report, deadline: float, files: list) -> None:
     for command, names in sorted(ws.missing.items()):
         report.notices.append(f"`inspect {command}`: no reply in time from {', '.join(names)}; they are left out "
                               "of its checks")
-    worker_checks.held_etas(ws, report)
+    worker_checks.held_etas(ws, report, rabbit=report.rabbit, static=b.static)
     worker_checks.prefetch_hoarding(ws, report)
     worker_checks.unconsumed_queues(ws, report.waiting, report)
     worker_checks.unrouted_queues(ws, b.static, _mentioned(files), report)

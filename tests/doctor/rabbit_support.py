@@ -41,7 +41,14 @@ def free_port() -> int:
 
 
 class Rabbit:
-    def __init__(self, base: Path) -> None:
+    """``consumer_timeout_ms`` goes to rabbitmq.conf; ``tick_ms`` to
+    advanced.config's ``channel_tick_interval``: how often each channel
+    checks its oldest unacknowledged delivery against the timeout (60 s by
+    default, so a short timeout is enforced within a test's time)."""
+
+    def __init__(self, base: Path, consumer_timeout_ms: int = NODE_CONSUMER_TIMEOUT_MS,
+                 tick_ms: int | None = None) -> None:
+        self.consumer_timeout_ms = consumer_timeout_ms
         self.amqp_port, self.http_port, self.epmd_port, self.dist_port = (free_port() for _ in range(4))
         self.base = base
         base.mkdir(parents=True, exist_ok=True)
@@ -52,8 +59,10 @@ class Rabbit:
             f"listeners.tcp.default = 127.0.0.1:{self.amqp_port}\n"
             f"management.tcp.port = {self.http_port}\n"
             "management.tcp.ip = 127.0.0.1\n"
-            f"consumer_timeout = {NODE_CONSUMER_TIMEOUT_MS}\n"
+            f"consumer_timeout = {consumer_timeout_ms}\n"
             "collect_statistics_interval = 500\n")
+        if tick_ms is not None:
+            (base / "advanced.config").write_text(f"[{{rabbit, [{{channel_tick_interval, {tick_ms}}}]}}].\n")
         env = {**os.environ, "HOME": str(base), "ERL_EPMD_PORT": str(self.epmd_port),
                "ERL_EPMD_ADDRESS": "127.0.0.1", "RABBITMQ_NODENAME": f"doctor-{uuid.uuid4().hex[:8]}@localhost",
                "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1", "RABBITMQ_NODE_PORT": str(self.amqp_port),

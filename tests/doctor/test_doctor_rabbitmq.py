@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import urllib.error
 import uuid
 from pathlib import Path
 
@@ -95,6 +96,11 @@ def test_rabbitmq_queues_alarms_and_consumer_timeout_read_with_get_only(rabbit, 
     version = rabbit.api("GET", "/api/overview")["rabbitmq_version"]
     if tuple(int(p) for p in version.split(".")[:3]) < (3, 11, 15):
         assert f"set a per-queue consumer timeout ({short}), which RabbitMQ {version} ignores" in done.stderr
+        # and the policy key, which 3.10 refuses (so no queue can carry it there)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            rabbit.api("PUT", "/api/policies/%2F/timeouts",
+                       {"pattern": "^short", "definition": {"consumer-timeout": 60000}, "apply-to": "queues"})
+        assert refused.value.code == 400 and b"are not recognised policy settings" in refused.value.read()
     assert "guest:guest" not in done.stdout + done.stderr
 
     # the doctor's own requests: GET only, and the ones it documents
@@ -170,3 +176,83 @@ def test_rabbitmq_worker_holding_an_eta(rabbit, tmp_path):
             is False  # the worker runs the project's module: its time limit is the project's
     finally:
         worker.stop()
+
+
+SHORT_MS = 30_000  # the node's consumer_timeout in the next test: longer than a doctor run, short for a test
+
+
+def test_rabbitmq_worker_holding_an_eta_past_the_consumer_timeout(tmp_path):
+    """A RabbitMQ whose rabbitmq.conf says `consumer_timeout = 30000` (the
+    project deploys that same file), a queue declared with a 2-hour
+    `x-consumer-timeout` (which 3.10 stores and ignores), and a worker
+    holding a one-hour countdown from it, without `task_acks_late`: the doctor says the ETA is due
+    after the timeout in force, and the server then really closes the
+    worker's channel and the task goes back to the queue."""
+    rabbit = Rabbit(tmp_path / "rmq", consumer_timeout_ms=SHORT_MS, tick_ms=1000)
+    proxy = MethodLog(rabbit.management)
+    worker = None
+    try:
+        version = rabbit.api("GET", "/api/overview")["rabbitmq_version"]
+        root = tmp_path / "proj"
+        (root / "rabbitmq").mkdir(parents=True)
+        (root / "rabbitmq" / "rabbitmq.conf").write_text(f"consumer_timeout = {SHORT_MS}\n")
+        (root / "proj.py").write_text(textwrap.dedent(f"""\
+            from celery import Celery
+            from kombu import Queue
+
+            app = Celery("proj", broker={rabbit.url()!r})
+            app.conf.task_time_limit = 600  # no task_acks_late: a worker holds an ETA task unacked all the same
+            app.conf.worker_hijack_root_logger = False
+            app.conf.task_queues = [Queue("slow", routing_key="slow",
+                                          queue_arguments={{"x-consumer-timeout": 7_200_000}})]
+            app.conf.task_routes = {{"proj.later": {{"queue": "slow"}}}}
+
+            @app.task
+            def later():
+                return 1
+
+            def remind():
+                later.apply_async(countdown=3600)
+            """))
+        worker = Worker(root, "short@doctor", "--pool=solo", "-Q", "slow")
+        look = inspector(rabbit.url())
+        wait_until(lambda: (look.ping() or {}).get("short@doctor"), "the worker", workers=[worker])
+        sent = __import__("subprocess").run(
+            [__import__("sys").executable, "-c", "from proj import later\nlater.apply_async(countdown=3600)"],
+            cwd=root, capture_output=True, text=True, timeout=60)
+        assert sent.returncode == 0, sent.stderr
+        wait_until(lambda: (look.scheduled() or {}).get("short@doctor"), "the ETA task held", workers=[worker])
+
+        done = doctor(root, "--workers", "--format", "json", "--management-url", proxy.url, "--timeout", "20")
+        assert done.returncode == 1, done.stderr
+        found = json.loads(done.stdout)
+        [eta] = [f for f in found if f["code"] == "CL156"]
+        stored = rabbit.api("GET", "/api/queues/%2F/slow")["arguments"]
+        assert stored == {"x-consumer-timeout": 7_200_000}  # what the server keeps, and the doctor reads
+        assert tuple(int(p) for p in version.split(".")[:3]) < (3, 11, 15), \
+            f"RabbitMQ {version} honours the queue's 2 h timeout: this test plants what 3.10 enforces"
+        assert "set a per-queue consumer timeout (slow), which RabbitMQ " in done.stderr
+        assert eta["severity"] == "warning"
+        assert "; it is due after the consumer timeout of queue `slow`, 30 s (rabbitmq/rabbitmq.conf:1): " \
+            in eta["message"]
+        assert "RabbitMQ closes the worker's channel (`PRECONDITION_FAILED`)" in eta["message"]
+        [limit] = [f for f in found if f["code"] == "CL159" and "consumer_timeout" in f["message"]]
+        # the node's value as the project deploys it, against the longest countdown the code writes
+        assert limit["message"].startswith("RabbitMQ's `consumer_timeout` is 30 s (rabbitmq/rabbitmq.conf:1, the "
+                                           "node's value as the project deploys it) but the longest the project "
+                                           "holds a message unacknowledged (a `countdown` of 1 h at proj.py:16) is "
+                                           "60 min")
+        assert {method for method, _ in proxy.seen} == {"GET"}, proxy.seen
+
+        # what the doctor warned of, on the real server: the channel is closed, the worker stops, the task is back
+        wait_until(lambda: worker.proc.poll() is not None, "the server to close the worker's channel",
+                   seconds=SHORT_MS / 1000 + 30)
+        log = (root / "short.log").read_text(errors="replace")
+        assert f"PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: " \
+               f"{SHORT_MS} ms" in log
+        rabbit.wait_for(lambda q: q.get("slow", {}).get("messages_ready") == 1)
+    finally:
+        if worker is not None:
+            worker.stop()
+        proxy.close()
+        rabbit.stop()
