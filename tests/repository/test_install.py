@@ -92,7 +92,7 @@ def test_the_release_builds_and_the_wheel_runs(tmp_path):
         names = archive.namelist()
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    assert "celerylint/domain/celeryconf/settings_snapshot.py" in names
+    assert "celerylint/domain/celeryconf/settings_data.py" in names
     runtime = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
     assert runtime and not [line for line in runtime if "celery" in line.lower()], runtime
     with tarfile.open(sdist) as archive:
