@@ -7,7 +7,9 @@ file (an overlay: run/projects.py), so the file gets the findings it would
 get on disk; without one, the text is linted alone and a notice says so.
 Snippets, positions and fixes come from the text read.  With ``--fix`` the
 fixed source is what goes to standard output (the report then goes to
-standard error), as ruff does; with ``--diff``, the patch.  Standard input
+standard error), as ruff does; with ``--diff``, the patch.  ``fixable``,
+``unfixable`` and ``extend-fixable`` apply as they do to a file on disk:
+only fixable codes are fixed, and the others show no fix.  Standard input
 is read up to what a file within ``guard.MAX_PARSE_CHARS`` can take
 (``guard.MAX_PARSE_BYTES``): more is the file's "too large to analyse"
 finding (``--fix`` then fails: what was not read cannot be written back)."""
@@ -19,7 +21,7 @@ from pathlib import Path
 from ..config.roots import Roots
 from ..engine.analysis import UNPARSABLE, unparsable
 from ..engine.guard import MAX_PARSE_BYTES, MAX_PARSE_CHARS
-from ..run.fixing import DROPPED, MAX_FIX_ROUNDS, _apply, _applicable
+from ..run.fixing import DROPPED, MAX_FIX_ROUNDS, _apply, _applicable, fixes_shown
 from ..run.focus import concerns
 from ..run.linter import Linter
 from ..run.project import project_findings
@@ -84,7 +86,8 @@ def _fix_loop(data: bytes, path: Path, linter: Linter, results, other, seen, out
         findings = result.findings + [f for f in found if seen is None or concerns(f, seen)]
         if not (fix or diff) or source is None:
             break
-        fixes = [f.fix for f in findings if _applicable(f, unsafe) and (f.fix.path or f.path) == rel]
+        fixable = linter.settings.is_fixable  # ``fixable``/``unfixable``/``extend-fixable``, as for a file
+        fixes = [f.fix for f in findings if _applicable(f, unsafe, fixable) and (f.fix.path or f.path) == rel]
         if not fixes:
             break
         new, applied, rejected = _apply(current, fixes)
@@ -95,7 +98,7 @@ def _fix_loop(data: bytes, path: Path, linter: Linter, results, other, seen, out
         current, applied_total = new, applied_total + applied
         results[path] = linter.lint_bytes(path, source.encode(current))
     out.errors.extend(result.errors + errors)
-    out.findings = sorted(findings, key=lambda f: f.sort_key())
+    out.findings = fixes_shown(sorted(findings, key=lambda f: f.sort_key()), linter.settings)
     if current is not None:
         out.texts[rel] = current
     if not (fix or diff):

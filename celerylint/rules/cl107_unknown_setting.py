@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from ..domain.celeryconf.model import Assignment, Model
 from ..domain.celeryconf.renames import already_set, rename_edit, where
 from ..domain.celeryconf.rulebase import ConfigRule, sources
-from ..domain.celeryconf.settings_table import Table, table
+from ..domain.celeryconf.settings_table import Table, since, table
 from ..rule import Invalid, TextFix, Valid, django_project
 
 Assigned = dict[str, list[Assignment]]
@@ -52,6 +52,12 @@ def task_option(name: str, namespace: str | None) -> str | None:
     return None
 
 
+def _bare(name: str, namespace: str | None) -> str:
+    """The name Celery's table holds for ``name`` written in ``namespace``."""
+    prefix = (namespace or "").rstrip("_") + "_"
+    return name[len(prefix):].lower() if namespace and namespace.isupper() and name.startswith(prefix) else name
+
+
 def rename_fix(m: Model, a: Assignment, new: str) -> TextFix | None:
     edit = rename_edit(m, a, new)
     return TextFix(f"rename `{a.name}` to `{new}`", (edit,), False, a.path) if edit else None
@@ -63,9 +69,12 @@ class UnknownSetting(ConfigRule):
     Finds setting names that Celery does not know, in a Celery settings
     source (`Celery(...)` keywords, `app.conf`, a configuration module, the
     `CELERY_` names of Django settings), when they are close to a real name:
-    `task_ack_late` for `task_acks_late`. The real names come from the
-    installed Celery (`celery.app.defaults`), new and old spellings, with the
-    namespace of the source. A task option written as a setting
+    `task_ack_late` for `task_acks_late`. The real names are those of every
+    Celery release from 4.0 on (`celery/app/defaults.py` of each, shipped
+    with celerylint), new and old spellings, with the namespace of the
+    source: a name some release had is never reported, since the project
+    may run that release, and a suggested name newer than Celery 4.0 says
+    from which release on it exists. A task option written as a setting
     (`task_max_retries`, `task_default_retry_delay`, `CELERY_TASK_RETRY_BACKOFF`)
     is reported too, naming the option and where it belongs: on the task,
     its base class, or `task_annotations`.
@@ -160,6 +169,17 @@ class UnknownSetting(ConfigRule):
             # file: other_settings.py
             task_ack_late = True
         """),
+        # names of older releases: Celery 4.0's `CELERYD_SEND_EVENTS`, 4.x's
+        # `task_queue_ha_policy`; the project may run one of them
+        Valid("""
+            # file: celeryconfig.py
+            CELERYD_SEND_EVENTS = True
+            task_queue_ha_policy = "all"
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """),
     )
     INVALID = (
         Invalid("""
@@ -229,6 +249,19 @@ class UnknownSetting(ConfigRule):
         ),
         Invalid(
             """
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(worker_cancel_long_running_task_on_connection_loss=True)
+            """,
+            message="did you mean `worker_cancel_long_running_tasks_on_connection_loss` (Celery 5.1.0 and later)?",
+        ),
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://localhost"
+            CELERY_WORKER_DISABLE_PREFETCHING = True
+        """), message="did you mean `CELERY_WORKER_DISABLE_PREFETCH` (Celery 5.6.0 and later)?"),
+        Invalid(
+            """
             # file: celeryconfig.py
             CELERYD_PREFETCH_MULTIPLER = 1
             """,
@@ -280,8 +313,8 @@ class UnknownSetting(ConfigRule):
             if key in seen or not settings_name(a.name, namespace, django, t):
                 continue
             seen.add(key)
-            if t.known(a.name) or t.canonical(a.name, namespace):
-                continue
+            if t.known(a.name) or t.canonical_in_any_release(a.name, namespace):
+                continue  # a setting of some Celery release from 4.0 on, maybe the project's
             if django and not namespace and t.canonical(a.name, "CELERY"):
                 continue  # a namespaced name without the namespace: CL110
             option = task_option(a.name, namespace)
@@ -295,7 +328,7 @@ class UnknownSetting(ConfigRule):
                 continue
             ns = namespace if django or namespace else None
             best = t.suggestion(a.name, ns)
-            shown = f"`{best}`" if best else " or ".join(f"`{s}`" for s in suggestions)
+            shown = f"`{best}`{since(_bare(best, ns))}" if best else " or ".join(f"`{s}`" for s in suggestions)
             message = f"`{a.name}` is not a Celery setting, so Celery ignores it: did you mean {shown}?"
             first = already_set(assigned, best, a) if best else None
             if first is not None:

@@ -61,7 +61,7 @@ class DeprecatedSettingName(ConfigRule):
     ## What it does
     Finds old upper-case setting names (`CELERYD_PREFETCH_MULTIPLIER`,
     `CELERY_ACKS_LATE`, `BROKER_URL`) in a Celery settings source, using the
-    old-to-new mapping of the installed Celery (`celery.app.defaults`). Under
+    old-to-new mapping of Celery's newest release (`celery.app.defaults`, shipped with celerylint). Under
     `namespace="CELERY"`, the new spelling is `CELERY_` plus the upper-case
     new name (`CELERY_WORKER_PREFETCH_MULTIPLIER`).
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, where
+from ..domain.celeryconf.settings_table import since
 from ..rule import Invalid, Valid
 
 SETTING = "worker_cancel_long_running_tasks_on_connection_loss"
@@ -92,13 +93,14 @@ class ConnectionLossCancelUnset(ConfigRule):
             # file: celeryconfig.py
             task_acks_late = True
             worker_cancel_long_running_tasks_on_connection_loss = True
-            """, message="is not set"),
+            """, message=f"`{SETTING}` (Celery 5.1.0 and later) is not set"),
     )
 
     def check_model(self, m: Model):
         for app in m.configured_apps():
             if not app.get("task_acks_late").truthy or not app.get(SETTING).is_default:
                 continue
-            yield self.at_app(app, f"`task_acks_late` is on and `{SETTING}` is not set in {where(app)}: after a broker "
+            yield self.at_app(app, f"`task_acks_late` is on and `{SETTING}`{since(SETTING)} is not set in {where(app)}: "
+                                   "after a broker "
                                    "connection loss the running tasks keep running while their messages are delivered "
                                    "again", m.fix_adding(app, SETTING, "True"))

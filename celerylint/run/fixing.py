@@ -61,6 +61,16 @@ def _applicable(finding: Finding, unsafe: bool, fixable=None) -> Fix | None:
     return fix
 
 
+def fixes_shown(findings: list[Finding], settings) -> list[Finding]:
+    """``findings`` with no fix on the codes ``fixable``/``unfixable`` keep
+    from ``--fix`` (as ruff: a rule that is not fixable shows no fix)."""
+    if not (settings.fixable or settings.unfixable):
+        return findings
+    from dataclasses import replace
+
+    return [f if f.fix is None or settings.is_fixable(f.code) else replace(f, fix=None) for f in findings]
+
+
 def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: list[Finding],
               linter: Linter, out: RunResult, *, unsafe: bool, write: bool,
               only: frozenset[str] | None = None) -> list[Finding]:

@@ -11,7 +11,7 @@ from .cache import Cache, usable_cache_dir
 from ..config.settings import Settings
 from .discovery import discover
 from .focus import Focus, about, concerns, focus
-from .fixing import fix_files, parses  # noqa: F401  (parses: for rule authors' tests)
+from .fixing import fix_files, fixes_shown, parses  # noqa: F401  (parses: for rule authors' tests)
 from .linter import Linter, lint_files
 from ..core.model import FileResult, Finding
 from .project import Project, project_findings
@@ -82,11 +82,7 @@ def run(paths: list[Path], settings: Settings, *, fix: bool = False, unsafe: boo
     if seen:
         _keep_focus(out, seen, {r.path for r in results.values()} | set(other))
     out.findings.sort(key=Finding.sort_key)
-    if settings.fixable or settings.unfixable:  # as ruff: a rule that is not fixable shows no fix
-        from dataclasses import replace
-
-        out.findings = [f if f.fix is None or settings.is_fixable(f.code) else replace(f, fix=None)
-                        for f in out.findings]
+    out.findings = fixes_shown(out.findings, settings)
     out.texts = done.texts
     return out
 

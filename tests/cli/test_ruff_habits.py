@@ -107,6 +107,31 @@ def test_fixable_unfixable_extend_fixable(cli, tmp_path):
     assert bad.returncode == 2 and "--unfixable" in bad.stderr
 
 
+def test_fixable_unfixable_extend_fixable_on_standard_input(cli, tmp_path):
+    """``celerylint - --stdin-filename jobs.py --fix`` fixes what a run on
+    the file fixes, with every way of setting fixability, and shows no fix
+    for a code that is not fixable."""
+    write(tmp_path, "pyproject.toml", "[tool.celerylint]\n")
+    config = '[tool.celerylint]\nfixable = ["CL206"]\nextend-fixable = ["CL2"]\nunfixable = ["CL204"]\n'
+    # (configuration, options, whether CL203's unsafe fix `ex=60` is applied)
+    for toml, args, applied in (("", ["--unfixable", "CL203"], False), ("", ["--fixable", "CL206"], False),
+                                ("", ["--fixable", "CL203"], True), ("", ["--fixable", "CL206", "--extend-fixable",
+                                                                          "CL203"], True),
+                                (config, [], True), (config, ["--unfixable", "CL203"], False), ("", [], True)):
+        write(tmp_path, "pyproject.toml", toml or "[tool.celerylint]\n")
+        write(tmp_path, "jobs.py", LOCK)
+        cli("--fix", "--unsafe-fixes", *args, "jobs.py")
+        on_disk = (tmp_path / "jobs.py").read_text()
+        write(tmp_path, "jobs.py", LOCK)
+        piped = cli("--fix", "--unsafe-fixes", *args, "--stdin-filename", "jobs.py", "-", input=LOCK)
+        assert piped.stdout == on_disk, (toml, args, piped.stderr)
+        assert ("ex=60" in piped.stdout) == applied, (toml, args)
+    write(tmp_path, "pyproject.toml", "[tool.celerylint]\n")
+    shown = cli("--unsafe-fixes", "--unfixable", "CL203", "--output-format", "json", "--stdin-filename", "jobs.py", "-",
+                input=LOCK)
+    assert [f["fix"] for f in json.loads(shown.stdout) if f["code"] == "CL203"] == [None]  # as for the file
+
+
 def test_config_key_value_overrides(cli, tmp_path):
     write(tmp_path, "pyproject.toml", '[tool.celerylint]\nselect = ["CL203"]\nlock-ttl = 30\n')
     write(tmp_path, "other.toml", 'select = ["CL206"]\n')

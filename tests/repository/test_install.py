@@ -1,6 +1,7 @@
 """The release as a user installs it: the sdist and the wheel build
-(``python -m build``, as CONTRIBUTING.md's release procedure does), and the
-wheel installs into fresh virtual environments, alone, beside Celery 4.4.7
+(``python -m build``, as CONTRIBUTING.md's release procedure does) and pass
+``twine check --strict`` (the metadata PyPI would show, the README rendered
+as the long description), and the wheel installs into fresh virtual environments, alone, beside Celery 4.4.7
 and beside the newest Celery (celerylint requires no Celery at all), where
 ``celerylint --version`` and a run on the sample project work.
 
@@ -55,6 +56,28 @@ def _build(tmp_path: Path) -> tuple[Path, Path]:
     return wheel, sdist
 
 
+def _twine_check(*artifacts: Path) -> str:
+    """``twine check --strict``: a warning fails it as an error does."""
+    done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, artifacts)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _without_content_type(wheel: Path, folder: Path) -> Path:
+    """A copy of ``wheel`` whose metadata no longer says the README is Markdown."""
+    folder.mkdir()
+    copy = folder / wheel.name
+    with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(copy, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename.endswith(".dist-info/METADATA"):
+                data = b"".join(line for line in data.splitlines(keepends=True)
+                                if not line.startswith(b"Description-Content-Type:"))
+            target.writestr(item, data)
+    return copy
+
+
 def _installed(tmp_path: Path, wheel: Path, beside: tuple[tuple[str, list[str]], ...]) -> dict[str, Path]:
     """Each venv of ``beside``, made in parallel; skipped without an index."""
     if not _index_reachable():
@@ -92,11 +115,16 @@ def test_the_release_builds_and_the_wheel_runs(tmp_path):
         names = archive.namelist()
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    assert "celerylint/domain/celeryconf/settings_snapshot.py" in names
+    assert "celerylint/domain/celeryconf/settings_data.py" in names
     runtime = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
     assert runtime and not [line for line in runtime if "celery" in line.lower()], runtime
     with tarfile.open(sdist) as archive:
         assert any(n.endswith("/LICENSE") for n in archive.getnames())
+    assert "Description-Content-Type: text/markdown" in metadata
+    checked = _twine_check(wheel, sdist)
+    assert checked.count("PASSED") == 2, checked
+    with pytest.raises(AssertionError, match="long_description"):
+        _twine_check(_without_content_type(wheel, tmp_path / "broken"))  # the check has teeth
     [(name, bin_dir)] = _installed(tmp_path, wheel, BESIDE[:1]).items()
     assert _celery_version(bin_dir) == "none"
     _runs_on_the_sample_project(name, bin_dir)

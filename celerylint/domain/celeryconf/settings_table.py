@@ -1,16 +1,19 @@
 """Celery's own setting names: new names, old upper-case names, the mapping
 between them and the defaults, as ``celery.app.defaults`` defines them.
 
-celerylint ships them (``settings_snapshot.py``, generated from a Celery
-release by ``python -m celerylint.devtools --snapshot``) and never imports
-Celery at run time: it lints projects on any Celery release, installed
-beside it or not, and never forces a Celery version on them.  Only the
-dev tool and the tests read the installed Celery (``live_table``)."""
+celerylint ships them for every stable Celery release from 4.0 on
+(``settings_data.py``, generated from the releases' own ``defaults.py`` by
+``python -m celerylint.devtools celery-data``) and never imports Celery at
+run time: it lints projects on any Celery release, installed beside it or
+not, and never forces a Celery version on them.  ``table()`` is the newest
+release's table; a name of any covered release is known
+(``Table.known``), and ``introduced_in``/``last_in`` say which releases
+have a name.  Only the tests read the installed Celery (``live_table``)."""
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -31,20 +34,22 @@ class Table:
     to_new: dict[str, str]  # old upper-case name -> new name
     to_old: dict[str, str]
     defaults: dict[str, Any]
+    # the names, new and old, of the older releases covered that the newest one dropped
+    dropped: frozenset[str] = field(default=frozenset(), compare=False)
 
     def canonical(self, name: str, namespace: str | None) -> str | None:
         """The new name a key of a source stands for, as Celery looks it up
         (celery-facts.md 2.3); None if Celery does not read it."""
-        if namespace:
-            prefix = namespace.rstrip("_") + "_"
-            if name.startswith(prefix):
-                rest = name[len(prefix):]
-                candidate = rest.lower() if prefix.isupper() else rest
-                if candidate in self.new and (rest.isupper() if prefix.isupper() else rest.islower()):
-                    return candidate
-        if name in self.new:
-            return name
-        return self.to_new.get(name)
+        return _canonical(name, namespace, self.new, self.to_new)
+
+    def canonical_in_any_release(self, name: str, namespace: str | None) -> bool:
+        """Does a covered Celery release read ``name`` (the newest, or an
+        older one that had a setting since dropped)?"""
+        if self.canonical(name, namespace):
+            return True
+        new = {n for n in self.dropped if n.islower()}
+        old = {o: "" for o in self.dropped if o.isupper()}
+        return bool(_canonical(name, namespace, new, old) or name in old)
 
     def is_old(self, name: str, namespace: str | None) -> bool:
         """An old upper-case name (and not also a valid namespaced new name)."""
@@ -63,7 +68,8 @@ class Table:
         return new
 
     def known(self, name: str) -> bool:
-        return name in self.new or name in self.old or name in _READ_ELSEWHERE
+        """A name some covered Celery release defines, or reads elsewhere."""
+        return name in self.new or name in self.old or name in self.dropped or name in _READ_ELSEWHERE
 
     def suggestion(self, name: str, namespace: str | None) -> str | None:
         """The one close name, when it is clearly closer than any other."""
@@ -87,17 +93,69 @@ class Table:
         return difflib.get_close_matches(name, sorted(self.new | _READ_ELSEWHERE), n=3, cutoff=0.85)
 
 
+def _canonical(name: str, namespace: str | None, new: set[str] | frozenset[str], to_new: dict[str, str]) -> str | None:
+    if namespace:
+        prefix = namespace.rstrip("_") + "_"
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            candidate = rest.lower() if prefix.isupper() else rest
+            if candidate in new and (rest.isupper() if prefix.isupper() else rest.islower()):
+                return candidate
+    if name in new:
+        return name
+    return to_new.get(name) or None
+
+
 @cache
 def table() -> Table:
-    """The table celerylint ships (``settings_snapshot.py``)."""
-    from . import settings_snapshot as snapshot
+    """The newest covered release's table (``settings_data.py``)."""
+    from . import settings_data as data
 
-    return Table(frozenset(snapshot.NEW), frozenset(snapshot.OLD), dict(snapshot.TO_NEW),
-                 dict(snapshot.TO_OLD), dict(snapshot.DEFAULTS))
+    newest = len(data.RELEASES) - 1
+    new = frozenset(n for n, runs in data.NEW.items() if runs[-1][1] == newest)
+    to_new = {o: n for o, (n, runs) in data.OLD.items() if runs[-1][1] == newest}
+    dropped = frozenset(data.NEW).union(data.OLD) - new - set(to_new)
+    return Table(new, frozenset(to_new), to_new, {n: o for o, n in to_new.items()},
+                 {n: data.DEFAULTS[n][-1][1] for n in sorted(new)}, dropped)
+
+
+def _runs(name: str) -> tuple[tuple[int, int], ...]:
+    from . import settings_data as data
+
+    if name in data.NEW:
+        return data.NEW[name]
+    return data.OLD[name][1] if name in data.OLD else ()
+
+
+def introduced_in(name: str) -> str | None:
+    """The first covered Celery release that has setting ``name`` (new or
+    old spelling); None if none has it."""
+    from . import settings_data as data
+
+    runs = _runs(name)
+    return data.RELEASES[runs[0][0]] if runs else None
+
+
+def last_in(name: str) -> str | None:
+    """The last covered release that has ``name``, when the newest one no
+    longer does; None otherwise."""
+    from . import settings_data as data
+
+    runs = _runs(name)
+    return data.RELEASES[runs[-1][1]] if runs and runs[-1][1] != len(data.RELEASES) - 1 else None
+
+
+def since(name: str) -> str:
+    """`` (Celery X and later)`` for a setting the oldest covered release
+    lacks, to follow its name in a message; else empty."""
+    from . import settings_data as data
+
+    first = introduced_in(name)
+    return f" (Celery {first} and later)" if first and first != data.RELEASES[0] else ""
 
 
 def live_table() -> Table:
-    """The installed Celery's table (the dev tool and the tests only)."""
+    """The installed Celery's table, imported (the tests only)."""
     from celery.app import defaults
 
     return Table(
@@ -106,28 +164,4 @@ def live_table() -> Table:
         to_new={k: v for k, v in defaults._TO_NEW_KEY.items() if v},
         to_old=dict(defaults._TO_OLD_KEY),
         defaults=dict(defaults.DEFAULTS),
-    )
-
-
-def snapshot_source() -> str:
-    """``settings_snapshot.py`` for the installed Celery (``python -m celerylint.devtools --snapshot``)."""
-    import datetime
-    from importlib.metadata import version
-    from pprint import pformat
-
-    t = live_table()
-    for value in t.defaults.values():
-        assert eval(repr(value), {"datetime": datetime, "inf": float("inf")}) == value, value  # noqa: S307
-    return (
-        f'"""Generated by `python -m celerylint.devtools --snapshot` from Celery {version("celery")}\n'
-        "(``celery.app.defaults``); do not edit.  ``settings_table.table`` reads it:\n"
-        'celerylint never imports Celery at run time."""\n\n'
-        "import datetime  # noqa: F401 - in reprs of defaults\n\n"
-        'inf = float("inf")  # in reprs of defaults\n\n'
-        f"CELERY_VERSION = {version('celery')!r}\n"
-        f"NEW = {pformat(tuple(sorted(t.new)))}\n"
-        f"OLD = {pformat(tuple(sorted(t.old)))}\n"
-        f"TO_NEW = {pformat(t.to_new)}\n"
-        f"TO_OLD = {pformat(t.to_old)}\n"
-        f"DEFAULTS = {pformat(t.defaults)}\n"
     )
