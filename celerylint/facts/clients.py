@@ -14,12 +14,18 @@ counts as what ``await``-ing it gives."""
 from __future__ import annotations
 
 import ast
+import sys
 
 from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector, dotted
-from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, PROVIDERS_FACT, REDIS, REDIS_FACTORIES
+from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, LIBRARY_PREFIXES, PROVIDERS_FACT, REDIS, REDIS_FACTORIES
 
 _DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "staticmethod", "classmethod"})
+# modules whose classes are never a project's lock or client holder
+_NOT_PROJECT = frozenset(sys.stdlib_module_names) | {"celery", "kombu", "rest_framework", "pydantic", "sqlalchemy",
+                                                     "typing_extensions", "requests", "httpx", "boto3", "structlog"}
+_PROPERTIES = frozenset({"property", "functools.cached_property", "cached_property",
+                         "django.utils.functional.cached_property"})
 
 
 def _module_statements(body: list[ast.stmt]):
@@ -64,17 +70,114 @@ class ClientProviders(SyntaxCollector):
                         self.defined.add(target.id)
         self.returns = _returns_by_function(tree)
         providers: dict[str, list[str]] = {}
+        classes: dict[str, dict[str, list[str]]] = {}
         for node in _module_statements(tree.body):
             self._statement(node, module, providers, None)
             if isinstance(node, ast.ClassDef):
                 for inner in node.body:
                     self._statement(inner, f"{module}.{node.name}", providers, node.name)
-        if providers:
+                classes[f"{module}.{node.name}"] = self._class(node, providers)
+        self._call_sites(tree, providers)
+        if providers or classes:
             for alias in _aliases(self.file.path, module):
                 for name, sources in list(providers.items()):
                     if name.startswith(module + "."):
                         providers.setdefault(alias + name[len(module):], sources)
-            self.file.fact(PROVIDERS_FACT, providers=providers)
+                for name, info in list(classes.items()):
+                    classes.setdefault(alias + name[len(module):], info)
+        if providers or any(c["bases"] for c in classes.values()):
+            self.file.fact(PROVIDERS_FACT, providers=providers, **({"classes": classes} if classes else {}))
+
+    def _class(self, node: ast.ClassDef, providers: dict[str, list[str]]) -> dict[str, list[str]]:
+        """A class's bases (project-wide names), the names it defines (class
+        attributes, methods, ``self.x``/``cls.x`` its methods assign), and,
+        as providers, what its methods assign to ``self.x``/``cls.x`` (an
+        ``__init__`` parameter: what the class's callers pass, see
+        ``client_index.build``) and what its properties return."""
+        prefix = f"{self.module}.{node.name}"
+        names: set[str] = set()
+        for inner in node.body:
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(inner.name)
+            elif isinstance(inner, (ast.Assign, ast.AnnAssign)):
+                for target in inner.targets if isinstance(inner, ast.Assign) else [inner.target]:
+                    if isinstance(target, ast.Name):
+                        names.add(target.id)
+            if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if self._is_property(inner):
+                sources = self._returns(inner, node.name, properties=True)
+                providers.setdefault(f"{prefix}.{inner.name}", []).extend(sources or ["?"])
+            params = [a.arg for a in inner.args.args]
+            own = list(_own_nodes(inner))
+            assigned = _assigned(own)
+            for n in own:
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+                for target in targets:
+                    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                            and params and target.value.id == params[0] and params[0] in ("self", "cls")):
+                        continue
+                    names.add(target.attr)
+                    if n.value is None or _is_none(n.value):
+                        continue  # ``self._client = None``: not made yet
+                    source = self._attribute_source(n.value, inner, params, assigned, node.name)
+                    providers.setdefault(f"{prefix}.{target.attr}", []).append(source or "?")
+        bases = [q for q in (self._qualified(b, None) if b is not None else None
+                             for b in (dotted(x) for x in node.bases)) if q is not None]
+        return {"bases": bases, "names": sorted(names)}
+
+    def _attribute_source(self, value: ast.AST, method: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str],
+                          assigned: dict[str, list[ast.AST]], cls: str) -> str | None:
+        """What ``self.x = value`` stores: an ``__init__`` parameter (never
+        assigned in it) is what the callers of the class pass for it."""
+        if isinstance(value, ast.Name) and value.id in params[1:] and value.id not in assigned:
+            if method.name != "__init__" or value.id in {a.arg for a in method.args.kwonlyargs}:
+                return None
+            return f"args:{self.module}.{cls}|{params.index(value.id) - 1}|{value.id}"
+        if isinstance(value, ast.Name) and value.id in params:
+            return None
+        return self._source(value, assigned, set(), cls)
+
+    def _is_property(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        names = {self.file.qualify(d) for d in (dotted(x) for x in node.decorator_list) if d is not None}
+        return bool(names & _PROPERTIES) and len(node.decorator_list) == 1
+
+    def _call_sites(self, tree: ast.Module, providers: dict[str, list[str]]) -> None:
+        """What each call of a project class (a capitalised name: ``Lock(r,
+        key)``) passes, by position and keyword: ``pkg.locks.Lock(@0)``.
+        Anything else passed (unknown) is ``?``, and so is a call with
+        ``*args``/``**kwargs`` (``(@*)``)."""
+        scopes: list[tuple[ast.AST, str | None]] = [(tree, None)]
+        methods: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for m in node.body:
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        scopes.append((m, node.name))
+                        methods.add(id(m))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in methods:
+                scopes.append((node, None))
+        for scope, cls in scopes:
+            own = list(_own_nodes(scope)) if scope is not tree else [
+                n for n in _own_nodes(tree) if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            assigned = _assigned(own) if scope is not tree else {}
+            for call in own:
+                if not isinstance(call, ast.Call):
+                    continue
+                name = dotted(call.func)
+                if name is None or not name.rpartition(".")[2][:1].isupper():
+                    continue
+                qualified = self._qualified(name, cls)
+                if (qualified is None or qualified.startswith(LIBRARY_PREFIXES) or qualified in REDIS_FACTORIES
+                        or qualified.partition(".")[0] in _NOT_PROJECT):
+                    continue
+                for i, a in enumerate(call.args):
+                    key = "*" if isinstance(a, ast.Starred) else str(i)
+                    providers.setdefault(f"{qualified}(@{key})", []).append(
+                        "?" if key == "*" else self._source(a, assigned, set(), cls) or "?")
+                for k in call.keywords:
+                    providers.setdefault(f"{qualified}(@{k.arg or '*'})", []).append(
+                        self._source(k.value, assigned, set(), cls) or "?" if k.arg else "?")
 
     def _statement(self, node: ast.stmt, prefix: str, providers: dict[str, list[str]], cls: str | None) -> None:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -89,8 +192,9 @@ class ClientProviders(SyntaxCollector):
             if sources:
                 providers[f"{prefix}.{node.name}()"] = sources
 
-    def _returns(self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None) -> list[str] | None:
-        for decorator in node.decorator_list:
+    def _returns(self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None,
+                 properties: bool = False) -> list[str] | None:
+        for decorator in node.decorator_list if not properties else ():
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             name = dotted(target)
             if name is None or self.file.qualify(name) not in _DECORATORS:
@@ -102,23 +206,7 @@ class ClientProviders(SyntaxCollector):
             return None  # most functions: settled without walking their bodies
         own = list(_own_nodes(node))
         globals_ = {n for g in own if isinstance(g, ast.Global) for n in g.names}
-        assigned: dict[str, list[ast.AST]] = {}
-        for n in own:
-            if isinstance(n, ast.Assign):
-                for target in n.targets:
-                    if isinstance(target, ast.Name):
-                        assigned.setdefault(target.id, []).append(n.value)
-                    else:
-                        for name in ast.walk(target):
-                            if isinstance(name, ast.Name):
-                                assigned.setdefault(name.id, []).append(target)  # unpacked: unknown
-            elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(n.target, ast.Name):
-                assigned.setdefault(n.target.id, []).append(n.value if not isinstance(n, ast.AugAssign) else n)
-            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.withitem)):
-                bound = n.optional_vars if isinstance(n, ast.withitem) else n.target
-                for name in ast.walk(bound) if bound is not None else ():
-                    if isinstance(name, ast.Name):
-                        assigned.setdefault(name.id, []).append(n)  # bound by a loop or with: unknown
+        assigned = _assigned(own)
         sources = []
         for value in values:
             source = self._source(value, assigned, globals_, cls)
@@ -126,6 +214,7 @@ class ClientProviders(SyntaxCollector):
                 return None
             sources.append(source)
         return sources
+
 
     def _source(self, node: ast.AST, assigned: dict[str, list[ast.AST]], globals_: set[str],
                 cls: str | None, depth: int = 0) -> str | None:
@@ -175,6 +264,29 @@ class ClientProviders(SyntaxCollector):
         if head in self.defined:
             return f"{self.module}.{name}"
         return None
+
+
+def _assigned(own: list[ast.AST]) -> dict[str, list[ast.AST]]:
+    """What each local name of a function is bound to (a loop, ``with`` or
+    unpacking: the binding node itself, which is unknown)."""
+    assigned: dict[str, list[ast.AST]] = {}
+    for n in own:
+        if isinstance(n, ast.Assign):
+            for target in n.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(n.value)
+                else:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            assigned.setdefault(name.id, []).append(target)  # unpacked: unknown
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(n.target, ast.Name):
+            assigned.setdefault(n.target.id, []).append(n.value if not isinstance(n, ast.AugAssign) else n)
+        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.withitem)):
+            bound = n.optional_vars if isinstance(n, ast.withitem) else n.target
+            for name in ast.walk(bound) if bound is not None else ():
+                if isinstance(name, ast.Name):
+                    assigned.setdefault(name.id, []).append(n)  # bound by a loop or with: unknown
+    return assigned
 
 
 def _aliases(path: str, module: str) -> list[str]:
