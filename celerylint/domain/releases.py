@@ -145,7 +145,17 @@ class TakeTracker(IfGuards):
                 and key.value in {p.name.value for p in (*function.params.params, *function.params.kwonly_params)})
 
     def handler(self) -> bool:
-        return handles_locks(self.ctx.function.name.value if self.ctx.function else "")
+        """The current function handles locks: by its name, or as a method of
+        a context manager (a class with ``__enter__`` and ``__exit__``): what
+        such a class takes with ``SET NX`` is held for the ``with`` block,
+        and its ``__exit__`` releases it."""
+        function = self.ctx.function
+        if function is None:
+            return False
+        if handles_locks(function.name.value):
+            return True
+        return bool(self.ctx.classes) and any(s is function for s in self.ctx.classes[-1].body.body) \
+            and _context_manager(self.ctx.classes[-1])
 
     def why_lock(self, d: Delete) -> str | None:
         if d.take is not None:
@@ -159,6 +169,11 @@ class TakeTracker(IfGuards):
         if d.parameter is not None and d.parameter in self.passed:
             return f"`{self.passed[d.parameter]}()` takes as a lock and passes here"
         return None
+
+
+def _context_manager(cls: cst.ClassDef) -> bool:
+    names = {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    return bool(names & {"__enter__", "__aenter__"}) and bool(names & {"__exit__", "__aexit__"})
 
 
 def compares_holder(test: cst.BaseExpression, key: cst.BaseExpression, ctx: FileContext,
