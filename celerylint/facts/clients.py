@@ -18,7 +18,7 @@ import sys
 
 from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector, dotted
-from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, LIBRARY_PREFIXES, PROVIDERS_FACT, REDIS, REDIS_FACTORIES
+from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, LIBRARY_PREFIXES, PROVIDERS_FACT, REDIS, REDIS_CLASSES, REDIS_FACTORIES
 
 _DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "staticmethod", "classmethod"})
 # modules whose classes are never a project's lock or client holder
@@ -106,7 +106,11 @@ class ClientProviders(SyntaxCollector):
             if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             if self._is_property(inner):
-                sources = self._returns(inner, node.name, properties=True)
+                annotation = dotted(inner.returns) if inner.returns is not None else None
+                if annotation is not None and self.file.qualify(annotation) in REDIS_CLASSES:
+                    sources = [REDIS]  # ``-> redis.Redis``
+                else:
+                    sources = self._returns(inner, node.name, properties=True)
                 providers.setdefault(f"{prefix}.{inner.name}", []).extend(sources or ["?"])
             params = [a.arg for a in inner.args.args]
             own = list(_own_nodes(inner))

@@ -167,4 +167,26 @@ INVALID = (
             def acquire(self, name):
                 return self.redis_client.set(f"lock:{name}", 1, nx=True)
     """, at="4:16"),
+    # the base class's property is annotated ``-> redis.Redis``: its body need not be traced
+    Invalid("""
+        # file: proj/__init__.py
+        # file: proj/base.py
+        import redis
+        from celery import Task
+        from proj.clients import LockClient
+        class BaseTask(Task):
+            _locks = None
+            @property
+            def redis_locks(self) -> redis.Redis:
+                if self._locks is None:
+                    self._locks = LockClient()
+                return self._locks.redis
+        # file: proj/tasks.py
+        from celery import shared_task
+        from proj.base import BaseTask
+        @shared_task(bind=True, base=BaseTask)
+        def work(self, name):
+            if self.redis_locks.set(f"lock:{name}", 1, nx=True):
+                pass
+    """, at="5:8"),
 )
