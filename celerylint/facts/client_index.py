@@ -96,12 +96,18 @@ def build(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
         return None
 
     index = {name: kind_of(name, 0) for name in raw}
+    attrs: dict[str, list[str]] = {}  # class -> the attributes ``raw`` holds of it
+    for name in raw:
+        owner, _, attr = name.partition("(")[0].rpartition(".")
+        if owner in classes:
+            attrs.setdefault(owner, []).append(name[len(owner) + 1:])
     for cls in classes:
         base, seen = _first_base(classes[cls]), {cls}
         while base in classes and base not in seen and len(seen) <= _MAX_DEPTH:
             seen.add(base)
-            for attr in {n[len(base) + 1:] for n in raw if n.startswith(base + ".")}:
-                index.setdefault(f"{cls}.{attr}", kind_of(f"{cls}.{attr}", 0))
+            for attr in attrs.get(base, ()):
+                if f"{cls}.{attr}" not in index:
+                    index[f"{cls}.{attr}"] = kind_of(f"{cls}.{attr}", 0)
             base = _first_base(classes[base])
     return {name: kind for name, kind in index.items() if kind is not None and "(@" not in name}
 

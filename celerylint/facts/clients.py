@@ -14,16 +14,21 @@ counts as what ``await``-ing it gives."""
 from __future__ import annotations
 
 import ast
-import sys
+import re
 
 from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector, dotted
 from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, LIBRARY_PREFIXES, PROVIDERS_FACT, REDIS, REDIS_CLASSES, REDIS_FACTORIES
 
 _DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "staticmethod", "classmethod"})
-# modules whose classes are never a project's lock or client holder
-_NOT_PROJECT = frozenset(sys.stdlib_module_names) | {"celery", "kombu", "rest_framework", "pydantic", "sqlalchemy",
-                                                     "typing_extensions", "requests", "httpx", "boto3", "structlog"}
+# what the module walk looks for, in the text first: a call of a capitalised
+# name (``Lock(``, ``locks.Lock(``; ``self.``/``cls.`` calls are not class
+# calls), an assignment to an attribute of ``self``/``cls``
+_CAPITALISED_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)[ \t]*\(")
+_SELF_ASSIGNMENT = re.compile(r"\b(?:self|cls)\.\w+[ \t]*(?::[^=\n]*)?=(?!=)")
+# nodes that hold no call and no assignment: not walked into
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop, ast.alias,
+           ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
 _PROPERTIES = frozenset({"property", "functools.cached_property", "cached_property",
                          "django.utils.functional.cached_property"})
 
@@ -77,7 +82,7 @@ class ClientProviders(SyntaxCollector):
                 for inner in node.body:
                     self._statement(inner, f"{module}.{node.name}", providers, node.name)
                 classes[f"{module}.{node.name}"] = self._class(node, providers)
-        self._call_sites(tree, providers)
+        self._walk(tree, providers, classes)
         if providers or classes:
             for alias in _aliases(self.file.path, module):
                 for name, sources in list(providers.items()):
@@ -89,11 +94,9 @@ class ClientProviders(SyntaxCollector):
             self.file.fact(PROVIDERS_FACT, providers=providers, **({"classes": classes} if classes else {}))
 
     def _class(self, node: ast.ClassDef, providers: dict[str, list[str]]) -> dict[str, list[str]]:
-        """A class's bases (project-wide names), the names it defines (class
-        attributes, methods, ``self.x``/``cls.x`` its methods assign), and,
-        as providers, what its methods assign to ``self.x``/``cls.x`` (an
-        ``__init__`` parameter: what the class's callers pass, see
-        ``client_index.build``) and what its properties return."""
+        """A class's bases (project-wide names), the names its body defines
+        (class attributes, methods; ``_walk`` adds the ``self.x`` its methods
+        assign), and, as providers, what its properties return."""
         prefix = f"{self.module}.{node.name}"
         names: set[str] = set()
         for inner in node.body:
@@ -112,23 +115,9 @@ class ClientProviders(SyntaxCollector):
                 else:
                     sources = self._returns(inner, node.name, properties=True)
                 providers.setdefault(f"{prefix}.{inner.name}", []).extend(sources or ["?"])
-            params = [a.arg for a in inner.args.args]
-            own = list(_own_nodes(inner))
-            assigned = _assigned(own)
-            for n in own:
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
-                for target in targets:
-                    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                            and params and target.value.id == params[0] and params[0] in ("self", "cls")):
-                        continue
-                    names.add(target.attr)
-                    if n.value is None or _is_none(n.value):
-                        continue  # ``self._client = None``: not made yet
-                    source = self._attribute_source(n.value, inner, params, assigned, node.name)
-                    providers.setdefault(f"{prefix}.{target.attr}", []).append(source or "?")
         bases = [q for q in (self._qualified(b, None) if b is not None else None
                              for b in (dotted(x) for x in node.bases)) if q is not None]
-        return {"bases": bases, "names": sorted(names)}
+        return {"bases": bases, "names": sorted(names)}  # a list: ``_walk`` appends to it
 
     def _attribute_source(self, value: ast.AST, method: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str],
                           assigned: dict[str, list[ast.AST]], cls: str) -> str | None:
@@ -146,42 +135,83 @@ class ClientProviders(SyntaxCollector):
         names = {self.file.qualify(d) for d in (dotted(x) for x in node.decorator_list) if d is not None}
         return bool(names & _PROPERTIES) and len(node.decorator_list) == 1
 
-    def _call_sites(self, tree: ast.Module, providers: dict[str, list[str]]) -> None:
-        """What each call of a project class (a capitalised name: ``Lock(r,
-        key)``) passes, by position and keyword: ``pkg.locks.Lock(@0)``.
-        Anything else passed (unknown) is ``?``, and so is a call with
-        ``*args``/``**kwargs`` (``(@*)``)."""
-        scopes: list[tuple[ast.AST, str | None]] = [(tree, None)]
-        methods: set[int] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                for m in node.body:
-                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        scopes.append((m, node.name))
-                        methods.add(id(m))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in methods:
-                scopes.append((node, None))
-        for scope, cls in scopes:
-            own = list(_own_nodes(scope)) if scope is not tree else [
-                n for n in _own_nodes(tree) if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-            assigned = _assigned(own) if scope is not tree else {}
-            for call in own:
-                if not isinstance(call, ast.Call):
+    def _walk(self, tree: ast.Module, providers: dict[str, list[str]], classes: dict[str, dict[str, list[str]]]) -> None:
+        """One walk of the module: each call of a project class (``_call_site``)
+        and each ``self.x = value``/``cls.x = value`` of a method, recorded
+        as a provider of ``<class>.x`` (an ``__init__`` parameter: what the
+        class's callers pass, see ``client_index.build``; ``None``: not made
+        yet; anything unknown: ``?``)."""
+        calls = any(self._project_class(m.group(1)) for m in _CAPITALISED_CALL.finditer(self.file.text))
+        if not calls and not (classes and _SELF_ASSIGNMENT.search(self.file.text)):
+            return  # nothing to record: most files, without walking them
+        assigned_of: dict[int, dict[str, list[ast.AST]]] = {}
+        todo: list[tuple[ast.AST, ast.AST | None, str | None]] = [(tree, None, None)]
+        if not calls:  # only what the methods of the module's classes assign
+            todo = [(m, m, c.name) for c in _module_statements(tree.body) if isinstance(c, ast.ClassDef)
+                    for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        while todo:
+            node, function, cls = todo.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    todo.append((child, None, child.name))
                     continue
-                name = dotted(call.func)
-                if name is None or not name.rpartition(".")[2][:1].isupper():
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    todo.append((child, child, cls if function is None and isinstance(node, ast.ClassDef) else None))
                     continue
-                qualified = self._qualified(name, cls)
-                if (qualified is None or qualified.startswith(LIBRARY_PREFIXES) or qualified in REDIS_FACTORIES
-                        or qualified.partition(".")[0] in _NOT_PROJECT):
+                if isinstance(child, ast.Call):
+                    self._call_site(child, function, cls, assigned_of, providers)
+                elif isinstance(child, (ast.Assign, ast.AnnAssign)) and function is not None and cls is not None:
+                    self._attribute(child, function, cls, assigned_of, providers, classes)
+                elif isinstance(child, _LEAVES):
                     continue
-                for i, a in enumerate(call.args):
-                    key = "*" if isinstance(a, ast.Starred) else str(i)
-                    providers.setdefault(f"{qualified}(@{key})", []).append(
-                        "?" if key == "*" else self._source(a, assigned, set(), cls) or "?")
-                for k in call.keywords:
-                    providers.setdefault(f"{qualified}(@{k.arg or '*'})", []).append(
-                        self._source(k.value, assigned, set(), cls) or "?" if k.arg else "?")
+                todo.append((child, function, cls))
+
+    def _attribute(self, node: ast.Assign | ast.AnnAssign, method, cls: str, assigned_of, providers, classes) -> None:
+        params = [a.arg for a in method.args.args]
+        if not params or params[0] not in ("self", "cls"):
+            return
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == params[0]):
+                continue
+            info = classes.get(f"{self.module}.{cls}")
+            if info is not None and target.attr not in info["names"]:
+                info["names"].append(target.attr)
+            if node.value is None or _is_none(node.value):
+                continue  # ``self._client = None``: not made yet
+            if id(method) not in assigned_of:
+                assigned_of[id(method)] = _assigned(list(_own_nodes(method)))
+            source = self._attribute_source(node.value, method, params, assigned_of[id(method)], cls)
+            providers.setdefault(f"{self.module}.{cls}.{target.attr}", []).append(source or "?")
+
+    def _project_class(self, name: str, cls: str | None = None) -> str | None:
+        """The project-wide name of a capitalised callable of the project
+        (``Lock``, ``locks.Lock``), or None."""
+        if not name.rpartition(".")[2][:1].isupper():
+            return None
+        qualified = self._qualified(name, cls)
+        if (qualified is None or qualified.startswith(LIBRARY_PREFIXES) or qualified in REDIS_FACTORIES
+                or qualified.partition(".")[0] != self.module.partition(".")[0]):
+            return None  # a class of this file's top-level package only: never a library's
+        return qualified
+
+    def _call_site(self, call: ast.Call, function: ast.AST | None, cls: str | None,
+                   assigned_of: dict[int, dict[str, list[ast.AST]]], providers: dict[str, list[str]]) -> None:
+        name = dotted(call.func)
+        qualified = self._project_class(name, cls) if name is not None else None
+        if qualified is None:
+            return
+        assigned: dict[str, list[ast.AST]] = {}
+        if function is not None:
+            if id(function) not in assigned_of:
+                assigned_of[id(function)] = _assigned(list(_own_nodes(function)))
+            assigned = assigned_of[id(function)]
+        for i, a in enumerate(call.args):
+            key = "*" if isinstance(a, ast.Starred) else str(i)
+            providers.setdefault(f"{qualified}(@{key})", []).append(
+                "?" if key == "*" else self._source(a, assigned, set(), cls) or "?")
+        for k in call.keywords:
+            providers.setdefault(f"{qualified}(@{k.arg or '*'})", []).append(
+                self._source(k.value, assigned, set(), cls) or "?" if k.arg else "?")
 
     def _statement(self, node: ast.stmt, prefix: str, providers: dict[str, list[str]], cls: str | None) -> None:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:

@@ -125,7 +125,7 @@ def _bound_origin(name: str, shown: str, bound: cst.BaseExpression, ctx: FileCon
 
 
 # ``from .base import *`` at module level (column 0)
-_STAR = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+_STAR = re.compile(r"^from[ \t]+(?:(\.+)(\w[\w.]*)?|(\w[\w.]*))[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
 def _other_binding(name: str) -> re.Pattern[str]:
@@ -159,7 +159,8 @@ def _star_origin(name: str, ctx: FileContext) -> tuple[str, str, str] | None:
     stars = list(_STAR.finditer(ctx.text))
     if len(stars) != 1 or _assignments(name).search(ctx.text) or _other_binding(name).search(ctx.text):
         return None
-    module = ctx.resolve_relative(len(stars[0].group(1)), stars[0].group(2))
+    star = stars[0]
+    module = ctx.resolve_relative(len(star.group(1) or ""), star.group(2) or star.group(3) or "")
     if not module or module.startswith("."):
         return None
     return f"name:{module}.{name}", name, ""
