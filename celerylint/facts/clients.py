@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector, dotted
@@ -189,10 +190,12 @@ class ClientProviders(SyntaxCollector):
         if not name.rpartition(".")[2][:1].isupper():
             return None
         qualified = self._qualified(name, cls)
-        if (qualified is None or qualified.startswith(LIBRARY_PREFIXES) or qualified in REDIS_FACTORIES
-                or qualified.partition(".")[0] != self.module.partition(".")[0]):
-            return None  # a class of this file's top-level package only: never a library's
-        return qualified
+        if qualified is None or qualified.startswith(LIBRARY_PREFIXES) or qualified in REDIS_FACTORIES:
+            return None
+        head = qualified.partition(".")[0]
+        if "." in self.module:  # a package: classes of its own top-level package only, never a library's
+            return qualified if head == self.module.partition(".")[0] else None
+        return qualified if head not in sys.stdlib_module_names else None  # a flat layout: any module but the stdlib's
 
     def _call_site(self, call: ast.Call, function: ast.AST | None, cls: str | None,
                    assigned_of: dict[int, dict[str, list[ast.AST]]], providers: dict[str, list[str]]) -> None:

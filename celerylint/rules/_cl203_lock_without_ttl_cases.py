@@ -189,4 +189,20 @@ INVALID = (
             if self.redis_locks.set(f"lock:{name}", 1, nx=True):
                 pass
     """, at="5:8"),
+    # a flat layout (modules without a package): the caller's module gives the client
+    Invalid("""
+        # file: locks.py
+        class RedisLock:
+            def __init__(self, redis_client, key):
+                self.redis = redis_client
+                self.key = key
+            def acquire(self):
+                return self.redis.set(self.key, 1, nx=True)
+        # file: tasks.py
+        import redis
+        from locks import RedisLock
+        r = redis.Redis()
+        def work(name):
+            return RedisLock(r, f"lock:{name}").acquire()
+    """, at="6:16"),
 )
