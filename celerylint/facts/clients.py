@@ -27,6 +27,19 @@ _DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "staticmethod
 # calls), an assignment to an attribute of ``self``/``cls``
 _CAPITALISED_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)[ \t]*\(")
 _SELF_ASSIGNMENT = re.compile(r"\b(?:self|cls)\.\w+[ \t]*(?::[^=\n]*)?=(?!=)")
+# statements without a body: walked into only when a call of a project class
+# may start in their lines
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete)
+
+
+def _spans(node: ast.stmt, lines: set[int], first: int, last: int) -> bool:
+    start, end = node.lineno, node.end_lineno or node.lineno
+    if end < first or start > last:
+        return False
+    return any(n in lines for n in range(start, end + 1)) if end - start < len(lines) else any(
+        start <= n <= end for n in lines)
+
+
 # nodes that hold no call and no assignment: not walked into
 _LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop, ast.alias,
            ast.Import, ast.ImportFrom, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
@@ -142,9 +155,18 @@ class ClientProviders(SyntaxCollector):
         as a provider of ``<class>.x`` (an ``__init__`` parameter: what the
         class's callers pass, see ``client_index.build``; ``None``: not made
         yet; anything unknown: ``?``)."""
-        calls = any(self._project_class(m.group(1)) for m in _CAPITALISED_CALL.finditer(self.file.text))
-        if not calls and not (classes and _SELF_ASSIGNMENT.search(self.file.text)):
+        text = self.file.text
+        lines: set[int] = set()  # where a call of a project class may start
+        line, position = 1, 0
+        for m in _CAPITALISED_CALL.finditer(text):
+            if self._project_class(m.group(1)):
+                line += text.count("\n", position, m.start())
+                position = m.start()
+                lines.add(line)
+        calls = bool(lines)
+        if not calls and not (classes and _SELF_ASSIGNMENT.search(text)):
             return  # nothing to record: most files, without walking them
+        first, last = (min(lines), max(lines)) if lines else (0, -1)
         assigned_of: dict[int, dict[str, list[ast.AST]]] = {}
         todo: list[tuple[ast.AST, ast.AST | None, str | None]] = [(tree, None, None)]
         if not calls:  # only what the methods of the module's classes assign
@@ -165,6 +187,8 @@ class ClientProviders(SyntaxCollector):
                     self._attribute(child, function, cls, assigned_of, providers, classes)
                 elif isinstance(child, _LEAVES):
                     continue
+                if isinstance(child, _SIMPLE) and not _spans(child, lines, first, last):
+                    continue  # a statement with no call of a project class in its lines
                 todo.append((child, function, cls))
 
     def _attribute(self, node: ast.Assign | ast.AnnAssign, method, cls: str, assigned_of, providers, classes) -> None:
@@ -204,8 +228,8 @@ class ClientProviders(SyntaxCollector):
         if qualified is None:
             return
         assigned: dict[str, list[ast.AST]] = {}
-        if function is not None:
-            if id(function) not in assigned_of:
+        if function is not None and any(isinstance(a, ast.Name) for a in (*call.args, *(k.value for k in call.keywords))):
+            if id(function) not in assigned_of:  # only a local name passed needs the function's bindings
                 assigned_of[id(function)] = _assigned(list(_own_nodes(function)))
             assigned = assigned_of[id(function)]
         for i, a in enumerate(call.args):
