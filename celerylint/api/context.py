@@ -242,9 +242,11 @@ class ContextOpener(cst.BatchableCSTVisitor):
             full = _module_dotted(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 self.ctx.imports[alias.asname.name.value] = full
+                self._unbind(alias.asname.name.value)
             else:
                 head = full.partition(".")[0]
                 self.ctx.imports[head] = head
+                self._unbind(head)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -256,6 +258,14 @@ class ContextOpener(cst.BatchableCSTVisitor):
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self.ctx.imports[local] = f"{module}.{name}" if module and not module.endswith(".") else f"{module}{name}"
+            self._unbind(local)
+
+    def _unbind(self, name: str) -> None:
+        """An import binds ``name`` again: an earlier assignment no longer holds."""
+        scope = self.ctx.scopes[-1]
+        if name in scope.bindings:
+            del scope.bindings[name]
+            scope.reassigned.add(name)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.ctx.classes.append(node)

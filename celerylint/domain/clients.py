@@ -69,17 +69,39 @@ def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> s
             return _provided(node, ctx, "")
         return None
     if isinstance(node, cst.Attribute):
-        if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
+        if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls") and ctx.classes:
             bound = ctx.lookup_self_attr(node.attr.value)
-            if bound is None and ctx.classes:
+            kind = None
+            if bound is None:
                 bound = _class_attr(ctx.classes[-1], node.attr.value)
                 if bound is None:
-                    return _property_kind(ctx.classes[-1], node.attr.value, ctx, depth + 1)
-            return client_kind(bound, ctx, depth + 1) if bound is not None else None
+                    kind = _property_kind(ctx.classes[-1], node.attr.value, ctx, depth + 1)
+            if bound is not None:
+                kind = client_kind(bound, ctx, depth + 1)
+            return kind if kind is not None else _held(node, ctx)
+        if isinstance(node.value, cst.Name) and (node.value.value in ("self", "cls") or _parameter(node.value.value, ctx)[0]):
+            return _held(node, ctx)  # an attribute of a parameter: of the class it is an instance of
         if ctx.imported_name(node) in CACHE_OBJECTS:
             return CACHE
         return _provided(node, ctx, "")
     return None
+
+
+def _held(node: cst.Attribute, ctx: FileContext) -> str | None:
+    """``x.attr`` where ``x`` is an instance of a project class
+    (``client_holders.instance_class``): what the client index says
+    ``<class>.attr`` holds, in a file that mentions that kind."""
+    allowed = _mentioned(ctx)
+    if not allowed or not isinstance(node.value, cst.Name):
+        return None
+    from .client_holders import instance_class  # deferred: it imports the task model
+    cls = instance_class(node.value, ctx)
+    if cls is None:
+        return None
+    key = f"{cls}.{node.attr.value}"
+    kind = ctx.client_index.get(key)
+    ctx.client_lookups[key] = kind
+    return kind if kind in allowed else None
 
 
 # A client from a project helper counts in a file whose code names its kind

@@ -77,9 +77,14 @@ def _parts(expr: cst.BaseExpression, ctx: FileContext, params, depth: int) -> Pa
             values = [e.value for e in expr.right.elements] if isinstance(expr.right, cst.Tuple) else [expr.right]
             return _percent(template, values, ctx, params, depth) if isinstance(template, str) else None
         return None
+    if isinstance(expr, cst.Call) and (helper := _helper(expr, ctx)) is not None:
+        return _returned(expr, helper, ctx, depth)
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         method, receiver = expr.func.attr.value, expr.func.value
-        template = _string_value(receiver) if isinstance(receiver, cst.SimpleString) else None
+        if isinstance(receiver, cst.Name) and receiver.value not in params:  # LOCK_KEY = "lock:{}"; LOCK_KEY.format(x)
+            bound = ctx.lookup(receiver.value)
+            receiver = bound if isinstance(bound, (cst.SimpleString, cst.ConcatenatedString)) else receiver
+        template = _string_value(receiver) if isinstance(receiver, (cst.SimpleString, cst.ConcatenatedString)) else None
         if not isinstance(template, str) or any(a.star for a in expr.args):
             return None
         if method == "format":
@@ -153,4 +158,72 @@ def _format(template: str, args, ctx, params, depth: int) -> Parts | None:
             return None  # a format spec, an attribute or index: not a plain value
         out.extend(_value(value, ctx, params, depth))
     out.append((True, template[position:]))
+    return out
+
+
+def _helper(call: cst.Call, ctx: FileContext) -> tuple[cst.FunctionDef, int] | None:
+    """``(function, first argument's parameter index)`` when ``call`` calls a
+    function of this module (``lock_key(name)``) or a method of the current
+    class (``self._key(name)``) whose body is one ``return`` of an expression."""
+    func = call.func
+    function, skip = None, 0
+    if isinstance(func, cst.Name) and ctx.lookup(func.value) is None and func.value not in ctx.imports:
+        function = ctx.module_functions.get(func.value)
+    elif (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")
+          and ctx.classes):
+        function = next((s for s in ctx.classes[-1].body.body
+                         if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value), None)
+        skip = 1
+    if function is None or function.asynchronous is not None or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    body = [s for s in function.body.body if not _docstring(s)]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return None
+    returned = body[0].body[0]
+    if not isinstance(returned, cst.Return) or returned.value is None:
+        return None
+    return function, skip
+
+
+def _docstring(stmt: cst.BaseStatement) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _returned(call: cst.Call, helper: tuple[cst.FunctionDef, int], ctx: FileContext, depth: int) -> Parts | None:
+    """The key a key helper returns, its parameters replaced by what ``call``
+    passes (``lock_key(job.id)`` of ``return f"lock:{name}"`` reads
+    ``lock:{job.id}``); None when a parameter is used in any other way."""
+    function, skip = helper
+    p = function.params
+    if isinstance(p.star_arg, cst.Param) or p.star_kwarg is not None:
+        return None
+    names = [x.name.value for x in (*p.posonly_params, *p.params)][skip:]
+    given: dict[str, cst.BaseExpression] = {}
+    for i, a in enumerate(call.args):
+        if a.star:
+            return None
+        if a.keyword is None and i < len(names):
+            given[names[i]] = a.value
+        elif a.keyword is not None:
+            given[a.keyword.value] = a.value
+        else:
+            return None
+    for x in (*p.params, *p.kwonly_params):
+        if x.name.value not in given and x.default is not None:
+            given[x.name.value] = x.default
+    returned = function.body.body[-1].body[0].value
+    parts = _parts(returned, ctx, frozenset(given) | frozenset(names), depth + 1)
+    if parts is None:
+        return None
+    out: Parts = []
+    for literal, text in parts:
+        if literal:
+            out.append((True, text))
+        elif text in given:
+            out.extend(_value(given[text], ctx, frozenset(), depth + 1))
+        elif any(re.search(rf"(?<![\w.]){re.escape(n)}\b", text) for n in (*names, *given)):
+            return None  # ``name.lower()``: not one value per argument
+        else:
+            out.append((False, text))
     return out

@@ -104,27 +104,37 @@ class TakeTracker(IfGuards):
                                        self._parameter(a.value) and self.handler(), self._position(a.value)))
 
     def note_pass(self, node: cst.Call) -> None:
-        """``self.<method>(key)`` / ``cls.<method>(key)`` in a method that took
-        ``key`` as a lock: the method receives the held key."""
+        """``self.<method>(key)`` / ``cls.<method>(key)`` in a method, or
+        ``<module function>(..., key)`` in any function, that took ``key`` as
+        a lock: the method or function receives the held key."""
         func = node.func
         caller = self.ctx.function
-        if (caller is None or not self.ctx.classes or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name)
-                or func.value.value not in ("self", "cls") or not self.scopes[-1].takes):
+        if caller is None or not self.scopes[-1].takes:
+            return
+        if (self.ctx.classes and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value in ("self", "cls")):
+            owner, name = self.ctx.classes[-1].name.value, func.attr.value
+        elif isinstance(func, cst.Name) and func.value in self.ctx.module_functions and self.ctx.lookup(func.value) is None:
+            owner, name = "", func.value
+        else:
             return
         for index, a in enumerate(node.args):
             if a.keyword is not None or a.star:
                 return
             if any(t in self.scopes[-1].takes for t in key_texts(a.value, self.ctx)):
-                self.passed.setdefault((self.ctx.classes[-1].name.value, func.attr.value, index), caller.name.value)
+                self.passed.setdefault((owner, name, index), caller.name.value)
 
     def _position(self, key: cst.BaseExpression) -> tuple[str, str, int] | None:
         """``(class, method, position)`` when ``key`` is a positional parameter (after
-        ``self``/``cls``) of the method of a class it is used in, unchanged there."""
+        ``self``/``cls``) of the method of a class it is used in, unchanged there;
+        ``("", function, position)`` for a function of the module."""
         function = self.ctx.function
-        if function is None or not self.ctx.classes or not self._parameter(key):
+        if function is None or not self._parameter(key):
             return None
         names = [p.name.value for p in function.params.params]
-        if not names or names[0] not in ("self", "cls") or key.value not in names[1:]:
+        if self.ctx.module is not None and any(s is function for s in self.ctx.module.body):
+            return ("", function.name.value, names.index(key.value)) if key.value in names else None
+        if not self.ctx.classes or not names or names[0] not in ("self", "cls") or key.value not in names[1:]:
             return None
         return self.ctx.classes[-1].name.value, function.name.value, names.index(key.value) - 1
 
@@ -135,7 +145,17 @@ class TakeTracker(IfGuards):
                 and key.value in {p.name.value for p in (*function.params.params, *function.params.kwonly_params)})
 
     def handler(self) -> bool:
-        return handles_locks(self.ctx.function.name.value if self.ctx.function else "")
+        """The current function handles locks: by its name, or as a method of
+        a context manager (a class with ``__enter__`` and ``__exit__``): what
+        such a class takes with ``SET NX`` is held for the ``with`` block,
+        and its ``__exit__`` releases it."""
+        function = self.ctx.function
+        if function is None:
+            return False
+        if handles_locks(function.name.value):
+            return True
+        return bool(self.ctx.classes) and any(s is function for s in self.ctx.classes[-1].body.body) \
+            and _context_manager(self.ctx.classes[-1])
 
     def why_lock(self, d: Delete) -> str | None:
         if d.take is not None:
@@ -149,6 +169,11 @@ class TakeTracker(IfGuards):
         if d.parameter is not None and d.parameter in self.passed:
             return f"`{self.passed[d.parameter]}()` takes as a lock and passes here"
         return None
+
+
+def _context_manager(cls: cst.ClassDef) -> bool:
+    names = {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    return bool(names & {"__enter__", "__aenter__"}) and bool(names & {"__exit__", "__aexit__"})
 
 
 def compares_holder(test: cst.BaseExpression, key: cst.BaseExpression, ctx: FileContext,

@@ -110,11 +110,17 @@ def _eval(node: cst.BaseExpression, ctx: FileContext, depth: int) -> Any:
         return _binary(node, ctx, depth)
     if isinstance(node, cst.Call):
         return _call(node, ctx, depth)
+    if isinstance(node, cst.IfExp):
+        return agreed(evaluate(node.body, ctx, depth), evaluate(node.orelse, ctx, depth))
     if isinstance(node, cst.Dict):
         out = {}
         for element in node.elements:
-            if not isinstance(element, cst.DictElement):
-                return None
+            if isinstance(element, cst.StarredDictElement):  # ``{**BASE, ...}``: a known dict, in order
+                inner = evaluate(element.value, ctx, depth)
+                if not isinstance(inner, dict):
+                    return None
+                out.update(inner)
+                continue
             key = evaluate(element.key, ctx, depth)
             if not isinstance(key, (str, int)):
                 return None
@@ -123,6 +129,12 @@ def _eval(node: cst.BaseExpression, ctx: FileContext, depth: int) -> Any:
     if isinstance(node, (cst.List, cst.Tuple)):
         return [evaluate(e.value, ctx, depth) for e in node.elements if isinstance(e, cst.Element)]
     return None
+
+
+def agreed(a: Any, b: Any) -> Any:
+    """The value of ``x if test else y`` when both branches give the same
+    known value (of the same type: ``1`` and ``True`` differ), else unknown."""
+    return a if a is not None and type(a) is type(b) and a == b else None
 
 
 def _number(value: Any) -> bool:

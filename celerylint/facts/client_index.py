@@ -41,27 +41,91 @@ _MAX_DEPTH = 8
 
 
 def build(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """``name -> kind`` for every provider whose sources all resolve to one kind."""
+    """``name -> kind`` for every provider whose sources all resolve to one kind.
+
+    Sources may also be ``args:<class>|<position>|<parameter>`` (an
+    ``__init__`` parameter stored on ``self``): the kind every call of the
+    class passes there, by position (``<class>(@0)``) or keyword
+    (``<class>(@client)``), when there is at least one such call and none
+    with ``*args``/``**kwargs``.  An attribute a class does not define is
+    looked up in its bases (``classes``: bases and defined names), depth
+    first from the left: a base that is not recorded, or that defines the
+    name as anything unknown, leaves it unknown."""
     raw: dict[str, list[str]] = {}
+    classes: dict[str, dict[str, list[str]]] = {}
     for fact in facts:
         if fact.get("kind") == PROVIDERS_FACT:
             for name, sources in fact["providers"].items():
                 if not name.startswith(LIBRARY_PREFIXES):
                     raw.setdefault(name, []).extend(sources)
+            for name, info in fact.get("classes", {}).items():
+                classes.setdefault(name, info)
     resolved: dict[str, str | None] = {}
 
     def kind_of(name: str, depth: int) -> str | None:
         if name in resolved:
             return resolved[name]
-        if depth > _MAX_DEPTH or name not in raw:
+        if depth > _MAX_DEPTH:
             return None
+        if name not in raw:
+            return inherited(name, depth) if name not in classes else None
         resolved[name] = None  # a cycle resolves to unknown
-        kinds = {s if s in (REDIS, CACHE) else kind_of(s, depth + 1) for s in raw[name]}
+        kinds = {s if s in (REDIS, CACHE) else passed(s, depth) if s.startswith("args:") else kind_of(s, depth + 1)
+                 for s in raw[name]}
         resolved[name] = kinds.pop() if len(kinds) == 1 else None
         return resolved[name]
 
+    def passed(source: str, depth: int) -> str | None:
+        cls, position, parameter = source[5:].split("|")
+        if f"{cls}(@*)" in raw:
+            return None
+        keys = [k for k in (f"{cls}(@{position})", f"{cls}(@{parameter})") if k in raw]
+        kinds = {kind_of(k, depth + 1) for k in keys}
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def inherited(name: str, depth: int) -> str | None:
+        """``pkg.C.attr`` (or ``pkg.C.meth()``) that ``C`` does not define:
+        what its first base of the project gives (a later base is not
+        consulted: a missed client, never a wrong one)."""
+        for cls, info in _owners(name, classes):
+            attr = name[len(cls) + 1:]
+            if attr.partition("(")[0] in info["names"]:
+                return None  # defined there, as nothing the index knows
+            base = _first_base(info)
+            return kind_of(f"{base}.{attr}", depth + 1) if base in classes else None
+        return None
+
     index = {name: kind_of(name, 0) for name in raw}
-    return {name: kind for name, kind in index.items() if kind is not None}
+    attrs: dict[str, list[str]] = {}  # class -> the attributes ``raw`` holds of it
+    for name in raw:
+        owner, _, attr = name.partition("(")[0].rpartition(".")
+        if owner in classes:
+            attrs.setdefault(owner, []).append(name[len(owner) + 1:])
+    for cls in classes:
+        base, seen = _first_base(classes[cls]), {cls}
+        while base in classes and base not in seen and len(seen) <= _MAX_DEPTH:
+            seen.add(base)
+            for attr in attrs.get(base, ()):
+                if f"{cls}.{attr}" not in index:
+                    index[f"{cls}.{attr}"] = kind_of(f"{cls}.{attr}", 0)
+            base = _first_base(classes[base])
+    return {name: kind for name, kind in index.items() if kind is not None and "(@" not in name}
+
+
+# bases whose attributes never hold a client of the project
+_BASES_WITHOUT_CLIENTS = ("celery.", "object", "typing.", "abc.", "django.db.models.")
+
+
+def _first_base(info: dict[str, list[str]]) -> str | None:
+    return next((b for b in info["bases"] if not b.startswith(_BASES_WITHOUT_CLIENTS)), None)
+
+
+def _owners(name: str, classes: dict[str, dict[str, list[str]]]):
+    """The class ``name`` is an attribute of, when it is a recorded class."""
+    head = name.partition("(")[0]
+    cls = head.rpartition(".")[0]
+    if cls in classes:
+        yield cls, classes[cls]
 
 
 def stale(facts: Iterable[dict[str, Any]], index: dict[str, str]) -> bool:

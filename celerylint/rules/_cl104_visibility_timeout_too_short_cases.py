@@ -96,6 +96,46 @@ VALID = (
         def later(task):
             task.apply_async(countdown=4 * 3600)
     """),
+    # a conditional item whose branches differ is unknown; the dict's other keys stay known
+    Valid("""
+        # file: celeryconfig.py
+        import os
+        SLOW = os.environ.get("SLOW") == "1"
+        broker_url = "redis://localhost"
+        broker_transport_options = {"max_connections": 20, "visibility_timeout": 1800 if SLOW else 9 * 3600}
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    # a dict unpacked first is overridden by the key written after it
+    Valid("""
+        # file: celeryconfig.py
+        BASE = {"visibility_timeout": 1800, "max_connections": 20}
+        broker_url = "redis://localhost"
+        broker_transport_options = {**BASE, "visibility_timeout": 9 * 3600}
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
+    # an unpacked dict celerylint cannot read makes the whole dict unknown
+    Valid("""
+        # file: celeryconfig.py
+        from proj.env import BASE
+        broker_url = "redis://localhost"
+        broker_transport_options = {**BASE, "max_connections": 20}
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
 )
 
 INVALID = (
@@ -135,4 +175,34 @@ INVALID = (
         def later(task):
             task.apply_async(countdown=4 * 3600)
     """, message="visibility timeout is 30 min but"),
+    # both branches agree: the item is known
+    Invalid("""
+        # file: celeryconfig.py
+        import os
+        DEBUG = os.environ.get("DEBUG") == "1"
+        broker_url = "redis://localhost"
+        broker_transport_options = {"max_connections": 20 if DEBUG else 50, "visibility_timeout": 1800 if DEBUG else 1800}
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """, message="visibility timeout is 30 min but"),
+    # the other keys of a dict with a conditional item and an unpacked known dict stay known;
+    # no fix: a key written before ``**BASE`` would be overridden by it
+    Invalid("""
+        # file: celeryconfig.py
+        import os
+        DEBUG = os.environ.get("DEBUG") == "1"
+        BASE = {"visibility_timeout": 1800}
+        broker_url = "redis://localhost"
+        broker_transport_options = {**BASE, "max_connections": 20 if DEBUG else 50}
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """, message="visibility timeout is 30 min but", fixed=None),
 )

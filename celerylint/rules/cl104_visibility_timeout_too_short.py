@@ -304,7 +304,10 @@ def _insert_key(m: Model, assignment, new: int) -> TextFix | None:
     if text is None:
         return None
     line, col = assignment.value_pos[:2]
-    if LineIndex(text).line_text(line)[col:col + 1] != "{":
+    index = LineIndex(text)
+    if index.line_text(line)[col:col + 1] != "{":
         return None
+    if len(assignment.value_pos) >= 4 and "**" in text[index.offset(line, col):index.offset(*assignment.value_pos[2:4])]:
+        return None  # ``{**BASE, ...}``: a key written first would be overridden by the unpacked dict
     return TextFix(f"add `visibility_timeout: {new}` to `broker_transport_options`",
                (TextEdit(line, col + 1, line, col + 1, f'"visibility_timeout": {new}, '),), False, assignment.path)

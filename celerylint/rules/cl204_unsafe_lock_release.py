@@ -30,9 +30,10 @@ class UnsafeLockRelease(TakeTracker, Rule):
     - a method of a class deletes its parameter and another method of that
       class took the key and passed it there (`key = self._key(name)`,
       `self.r.set(key, ..., nx=True, ex=60)`, then `self._drop(key)`);
-    - a context manager's `__enter__` took it (the `__exit__` that
-      deletes it is the release; an `__exit__` that deletes a key some
-      other method takes may reset a marker, and is not judged so);
+    - a context manager (a class with `__enter__` and `__exit__`) took
+      it in any method (the `__exit__` that deletes it is the release; an
+      `__exit__` without `__enter__` that deletes a key some other method
+      takes may reset a marker, and is not judged so);
     - or its name says lock (`lock_key`, `"import-lock"`, `LOCK_ID`; not
       `block` or `clock`).
 

@@ -27,6 +27,7 @@ from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
 from .shapes import app_class_names, empty_default, is_app_class, object_source
 from .values import plain
+from .names import resolve_names
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
 
@@ -66,6 +67,7 @@ class Model:
                 target = candidates[-1] if candidates else None
             if target is not None:
                 target.items[f["key"]] = (None if f.get("cond") else value(f["value"]), fact_position(f), f["literal"], f["path"])
+        resolve_names(self.assignments)
         self.unparsable = {f["path"] for f in self.by_kind["unparsable"]}
         self.read_paths = {f["path"] for f in self.project.facts} - self.unparsable
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)

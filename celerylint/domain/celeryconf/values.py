@@ -17,7 +17,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..values import NONE, Env, FromNow, evaluate, seconds
+from ..values import NONE, Env, FromNow, agreed, evaluate, seconds
 from ...api.context import FileContext
 from .values_env import env_value, helper_return
 
@@ -75,11 +75,17 @@ def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int 
             return _concat(left, right)
     if isinstance(node, cst.FormattedString):
         return _fstring(node, ctx, depth)
+    if isinstance(node, cst.IfExp):
+        return agreed(setting_value(node.body, ctx, depth), setting_value(node.orelse, ctx, depth))
     if isinstance(node, cst.Dict):
         out = {}
         for element in node.elements:
-            if not isinstance(element, cst.DictElement):
-                return None
+            if isinstance(element, cst.StarredDictElement):  # ``{**BASE, ...}``: a known dict, in order
+                inner = setting_value(element.value, ctx, depth)
+                if not isinstance(inner, dict):
+                    return None
+                out.update(inner)
+                continue
             key = evaluate(element.key, ctx)
             if not isinstance(key, (str, int)):
                 return None

@@ -6,10 +6,13 @@ and ``CACHES = {"default": {"LOCATION": REDIS_URL}}``: celerylint cannot
 read the URL, but both settings hold the one string the process read at
 start-up.  ``traced_value`` is ``setting_value`` plus that origin, as a
 ``Same``: the environment variable read without a default
-(``env:REDIS_URL``), the imported name (``import:proj.base.REDIS_URL``), or
-the module-level binding (``name:<module>.REDIS_URL#<hash of its
-expression>``, so that a name bound again to another expression between two
-reads is another origin), and the literal text appended after it
+(``env:REDIS_URL``), the imported name (``name:proj.base.REDIS_URL``, also
+for a name a single star import gives), or the module-level binding:
+``name:<module>.REDIS_URL`` when the module binds the name once (what its
+importers see too; the model then reads the value that binding records,
+``names.py``), else ``name:<module>.REDIS_URL#<hash of its expression>``, so
+that a name bound again to another expression between two reads is another
+origin, and the literal text appended after it
 (``REDIS_URL + "/1"``, ``f"{REDIS_URL}/1"``).  A literal before the unknown
 part (``"redis://" + HOST``) or two unknown parts give no origin: the value
 stays plainly unknown.
@@ -17,6 +20,7 @@ stays plainly unknown.
 
 from __future__ import annotations
 
+import re
 import zlib
 from typing import Any
 
@@ -92,13 +96,16 @@ def origin_of(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> tup
             if inner is not None:
                 return inner
             return _bound_origin(node.value, node.value, bound, ctx)
+        starred = _star_origin(node.value, ctx)
+        if starred is not None:
+            return starred
     if isinstance(node, (cst.Name, cst.Attribute)):
         dotted = dotted_name(node)
         if dotted is None:
             return None
         imported = ctx.imported_name(node)
         if imported is not None:  # ``from proj.base import REDIS_URL``, ``settings.REDIS_URL``
-            return f"import:{imported}", dotted, ""
+            return f"name:{imported}", dotted, ""
         root = dotted.partition(".")[0]
         bound = ctx.lookup(root)
         if bound is not None and root != dotted:  # ``settings = Settings()`` then ``settings.redis_url``
@@ -109,9 +116,54 @@ def origin_of(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> tup
 def _bound_origin(name: str, shown: str, bound: cst.BaseExpression, ctx: FileContext) -> tuple[str, str, str] | None:
     if not ctx.at_module_level and ctx.function is not None:
         return None  # a local of a function: not a setting shared by the module
+    module = ctx.module_name or ctx.path
+    if name == shown and bound_once(name, ctx):
+        return f"name:{module}.{name}", shown, ""  # what an importer of the module sees too
     code = _EMPTY.code_for_node(bound)
     digest = zlib.crc32(code.encode("utf-8", "replace"))
-    return f"name:{ctx.module_name or ctx.path}.{name}#{digest:08x}", shown, ""
+    return f"name:{module}.{name}#{digest:08x}", shown, ""
+
+
+# ``from .base import *`` at module level (column 0)
+_STAR = re.compile(r"^from[ \t]+(?:(\.+)(\w[\w.]*)?|(\w[\w.]*))[ \t]+import[ \t]+\*", re.MULTILINE)
+
+
+def _other_binding(name: str) -> re.Pattern[str]:
+    """Any way but a plain assignment of binding ``name`` in a module's text."""
+    n = re.escape(name)
+    return re.compile(rf"\b(?:as|import|def|class|global|nonlocal|for)[ \t]+{n}\b|(?<![\w.]){n}[ \t]*(?:[-+*/%&|^@]|//|>>|<<|\*\*)=|,[ \t]*{n}[ \t]*(?:,|=(?!=))|{n}[ \t]*,[^\n=]*=(?!=)")
+
+
+def _assignments(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^([ \t]*){re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+
+
+def bound_once(name: str, ctx: FileContext) -> bool:
+    """``name`` is bound exactly once in the module's text, by an assignment
+    at module level (column 0), with no star import after it that could
+    bind it again: every reader, in the module or importing it, sees that
+    one value."""
+    found = list(_assignments(name).finditer(ctx.text))
+    if len(found) != 1 or found[0].group(1) or _other_binding(name).search(ctx.text):
+        return False
+    return _STAR.search(ctx.text, found[0].end()) is None
+
+
+def _star_origin(name: str, ctx: FileContext) -> tuple[str, str, str] | None:
+    """A name the module neither binds nor imports by name, at module level
+    of a module with exactly one star import: the star-imported module's
+    name (``from .base import *`` then ``REDIS_URL`` is ``base.REDIS_URL``,
+    the one object whatever ``base`` binds it to)."""
+    if ctx.function is not None or name in ctx.imports or name in ctx.module_functions:
+        return None
+    stars = list(_STAR.finditer(ctx.text))
+    if len(stars) != 1 or _assignments(name).search(ctx.text) or _other_binding(name).search(ctx.text):
+        return None
+    star = stars[0]
+    module = ctx.resolve_relative(len(star.group(1) or ""), star.group(2) or star.group(3) or "")
+    if not module or module.startswith("."):
+        return None
+    return f"name:{module}.{name}", name, ""
 
 
 def _fstring_origin(node: cst.FormattedString, ctx: FileContext, depth: int) -> tuple[str, str, str] | None:

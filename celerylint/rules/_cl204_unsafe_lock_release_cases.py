@@ -1,0 +1,163 @@
+"""CL204 cases: lock classes released in ``__exit__`` and keys computed by
+helpers (issue 28 item 11); a parameter's attribute on a bound task (item 10):
+``def release(task, key): task.redis.delete(key)`` called with ``self`` from
+a task whose ``base=`` class holds the client; a key passed to a module
+function that deletes it."""
+
+from ..rule import Invalid, Valid
+
+_BASE = """
+        # file: proj/__init__.py
+        # file: proj/base.py
+        import redis
+        from celery import Task
+        class RedisTask(Task):
+            @property
+            def redis(self):
+                return redis.Redis()
+        class OtherTask(Task):
+            redis = None
+"""
+
+VALID = (
+    # the callers' tasks have different base classes: what ``task`` is stays unknown
+    Valid(_BASE + """
+        # file: proj/tasks.py
+        import uuid
+        from celery import shared_task
+        from proj.base import OtherTask, RedisTask
+        def release(task, key):
+            task.redis.delete(key)
+        @shared_task(bind=True, base=RedisTask)
+        def one(self, name):
+            key = f"job:{name}"
+            if self.redis.set(key, str(uuid.uuid4()), nx=True, ex=60):
+                release(self, key)
+        @shared_task(bind=True, base=OtherTask)
+        def two(self, name):
+            release(self, f"job:{name}")
+    """),
+    # the function is given a key its caller did not take
+    Valid(_BASE + """
+        # file: proj/tasks.py
+        from celery import shared_task
+        from proj.base import RedisTask
+        def clear(task, key):
+            task.redis.delete(key)
+        @shared_task(bind=True, base=RedisTask)
+        def refresh(self, name):
+            clear(self, f"page:{name}")
+    """),
+    # a context manager that compares the holder before it deletes
+    Valid("""
+        import uuid
+        import redis
+        class SafeGuard:
+            def __init__(self, name):
+                self.redis = redis.Redis()
+                self.key = f"guard:{name}"
+                self.token = str(uuid.uuid4())
+            def _take(self):
+                return self.redis.set(self.key, self.token, nx=True, ex=60)
+            def __enter__(self):
+                return self._take()
+            def __exit__(self, *exc):
+                if self.redis.get(self.key) == self.token:
+                    self.redis.delete(self.key)
+    """),
+    # a context manager whose __exit__ deletes a key the class never takes
+    Valid("""
+        import redis
+        class Batch:
+            def __init__(self, name):
+                self.redis = redis.Redis()
+                self.key = f"batch:{name}"
+            def __enter__(self):
+                self.redis.rpush(self.key, "start")
+                return self
+            def __exit__(self, *exc):
+                self.redis.delete(self.key)
+    """),
+    # a key from a helper, set once as a marker and cleared elsewhere: no function handles locks
+    Valid("""
+        import redis
+        r = redis.Redis()
+        def page_key(page):
+            return f"page:{page}"
+        def mark(page):
+            return r.set(page_key(page), 1, nx=True, ex=60)
+        def clear(page):
+            r.delete(f"page:{page}")
+    """),
+    # the helper transforms its parameter: the key is not one value per argument
+    Valid("""
+        import uuid
+        import redis
+        r = redis.Redis()
+        def sync_key(name):
+            return f"sync:{name.lower()}"
+        def acquire(name):
+            return r.set(sync_key(name), str(uuid.uuid4()), nx=True, ex=60)
+        def release(name):
+            r.delete(f"sync:{name}")
+    """),
+)
+
+INVALID = (
+    # a context manager that takes the key in __init__ and deletes it in __exit__
+    Invalid("""
+        import redis
+        class Guard:
+            def __init__(self, name):
+                self.redis = redis.Redis()
+                self.key = f"guard:{name}"
+                self.held = self.redis.set(self.key, 1, nx=True, ex=60)
+            def __enter__(self):
+                return self.held
+            def __exit__(self, *exc):
+                self.redis.delete(self.key)
+    """, at="10:9"),
+    # a key built by a helper function of the module, deleted as the f-string it returns
+    Invalid("""
+        import uuid
+        import redis
+        r = redis.Redis()
+        def sync_key(account_id):
+            return f"sync-account:{account_id}"
+        def acquire(account_id):
+            return r.set(sync_key(account_id), str(uuid.uuid4()), nx=True, ex=60)
+        def release(account_id):
+            r.delete(f"sync-account:{account_id}")
+    """, at="9:5"),
+    # a module constant with .format, deleted through a method helper of the class
+    Invalid("""
+        import uuid
+        import redis
+        SYNC_KEY = "sync:{}"
+        class Syncer:
+            def __init__(self):
+                self.r = redis.Redis()
+            def _key(self, account_id):
+                return "sync:" + str(account_id)
+            def acquire(self, account_id):
+                return self.r.set(SYNC_KEY.format(account_id), str(uuid.uuid4()), nx=True, ex=60)
+            def release(self, account_id):
+                self.r.delete(self._key(account_id))
+    """, at="12:9"),
+    Invalid(_BASE + """
+        # file: proj/tasks.py
+        import uuid
+        from celery import shared_task
+        from proj.base import RedisTask
+        def release(task, key):
+            task.redis.delete(key)
+        @shared_task(bind=True, base=RedisTask)
+        def work(self, name):
+            key = f"job:{name}"
+            if self.redis.set(key, str(uuid.uuid4()), nx=True, ex=60):
+                try:
+                    pass
+                finally:
+                    release(self, key)
+    """, message="`work()` takes as a lock and passes here", at="5:5"),
+)
