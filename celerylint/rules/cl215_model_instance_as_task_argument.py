@@ -200,6 +200,19 @@ class ModelInstanceAsTaskArgument(Rule):
                     audit.delay(self.request.user)
         """, message="request's user", count=1),
         Invalid("""
+            # what the gate must not pass over: a signature split over lines, an alias after a
+            # comment, a name bound at module level and sent there
+            from django.shortcuts import (get_object_or_404  # a comment
+                                          as fetch)
+            from proj.models import Order
+            def view(pk):
+                order = fetch(Order, pk=pk)
+                signature = (ship.  # a comment
+                             si)(order)
+            first = Order.objects.first()
+            ship.delay(first)
+        """, count=2, at="9:22"),
+        Invalid("""
             from proj.models import Order
             def export():
                 export_all.delay(Order.objects.all())

@@ -178,3 +178,25 @@ def test_file_rules_report_from_the_command_line(tmp_path, cli):
     assert done.returncode == 1
     assert "proj/tasks.py:5:12: CL214" in done.stdout
     assert "proj/tasks.py:7:16: CL215" in done.stdout
+
+
+def test_cl215_gate_keeps_a_signature_split_over_lines_and_an_alias_after_a_comment(tmp_path):
+    """CL215's gate walks only the functions whose lines hold a sending word:
+    the name of ``.si`` may start a line of its own, and an import may name
+    its alias after a comment; neither may hide the argument from the rule."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj/views.py").write_text(
+        "from django.shortcuts import (get_object_or_404  # a comment\n"
+        "                              as fetch)\n"
+        "from proj.models import Order\n"
+        "\n"
+        "def view(pk):\n"
+        "    order = fetch(Order, pk=pk)\n"
+        "    signature = (ship.  # a comment\n"
+        "                 si)(order)\n"
+        "    return signature\n"
+        "\n"
+        "def other(pk):\n"
+        "    ship.delay(pk)\n")
+    _, findings, _ = lint_json(tmp_path, "--select", "CL215", "--no-cache")
+    assert _codes(findings, "CL215") == [("proj/views.py", 8)]

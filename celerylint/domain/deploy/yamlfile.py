@@ -4,14 +4,13 @@ are unknown."""
 
 from __future__ import annotations
 
+import importlib.util
+from functools import cache
 from typing import Any
 
-try:
-    import yaml
-except ImportError:  # pragma: no cover - the yaml extra is not installed
-    yaml = None
-
-AVAILABLE = yaml is not None
+# PyYAML is imported by the first file that needs it, not with this module
+# (the deployment rules load with every run; most trees have no YAML to read)
+AVAILABLE = importlib.util.find_spec("yaml") is not None
 MAX_BYTES = 1 << 20  # as for every launch file
 
 
@@ -22,7 +21,10 @@ class Mapping(dict):
     lines: dict[Any, int]
 
 
-if yaml is not None:
+@cache
+def _loader() -> type:
+    import yaml
+
     class _Loader(yaml.SafeLoader):
         pass
 
@@ -41,15 +43,18 @@ if yaml is not None:
         return out
 
     _Loader.add_constructor("tag:yaml.org,2002:map", _mapping)
+    return _Loader
 
 
 def documents(text: str) -> list[Any] | None:
     """Every document of a YAML stream; None when it does not load (a Helm
     template, invalid YAML, PyYAML missing, too large)."""
-    if yaml is None or len(text) > MAX_BYTES:
+    if not AVAILABLE or len(text) > MAX_BYTES:
         return None
+    import yaml
+
     try:
-        return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - a SafeLoader subclass
+        return list(yaml.load_all(text, Loader=_loader()))  # noqa: S506 - a SafeLoader subclass
     except (yaml.YAMLError, RecursionError, ValueError, TypeError):
         return None
 
