@@ -200,3 +200,36 @@ def test_cl215_gate_keeps_a_signature_split_over_lines_and_an_alias_after_a_comm
         "    ship.delay(pk)\n")
     _, findings, _ = lint_json(tmp_path, "--select", "CL215", "--no-cache")
     assert _codes(findings, "CL215") == [("proj/views.py", 8)]
+
+
+SEND_ORDER = """
+# file: proj/tasks.py
+from celery import shared_task
+@shared_task
+def ship(order): ...
+# file: proj/views.py
+from proj.models import Order
+from proj.tasks import ship
+def confirm(request, pk):
+    ship.delay(Order.objects.get(pk=pk))
+"""
+
+
+def test_cl215_words_its_finding_by_the_serializer_in_the_django_settings(tmp_path):
+    """CL215 reads ``CELERY_TASK_SERIALIZER`` of the settings module the app
+    loads: with pickle (chosen on purpose, as taiga and paperless do) the
+    finding is about the stale copy, a warning; with json, the send fails."""
+    pickled, plain = tmp_path / "pickled", tmp_path / "plain"
+    write_project(pickled, SETTINGS_BASE, 'CELERY_TASK_SERIALIZER = "pickle"\n'
+                  'CELERY_ACCEPT_CONTENT = ["pickle"]\n# file: proj/settings/production.py\nfrom .base import *\n'
+                  + SEND_ORDER)
+    write_project(plain, SETTINGS_BASE, '# file: proj/settings/production.py\nfrom .base import *\n' + SEND_ORDER)
+    _, findings, _ = lint_json(pickled, "--select", "CL215", "--no-cache")
+    [found] = [f for f in findings if f["code"] == "CL215"]
+    assert (found["path"], found["line"]) == ("proj/views.py", 4)
+    assert "pickle (the serializer it is sent with)" in found["message"] and "stale data" in found["message"]
+    assert "EncodeError" not in found["message"] and found["severity"] == "warning"
+    _, findings, _ = lint_json(plain, "--select", "CL215", "--no-cache")
+    [found] = [f for f in findings if f["code"] == "CL215"]
+    assert "the json serializer cannot encode it (`EncodeError` when it is sent)" in found["message"]
+    assert "pickle" not in found["message"] and found["severity"] == "error"
