@@ -65,8 +65,7 @@ class ModelInstanceAsTaskArgument(Rule):
     yaml or msgpack the send fails: an error. With pickle, chosen on
     purpose by projects such as taiga and paperless-ngx, the send works and
     the task gets a copy that is stale when it runs: still reported, as a
-    warning, because that copy is how a task overwrites newer writes (the
-    DefectDojo production errors of the issue were of this kind). A
+    warning, because that copy is how a task overwrites newer writes. A
     serializer celerylint cannot read, or apps that disagree: the message
     names both outcomes, as an error.
 
