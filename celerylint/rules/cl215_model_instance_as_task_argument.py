@@ -8,7 +8,8 @@ import libcst as cst
 from ..domain.calls import arg
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 from ..domain.model_values import QUERYSET, VALUES, ModelValues
-from ..rule import All, Finding, Invalid, Regex, Rule, Valid
+from ..facts.task_calls import TASK_CALL
+from ..rule import All, Finding, Invalid, Rule, Valid
 
 SENDING = frozenset({"delay", "s", "si"})
 _EMPTY = cst.Module([])
@@ -114,7 +115,8 @@ class ModelInstanceAsTaskArgument(Rule):
     SUMMARY = "A model instance or queryset passed to a task: json cannot encode it, pickle sends a stale copy"
     HINT = "pass the primary key (`obj.pk`) and fetch the object in the task"
     TAGS = ("django", "calling")
-    REQUIRES = (All(((b"delay", b"apply_async", Regex(rb"\.\s*si?\s*\(")),
+    # ``TASK_CALL`` matches every ``.s(``/``.si(`` call, and is searched in every file for the task-call facts
+    REQUIRES = (All(((b"delay", b"apply_async", TASK_CALL),
                      (b"objects", b"_manager", b"_or_404", b"request", b"instance"))),)
     PATHS = TEST_PATHS_EXCLUDED  # a test may send a mock or an eager call
     GATE = "celerylint.domain.dispatch_syntax:may_pass_model"

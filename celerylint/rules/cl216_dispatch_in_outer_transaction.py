@@ -140,7 +140,8 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
         All(((b"delay", b"apply_async", b"send_task"),
              (b"atomic", b"receiver", b"sender", *(h.encode() for h in sorted(ADMIN_HOOKS | VIEW_HOOKS)),
               Regex(rb"\(\s*(?:self\b[^,()]*,\s*)?request\b")))),
-        All((Regex(rb"\.\s*connect\s*\("), (b"_save", b"_delete", b"m2m_changed"))),
+        # ``.connect(`` without its dot: a regular expression that starts with its literal is scanned for in C
+        All((Regex(rb"connect\s*\("), (b"_save", b"_delete", b"m2m_changed"))),
     )
     GATE = "celerylint.domain.dispatch_syntax:may_dispatch_in_outer_transaction"
     VALID = (
