@@ -67,6 +67,8 @@ class ModelInstanceAsTaskArgument(Rule):
     purpose by projects such as taiga and paperless-ngx, the send works and
     the task gets a copy that is stale when it runs: still reported, as a
     warning, because that copy is how a task overwrites newer writes. A
+    serializer the project registers under a name with `pickle` in it
+    (paperless-ngx's `signed-pickle`) counts as pickle. A
     serializer celerylint cannot read, or apps that disagree: the message
     names both outcomes, as an error.
 
@@ -261,6 +263,19 @@ class ModelInstanceAsTaskArgument(Rule):
                 bill.apply_async(args=(Order.objects.get(pk=pk),), serializer="pickle")
         """, message="stale data", count=2),
         Invalid("""
+            # a serializer the project registers under a pickle name
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://", task_serializer="signed-pickle")
+            @app.task
+            def ship(order): ...
+            # file: proj/views.py
+            from proj.celery import ship
+            from proj.models import Order
+            def confirm(pk):
+                ship.delay(Order.objects.get(pk=pk))
+        """, message="`signed-pickle` (the serializer it is sent with) sends a copy"),
+        Invalid("""
             # a serializer celerylint cannot read: both outcomes are named
             # file: proj/celery.py
             import os
@@ -357,8 +372,14 @@ class ModelInstanceAsTaskArgument(Rule):
             yield replace(finding, severity=_severity(serializer))
 
 
+def _pickles(serializer: str | None) -> bool:
+    """pickle, or a serializer the project registers under a name that says
+    it pickles (paperless-ngx's ``signed-pickle``)."""
+    return serializer is not None and "pickle" in serializer
+
+
 def _severity(serializer: str | None) -> str:
-    return "warning" if serializer == "pickle" else ModelInstanceAsTaskArgument.SEVERITY
+    return "warning" if _pickles(serializer) else ModelInstanceAsTaskArgument.SEVERITY
 
 
 def _message(f: dict, serializer: str | None) -> str:
@@ -366,9 +387,10 @@ def _message(f: dict, serializer: str | None) -> str:
     instead = ("a list of primary keys (`list(qs.values_list(\"pk\", flat=True))`)" if kind in (QUERYSET, VALUES)
                else "the primary key (`.pk`) and fetch the object in the task")
     head = f"`{f['shown']}` is {kind}, passed to `{f['func']}()`: "
-    if serializer == "pickle":
-        return (head + "pickle (the serializer it is sent with) sends a copy as it is now, and the task, which runs "
-                "later, works on stale data (a `save()` there overwrites newer writes); pass " + instead)
+    if _pickles(serializer):
+        shown = "pickle" if serializer == "pickle" else f"`{serializer}`"
+        return (head + f"{shown} (the serializer it is sent with) sends a copy as it is now, and the task, which "
+                "runs later, works on stale data (a `save()` there overwrites newer writes); pass " + instead)
     if serializer in _ENCODERS:
         return head + f"the {serializer} serializer cannot encode it (`EncodeError` when it is sent); pass {instead}"
     return (head + "the json serializer cannot encode it (`EncodeError` when sent) and pickle sends a copy that is "
