@@ -64,12 +64,6 @@ def _name(node: ast.AST) -> str:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
-def _calls(node: ast.AST, methods: frozenset[str]):
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in methods:
-            yield n
-
-
 def _params(func) -> list[str]:
     a = func.args
     return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
@@ -137,15 +131,12 @@ def _shaped(func, receivers: set[str]) -> bool:
 
 
 def may_dispatch_in_outer_transaction(tree: ast.Module, text: str) -> bool:
-    """CL216's gate: a signal connection, or a dispatch in a function that may
-    be a receiver, an admin or view hook, a view, or a callee of ``atomic``
-    (directly or through one more function of the module).  Only the
+    """CL216's gate: a dispatch in a function that may be a receiver, an
+    admin or view hook, a view, or a callee of ``atomic`` (directly or
+    through one more function of the module); the signal connections are
+    facts/signal_connects.py's.  Only the
     functions whose lines hold a dispatch word are walked for a dispatch,
     and only those whose lines say ``atomic`` for the calls in its blocks."""
-    if "connect" in text and any(name in text for name in MODEL_SIGNAL_NAMES):
-        signals = _aliases(tree, text, MODEL_SIGNAL_NAMES)
-        if any(_name(call.func.value) in signals for call in _calls(tree, frozenset({"connect"}))):
-            return True
     functions = list(_functions(tree))
     words = _WordLines(text, _DISPATCH_WORD)
     receivers = _aliases(tree, text, ("receiver",))
