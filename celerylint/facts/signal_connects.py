@@ -25,7 +25,13 @@ class SignalConnects(SyntaxCollector):
 
     def collect(self, tree: ast.Module) -> None:
         text = self.file.text
-        lines = None if "\r" in text else {text.count("\n", 0, m.start()) + 1 for m in _CONNECT.finditer(text)}
+        lines: set[int] | None = None
+        if "\r" not in text:  # a lone carriage return ends a line for CPython: then every statement is walked
+            lines, line, pos = set(), 1, 0
+            for match in _CONNECT.finditer(text):
+                line += text.count("\n", pos, match.start())
+                pos = match.start()
+                lines.add(line)
         for stmt in tree.body:
             if lines is not None:
                 first = min((d.lineno for d in getattr(stmt, "decorator_list", ())), default=stmt.lineno)

@@ -233,3 +233,17 @@ def test_cl215_words_its_finding_by_the_serializer_in_the_django_settings(tmp_pa
     [found] = [f for f in findings if f["code"] == "CL215"]
     assert "the json serializer cannot encode it (`EncodeError` when it is sent)" in found["message"]
     assert "pickle" not in found["message"] and found["severity"] == "error"
+
+
+def test_a_signal_connected_in_a_file_with_lone_carriage_returns(tmp_path):
+    """The connections are read on the lines CPython counts: a lone ``\\r``
+    ends a line too, so such an ``apps.py`` is read whole."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj/handlers.py").write_text(
+        "def before_save(sender, instance, **kwargs):\n    warm.delay(instance.pk)\n")
+    lines = ["from django.apps import AppConfig", "from django.db.models.signals import pre_save", "# one",
+             "class ProjConfig(AppConfig):", "    def ready(self):", "        from proj import handlers",
+             "        pre_save.connect(handlers.before_save, sender='proj.Order')", ""]
+    (tmp_path / "proj/apps.py").write_bytes("\r".join(lines).encode())
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/handlers.py", 2)]
