@@ -4,14 +4,32 @@ are unknown."""
 
 from __future__ import annotations
 
-import importlib.util
 from functools import cache
 from typing import Any
 
-# PyYAML is imported by the first file that needs it, not with this module
-# (the deployment rules load with every run; most trees have no YAML to read)
-AVAILABLE = importlib.util.find_spec("yaml") is not None
 MAX_BYTES = 1 << 20  # as for every launch file
+
+
+@cache
+def _yaml():
+    """PyYAML, imported by the first file that needs it, not with this module
+    (the deployment rules load with every run; most trees have no YAML to
+    read); None when it cannot be imported."""
+    try:
+        import yaml
+    except ImportError:
+        return None
+    return yaml
+
+
+def available() -> bool:
+    return _yaml() is not None
+
+
+def __getattr__(name: str):
+    if name == "AVAILABLE":  # whether PyYAML can be imported: asked only when a YAML file is read
+        return available()
+    raise AttributeError(name)
 
 
 class Mapping(dict):
@@ -23,7 +41,7 @@ class Mapping(dict):
 
 @cache
 def _loader() -> type:
-    import yaml
+    yaml = _yaml()
 
     class _Loader(yaml.SafeLoader):
         pass
@@ -49,9 +67,9 @@ def _loader() -> type:
 def documents(text: str) -> list[Any] | None:
     """Every document of a YAML stream; None when it does not load (a Helm
     template, invalid YAML, PyYAML missing, too large)."""
-    if not AVAILABLE or len(text) > MAX_BYTES:
+    yaml = _yaml()
+    if yaml is None or len(text) > MAX_BYTES:
         return None
-    import yaml
 
     try:
         return list(yaml.load_all(text, Loader=_loader()))  # noqa: S506 - a SafeLoader subclass
