@@ -28,14 +28,13 @@ from .copied_settings import copied_profiles
 from .paths import DSM as _DSM
 from .paths import LAUNCH_FILE_MAX_BYTES as _MAX_BYTES
 from .paths import SETTINGS_PATH
-from .tree_files import TreeFiles, shared_tree_files
+from .tree_files import PROFILE_FILES as _LAUNCH, TreeFiles, shared_tree_files
 
 _NOT_DEPLOYED = re.compile(
     r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|devstack|local|locals|debug"
     r"|sample|example|examples|e2e|selenium|travis|github|jenkins)(?:[_-].*)?$",
     re.IGNORECASE,
 )
-_LAUNCH = re.compile(r"^(?:Procfile.*|Dockerfile.*|\.env.*|.*\.env|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml))$")
 
 
 @dataclass

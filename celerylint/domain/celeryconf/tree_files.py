@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.source import read_capped
-from ...core.walk import DEFAULT_EXCLUDE, walk
+from ...core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES, walk
 
 MAX_BYTES = 1 << 20  # as for every launch file
+# the files that may name DJANGO_SETTINGS_MODULE (profiles.py), beside the
+# launch files (core/walk.LAUNCH_FILES) and every file of a ``.env*`` directory
+PROFILE_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|\.env.*|.*\.env|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml))$")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "manage.py", ".git")
 
 
@@ -57,8 +61,8 @@ def holding_directories(python_files: Iterable[str]) -> set[str]:
 
 
 def tree_files(root: Path, linted: Path, python_files: Iterable[str]) -> TreeFiles | None:
-    """Every file under ``root`` either reader wants walked, in the launch
-    scan's order (sorted); None when the linted tree is not under the root
+    """The files under ``root`` either reader may read (by their names), in
+    the launch scan's order (sorted); None when the linted tree is not under the root
     (each reader then walks its own)."""
     top = root.as_posix()
     linted_rel = posixpath.relpath(linted.as_posix(), top)
@@ -80,8 +84,9 @@ def tree_files(root: Path, linted: Path, python_files: Iterable[str]) -> TreeFil
             state[os.path.join(directory, name)] = (rel, child_foreign, child_linted)
             kept.append(name)
         dirnames[:] = kept
-        for name in sorted(filenames):
-            out.files.append(TreeFile(Path(directory) / name, rel_dir, name, in_linted, foreign))
+        env_dir = "/.env" in "/" + rel_dir
+        for name in sorted(n for n in filenames if env_dir or LAUNCH_FILES.match(n) or PROFILE_FILES.match(n)):
+            out.files.append(TreeFile(Path(directory, name), rel_dir, name, in_linted, foreign))
     return out
 
 
