@@ -42,6 +42,8 @@ class Entry:
     default_enabled: bool = True
     gate: str | None = None  # "module:function" over the file's ``ast`` (rule.Checker.GATE)
     project_part: bool = False  # a file rule with a ``check_project`` (rule.Rule)
+    # a fact collector's readers (``Checker.CONSUMERS``): it runs only when one of them is enabled
+    consumers: tuple[str, ...] = ()
 
     @property
     def in_project_phase(self) -> bool:
@@ -170,8 +172,14 @@ def catalog_rows() -> list[tuple]:
             bool(getattr(cls, "DEFAULT_ENABLED", True)),
             getattr(cls, "GATE", None),
             kind == "file" and hasattr(cls, "check_project"),
+            tuple(getattr(cls, "CONSUMERS", ())),
         ))
     codes = [r[0] for r in rows if r[0]]
     if len(codes) != len(set(codes)):
         raise RuntimeError(f"duplicate rule codes: {sorted(c for c in codes if codes.count(c) > 1)}")
+    for row in rows:
+        unknown = [c for c in row[14] if c not in codes]
+        if row[14] and (row[0] or unknown):
+            raise RuleDefinitionError(f"{row[6]}.{row[7]}: CONSUMERS names rules ({', '.join(row[14])}); only a "
+                                      f"fact collector declares them, and only codes that exist ({unknown} do not)")
     return sorted(rows, key=lambda r: (r[0] == "", r[0], r[6], r[7]))

@@ -122,11 +122,14 @@ class Checker(cst.BatchableCSTVisitor):
     module that does not import libcst: given the file's CPython ``ast`` and
     its text, it says whether the checker can find anything there (a
     superset of what it reports); when it says no, the file is not parsed
-    for the checker."""
+    for the checker.  ``CONSUMERS``, for a fact collector: the codes of the
+    rules that read its facts; when none of them is enabled it does not run
+    (empty: it runs whenever a rule of the project phase does)."""
 
     REQUIRES: ClassVar[tuple] = ()
     PATHS: ClassVar[str | tuple[str, ...] | None] = None
     GATE: ClassVar[str | None] = None
+    CONSUMERS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()

@@ -96,10 +96,12 @@ class SyntaxCollector:
     cheaper than libcst, for facts that need names, calls and arguments but
     no fix, comment or layout.  A file that only such collectors want is
     never parsed by libcst.  ``collect(tree)`` records facts with
-    ``self.file.fact(kind, **data)``; ``self.file`` is a ``SyntaxFile``."""
+    ``self.file.fact(kind, **data)``; ``self.file`` is a ``SyntaxFile``.
+    ``CONSUMERS``: as ``rule.Checker``'s, the rules that read its facts."""
 
     REQUIRES: tuple = ()
     PATHS: str | tuple[str, ...] | None = None
+    CONSUMERS: tuple[str, ...] = ()
 
     def __init__(self, file: Any) -> None:
         self.file = file

@@ -24,42 +24,44 @@ VIEW_HOOKS = frozenset({"form_valid", "perform_create", "perform_update", "perfo
 _Function = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DISPATCH_WORD = re.compile(r"delay|apply_async|send_task")
 _ATOMIC_WORD = re.compile(r"atomic")
+# The name of a sending attribute follows its ``.`` on the same line, or
+# starts a line (after a comment, a line continuation or a newline inside
+# brackets ends the line of the ``.``).
+_GLOBAL = re.compile(r"global\b")  # a ``global`` statement, where not preceded by a word character
+_SENDING_WORDS = (re.compile(r"\.[ \t\f]*(?:delay|apply_async|si?)\b"),
+                  re.compile(r"\n[ \t\f]*(?:delay|apply_async|si?)\b"))
 
 
 class _WordLines:
-    """The lines of a file on which a word occurs, to pass over functions
-    that cannot hold it without walking them (every line, when the file
-    has a lone carriage return: CPython counts those as line ends too)."""
+    """The lines of a file on which a word occurs (the line of the end of a
+    match of any of the patterns), to pass over functions that cannot hold
+    it without walking them (every line, when the file has a lone carriage
+    return: CPython counts those as line ends too)."""
 
-    def __init__(self, text: str, word: re.Pattern) -> None:
+    def __init__(self, text: str, *words: re.Pattern) -> None:
         self.lines: list[int] | None = None
         if "\r" in text:
             return
+        ends = sorted(m.end() - 1 for word in words for m in word.finditer(text))
         lines, line, pos = [], 1, 0
-        for match in word.finditer(text):
-            line += text.count("\n", pos, match.start())
-            pos = match.start()
+        for end in ends:
+            line += text.count("\n", pos, end)
+            pos = end
             if not lines or lines[-1] != line:
                 lines.append(line)
         self.lines = lines
 
     def within(self, func) -> bool:
-        """The word occurs in ``func``, its decorators included."""
+        """The word occurs in ``func`` (a definition, its decorators included, or a statement)."""
         if self.lines is None:
             return True
-        first = min((d.lineno for d in func.decorator_list), default=func.lineno)
+        first = min((d.lineno for d in getattr(func, "decorator_list", ())), default=func.lineno)
         i = bisect_left(self.lines, first)
         return i < len(self.lines) and self.lines[i] <= func.end_lineno
 
 
 def _name(node: ast.AST) -> str:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
-
-
-def _calls(node: ast.AST, methods: frozenset[str]):
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in methods:
-            yield n
 
 
 def _params(func) -> list[str]:
@@ -77,9 +79,12 @@ def _functions(tree: ast.Module):
             yield from ((n, True) for n in node.body if isinstance(n, _Function))
 
 
-def _aliases(tree: ast.Module, names) -> set[str]:
-    """``names`` and what the file imports them as (imports are statements)."""
+def _aliases(tree: ast.Module, text: str, names) -> set[str]:
+    """``names`` and what the file imports them as (imports are statements,
+    walked only when the text has a name followed by ``as``)."""
     found = set(names)
+    if not any(re.search(re.escape(name) + r"(?:\s|\\|#[^\n]*\n)+as\b", text) for name in names if name in text):
+        return found
     for node in statements(tree.body):
         if isinstance(node, ast.ImportFrom):
             found.update(a.asname for a in node.names if a.name in names and a.asname)
@@ -126,18 +131,15 @@ def _shaped(func, receivers: set[str]) -> bool:
 
 
 def may_dispatch_in_outer_transaction(tree: ast.Module, text: str) -> bool:
-    """CL216's gate: a signal connection, or a dispatch in a function that may
-    be a receiver, an admin or view hook, a view, or a callee of ``atomic``
-    (directly or through one more function of the module).  Only the
+    """CL216's gate: a dispatch in a function that may be a receiver, an
+    admin or view hook, a view, or a callee of ``atomic`` (directly or
+    through one more function of the module); the signal connections are
+    facts/signal_connects.py's.  Only the
     functions whose lines hold a dispatch word are walked for a dispatch,
     and only those whose lines say ``atomic`` for the calls in its blocks."""
-    if "connect" in text and any(name in text for name in MODEL_SIGNAL_NAMES):
-        signals = _aliases(tree, MODEL_SIGNAL_NAMES)
-        if any(_name(call.func.value) in signals for call in _calls(tree, frozenset({"connect"}))):
-            return True
     functions = list(_functions(tree))
     words = _WordLines(text, _DISPATCH_WORD)
-    receivers = _aliases(tree, ("receiver",))
+    receivers = _aliases(tree, text, ("receiver",))
     dispatching: set[str] = set()
     for func, method in functions:
         if not words.within(func) or not _dispatches(func):
@@ -173,22 +175,26 @@ def may_pass_model(tree: ast.Module, text: str) -> bool:
     model instance or queryset (``domain/model_values.py``): ``x.user``, a
     call that mentions a manager or a shortcut, a name assigned such a value
     (or a name assigned such a name), a loop variable over one, or a name
-    ``instance``."""
-    shortcuts = _aliases(tree, SHORTCUTS)
+    ``instance``.  CL215 reads a name only in the scope of its call, so
+    only the module's own statements and the functions and classes whose
+    lines hold a sending word are walked (everything, when a ``global``
+    statement may bind a module name elsewhere)."""
+    shortcuts = _aliases(tree, text, SHORTCUTS)
     arguments: list[ast.AST] = []
     bound: dict[str, list[ast.AST]] = {}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in SENDING:
-            arguments.extend(_arguments(n))
-        elif isinstance(n, ast.Assign):
-            for target in n.targets:
-                if isinstance(target, ast.Name):
-                    bound.setdefault(target.id, []).append(n.value)
-        elif isinstance(n, (ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):
-            target = n.target
-            value = n.iter if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) else n.value
-            if isinstance(target, ast.Name) and value is not None:
-                bound.setdefault(target.id, []).append(value)
+    for part in _sending_parts(tree, text):
+        for n in ast.walk(part):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in SENDING:
+                arguments.extend(_arguments(n))
+            elif isinstance(n, ast.Assign):
+                for target in n.targets:
+                    if isinstance(target, ast.Name):
+                        bound.setdefault(target.id, []).append(n.value)
+            elif isinstance(n, (ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):
+                target = n.target
+                value = n.iter if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) else n.value
+                if isinstance(target, ast.Name) and value is not None:
+                    bound.setdefault(target.id, []).append(value)
     if not arguments:
         return False
     mentions: dict[str, bool] = {}
@@ -216,6 +222,32 @@ def may_pass_model(tree: ast.Module, text: str) -> bool:
         if isinstance(value, ast.Call) and _mentions_model(value, shortcuts):
             return True
     return any(isinstance(value, ast.Name) and model(value.id) for value in arguments)
+
+
+def _sending_parts(tree: ast.Module, text: str) -> list[ast.AST]:
+    """The parts of the module CL215's gate walks: the functions, and the
+    methods and other statements of the classes, whose lines hold a sending
+    word; the module's own statements (the module scope) when one of them
+    holds one; the whole module when a ``global`` statement may occur."""
+    if any(m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")
+           for m in _GLOBAL.finditer(text)):
+        return [tree]
+    words = _WordLines(text, *_SENDING_WORDS)
+    parts: list[ast.AST] = []
+    module_code: list[ast.AST] = []
+    for node in tree.body:
+        if isinstance(node, _Function):
+            if words.within(node):
+                parts.append(node)
+        elif isinstance(node, ast.ClassDef):
+            if words.within(node):
+                parts.extend(n for n in (*node.decorator_list, *node.bases, *node.keywords, *node.body)
+                             if not isinstance(n, _Function) or words.within(n))
+        else:
+            module_code.append(node)
+    if any(words.within(node) for node in module_code):  # module-level names are read only there
+        parts.extend(module_code)
+    return parts
 
 
 def _arguments(call: ast.Call) -> list[ast.AST]:

@@ -22,6 +22,7 @@ def _true(node: ast.AST | None) -> bool:
 
 class AtomicRequests(SyntaxCollector):
     REQUIRES = (_NAME.encode(),)
+    CONSUMERS = ("CL216",)
     PATHS = TEST_PATHS_EXCLUDED
 
     def collect(self, tree: ast.Module) -> None:

@@ -21,6 +21,7 @@ CANVAS = CHORD | GROUP | CHAIN
 
 class Chords(SyntaxCollector):
     REQUIRES = (All((b"celery", (b"chord", b"group"))),)  # imported from celery
+    CONSUMERS = ("CL217", "CL219")
 
     def collect(self, tree: ast.Module) -> None:
         if not any(v in CANVAS or v.startswith("celery.canvas") or v == "celery" for v in self.file.imports.values()):

@@ -65,6 +65,7 @@ def once_timeout(value: ast.AST) -> float | None:
 
 class LockLibraryConfig(SyntaxCollector):
     REQUIRES = (b"ONCE", b"ingleton_lock_expiry", b"INGLETON_LOCK_EXPIRY")
+    CONSUMERS = ("CL218",)
     PATHS = TEST_PATHS_EXCLUDED
 
     def collect(self, tree: ast.Module) -> None:

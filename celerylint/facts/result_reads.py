@@ -29,6 +29,7 @@ DISPATCH_WORD = re.compile(r"delay|apply_async|send_task")  # the lines a dispat
 class ResultReads(SyntaxCollector):
     REQUIRES = (b"AsyncResult", b"GroupResult", b"ResultSet", b"TaskResult", b"django_celery_results",
                 b"celery.result", b"delay", b"apply_async", b"send_task")
+    CONSUMERS = ("CL219",)
     PATHS = TEST_PATHS_EXCLUDED
 
     def collect(self, tree: ast.Module) -> None:

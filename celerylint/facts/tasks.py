@@ -20,7 +20,8 @@ from .task_class_index import TIME_LIMITS
 
 RETRY_DELAY_FACT = "retry-delay"  # a task's default_retry_delay: seconds, or a setting_delay
 SETTING_DELAY_FACT = "setting-delay"  # a countdown read from a Django setting (domain.delays.setting_delay)
-TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_limit", "expires", "queue", "ignore_result")
+TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_limit", "expires", "queue", "ignore_result",
+                "serializer")
 
 
 class TaskCollector(Checker):

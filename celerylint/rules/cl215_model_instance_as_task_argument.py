@@ -1,14 +1,21 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
+
 import libcst as cst
 
 from ..domain.calls import arg
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 from ..domain.model_values import QUERYSET, VALUES, ModelValues
-from ..rule import All, Invalid, Regex, Rule, Valid
+from ..facts.task_calls import TASK_CALL
+from ..rule import All, Finding, Invalid, Rule, Valid
 
 SENDING = frozenset({"delay", "s", "si"})
 _EMPTY = cst.Module([])
+FACT = "model-task-argument"  # judged in the project phase, by the serializer of the task's app
+# kombu's serializers that cannot encode a model or a queryset (pickle can: a stale copy)
+_ENCODERS = frozenset({"json", "yaml", "msgpack"})
 
 
 def _shown(node: cst.CSTNode) -> str:
@@ -51,8 +58,19 @@ class ModelInstanceAsTaskArgument(Rule):
     `Decimal` and `UUID` values are not reported either: kombu's json
     encoder (5.3 and later) encodes them.
 
-    The rule does not read the serializer: with json the call fails, with
-    pickle it works and sends a stale copy; both are reported.
+    The message follows the serializer the task is sent with: a literal
+    `serializer=` of the `apply_async` call, else the task's own
+    `serializer=`, else `task_serializer` of the app the task is registered
+    on (of every app the project configures, for a `shared_task` or a task
+    defined elsewhere), when they all agree. With json (Celery's default),
+    yaml or msgpack the send fails: an error. With pickle, chosen on
+    purpose by projects such as taiga and paperless-ngx, the send works and
+    the task gets a copy that is stale when it runs: still reported, as a
+    warning, because that copy is how a task overwrites newer writes. A
+    serializer the project registers under a name with `pickle` in it
+    (paperless-ngx's `signed-pickle`) counts as pickle. A
+    serializer celerylint cannot read, or apps that disagree: the message
+    names both outcomes, as an error.
 
     ## Why is this bad?
     With the json serializer (Celery's default) kombu cannot encode a model
@@ -99,7 +117,8 @@ class ModelInstanceAsTaskArgument(Rule):
     SUMMARY = "A model instance or queryset passed to a task: json cannot encode it, pickle sends a stale copy"
     HINT = "pass the primary key (`obj.pk`) and fetch the object in the task"
     TAGS = ("django", "calling")
-    REQUIRES = (All(((b"delay", b"apply_async", Regex(rb"\.\s*si?\s*\(")),
+    # ``TASK_CALL`` matches every ``.s(``/``.si(`` call, and is searched in every file for the task-call facts
+    REQUIRES = (All(((b"delay", b"apply_async", TASK_CALL),
                      (b"objects", b"_manager", b"_or_404", b"request", b"instance"))),)
     PATHS = TEST_PATHS_EXCLUDED  # a test may send a mock or an eager call
     GATE = "celerylint.domain.dispatch_syntax:may_pass_model"
@@ -200,6 +219,91 @@ class ModelInstanceAsTaskArgument(Rule):
                     audit.delay(self.request.user)
         """, message="request's user", count=1),
         Invalid("""
+            # json (Celery's default): the send fails
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://")
+            @app.task
+            def ship(order): ...
+            # file: proj/views.py
+            from proj.celery import ship
+            from proj.models import Order
+            def confirm(pk):
+                ship.delay(Order.objects.get(pk=pk))
+        """, message="the json serializer cannot encode it (`EncodeError` when it is sent)", at="4:16"),
+        Invalid("""
+            # pickle chosen for the app: the copy is stale, the send works
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://")
+            app.conf.task_serializer = "pickle"
+            app.conf.accept_content = ["pickle"]
+            @app.task
+            def ship(order): ...
+            # file: proj/views.py
+            from proj.celery import ship
+            from proj.models import Order
+            def confirm(pk):
+                ship.delay(Order.objects.get(pk=pk))
+        """, message="pickle (the serializer it is sent with) sends a copy as it is now", count=1),
+        Invalid("""
+            # the task's own serializer, and one call's, override the app's json
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://")
+            @app.task(serializer="pickle")
+            def ship(order): ...
+            @app.task
+            def bill(order): ...
+            # file: proj/views.py
+            from proj.celery import bill, ship
+            from proj.models import Order
+            def confirm(pk):
+                ship.delay(Order.objects.get(pk=pk))
+                bill.apply_async(args=(Order.objects.get(pk=pk),), serializer="pickle")
+        """, message="stale data", count=2),
+        Invalid("""
+            # a serializer the project registers under a pickle name
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://", task_serializer="signed-pickle")
+            @app.task
+            def ship(order): ...
+            # file: proj/views.py
+            from proj.celery import ship
+            from proj.models import Order
+            def confirm(pk):
+                ship.delay(Order.objects.get(pk=pk))
+        """, message="`signed-pickle` (the serializer it is sent with) sends a copy"),
+        Invalid("""
+            # a serializer celerylint cannot read: both outcomes are named
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            app = Celery("proj", broker="redis://")
+            app.conf.task_serializer = os.environ["SERIALIZER"]
+            @app.task
+            def ship(order): ...
+            # file: proj/views.py
+            from proj.celery import ship
+            from proj.models import Order
+            def confirm(pk):
+                ship.delay(Order.objects.get(pk=pk))
+        """, message="the json serializer cannot encode it (`EncodeError` when sent) and pickle sends a copy"),
+        Invalid("""
+            # what the gate must not pass over: a signature split over lines, an alias after a
+            # comment, a name bound at module level and sent there
+            from django.shortcuts import (get_object_or_404  # a comment
+                                          as fetch)
+            from proj.models import Order
+            def view(pk):
+                order = fetch(Order, pk=pk)
+                signature = (ship.  # a comment
+                             si)(order)
+            first = Order.objects.first()
+            ship.delay(first)
+        """, count=2, at="9:22"),
+        Invalid("""
             from proj.models import Order
             def export():
                 export_all.delay(Order.objects.all())
@@ -232,12 +336,96 @@ class ModelInstanceAsTaskArgument(Rule):
             given = _elements(args.value if args else None) + _elements(kwargs.value if kwargs else None)
         else:
             return
+        serializer = None
+        if method == "apply_async":  # ``serializer=`` of this call overrides the app's and the task's
+            given_serializer = arg(node, "serializer", None)
+            if given_serializer is not None:
+                value = given_serializer.value
+                serializer = value.evaluated_value if isinstance(value, cst.SimpleString) else "?"
         for value in given:
             kind = self.values.kind(value)
             if kind is None:
                 continue
-            instead = ("a list of primary keys (`list(qs.values_list(\"pk\", flat=True))`)" if kind in (QUERYSET, VALUES)
-                       else "the primary key (`.pk`) and fetch the object in the task")
-            self.report(value, f"`{_shown(value)}` is {kind}, passed to `{_shown(func)}()`: the json serializer "
-                               "cannot encode it (`EncodeError` when sent) and pickle sends a copy that is stale "
-                               f"when the task runs; pass {instead}")
+            self.ctx.fact(FACT, value, task=self._task(func.value), serializer=serializer, shown=_shown(value),
+                          what=kind, func=_shown(func))
+
+    def _task(self, node: cst.BaseExpression) -> str | None:
+        """The dotted name of the task sent (``proj.tasks.ship``), or None."""
+        name = self.ctx.qualify(node)
+        if name and "." not in name and name not in self.ctx.imports:
+            name = f"{self.ctx.module_name or self.ctx.path}.{name}"
+        return name
+
+    @classmethod
+    def check_project(cls, project) -> Iterable[Finding]:
+        """Each argument recorded, worded by the serializer its task is sent with."""
+        facts = list(project.of_kind(FACT))
+        if not facts:
+            return
+        from ..domain.celeryconf.model import model  # the configuration model: only for these facts
+
+        m = model(project)
+        for f in facts:
+            serializer = f["serializer"] if f.get("serializer") is not None else _serializer(m, f.get("task"))
+            serializer = serializer.strip().lower() if isinstance(serializer, str) and serializer != "?" else None
+            finding = cls.finding(_message(f, serializer), f["path"], f["line"], f["col"], f["end_line"], f["end_col"])
+            yield replace(finding, severity=_severity(serializer))
+
+
+def _pickles(serializer: str | None) -> bool:
+    """pickle, or a serializer the project registers under a name that says
+    it pickles (paperless-ngx's ``signed-pickle``)."""
+    return serializer is not None and "pickle" in serializer
+
+
+def _severity(serializer: str | None) -> str:
+    return "warning" if _pickles(serializer) else ModelInstanceAsTaskArgument.SEVERITY
+
+
+def _message(f: dict, serializer: str | None) -> str:
+    kind = f["what"]
+    instead = ("a list of primary keys (`list(qs.values_list(\"pk\", flat=True))`)" if kind in (QUERYSET, VALUES)
+               else "the primary key (`.pk`) and fetch the object in the task")
+    head = f"`{f['shown']}` is {kind}, passed to `{f['func']}()`: "
+    if _pickles(serializer):
+        shown = "pickle" if serializer == "pickle" else f"`{serializer}`"
+        return (head + f"{shown} (the serializer it is sent with) sends a copy as it is now, and the task, which "
+                "runs later, works on stale data (a `save()` there overwrites newer writes); pass " + instead)
+    if serializer in _ENCODERS:
+        return head + f"the {serializer} serializer cannot encode it (`EncodeError` when it is sent); pass {instead}"
+    return (head + "the json serializer cannot encode it (`EncodeError` when sent) and pickle sends a copy that is "
+            f"stale when the task runs; pass {instead}")
+
+
+def _serializer(m, task: str | None) -> str | None:
+    """The serializer the task is sent with: its own ``serializer=``, else
+    ``task_serializer`` of its app (of every app the project configures,
+    for a ``shared_task`` or a task not found), when all agree; None when
+    any is unknown."""
+    module, _, name = (task or "").rpartition(".")
+    path = m.path_of(module) if module else None
+    found = [t for t in m.tasks if t["name"] == name and (path is None or t["path"] == path)]
+    apps = m.configured_apps()
+    values: set = set()
+    if len(found) == 1:
+        own, state = m.task_option(found[0], "serializer")
+        if state == "set":
+            values.add(own)
+        elif state == "unknown":
+            return None
+        else:
+            registered = found[0].get("app")
+            if registered:
+                apps = [a for a in m.relevant_apps() if a.key.replace(":", ".") == registered] or apps
+    if not values:
+        if not apps:
+            return None
+        for app in apps:
+            setting = app.get("task_serializer")
+            if setting.is_unknown:
+                return None
+            values.add(setting.value)
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    return value.strip().lower() if isinstance(value, str) else None

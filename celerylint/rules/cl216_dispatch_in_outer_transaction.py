@@ -6,18 +6,18 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..domain.dispatch_syntax import ADMIN_HOOKS, VIEW_HOOKS
-from ..domain.model_values import MODEL_SIGNALS, model_signals
+from ..domain.model_values import model_signals
 from ..domain.outer_transactions import (
     SIGNALS, admin_hook, is_view, on_commit_edits, same_function, signal_context, signal_handler_shaped,
 )
 from ..domain.transaction_dispatch import FollowsTransactions, TransactionFrames, dispatched
 from ..facts.atomic_requests import ATOMIC_REQUESTS_FACT
+from ..facts.signal_connects import CONNECT_FACT
 from ..rule import All, Finding, Invalid, Regex, Rule, Valid
 
 VIEW_FACT = "dispatch-in-view"
 HANDLER_FACT = "dispatch-in-signal-handler"
 POST_SAVE_FACT = "dispatch-in-post-save-receiver"
-CONNECT_FACT = "model-signal-connect"
 _WHAT = ("the worker can run the task before the transaction commits (and not see its writes) or after it rolls "
          "back; dispatch it in `transaction.on_commit(...)`")
 
@@ -140,8 +140,7 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
         All(((b"delay", b"apply_async", b"send_task"),
              (b"atomic", b"receiver", b"sender", *(h.encode() for h in sorted(ADMIN_HOOKS | VIEW_HOOKS)),
               Regex(rb"\(\s*(?:self\b[^,()]*,\s*)?request\b")))),
-        All((Regex(rb"\.\s*connect\s*\("), (b"_save", b"_delete", b"m2m_changed"))),
-    )
+    )  # the ``connect`` calls that tie a handler to a model signal: facts/signal_connects.py
     GATE = "celerylint.domain.dispatch_syntax:may_dispatch_in_outer_transaction"
     VALID = (
         Valid("""
@@ -242,8 +241,6 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
     # -- what happens ------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "connect" and node.args:
-            self._connect(node)
         owner = self._owner()
         if owner is None:
             return
@@ -257,19 +254,6 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
             return
         self.dispatches.append(_Dispatch(node, shown, owner[0], owner[1], self.where.fixable(node),
                                          self.where.on_commit_fix(node)))
-
-    def _connect(self, node: cst.Call) -> None:
-        """``post_save.connect(handler, ...)``: a fact naming the handler."""
-        signal = self.ctx.imported_name(node.func.value)
-        if signal not in MODEL_SIGNALS:
-            return
-        handler = node.args[0].value
-        if isinstance(handler, cst.Name) and handler.value not in self.ctx.imports:
-            target = f"{self.ctx.module_name or self.ctx.path}.{handler.value}"
-        else:
-            target = self.ctx.qualify(handler)
-        if target:
-            self.ctx.fact(CONNECT_FACT, None, signal=signal.rpartition(".")[2], target=target)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         called_in_atomic = self._called_in_atomic()

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 
 from ..domain.celeryconf.model import Model
-from ..domain.celeryconf.values import NULL
+from ..domain.celeryconf.values import NULL, number
 from ..domain.outer_transactions import same_function
 from ..facts.chords import CHORD_FACT
 from ..rule import ConfigRule, Finding, Invalid, Valid
@@ -43,10 +44,19 @@ class ChordCannotComplete(ConfigRule):
       app sets `task_ignore_result = True` and the task does not set
       `ignore_result=False`.
 
+    - a task of the header has a hard time limit (its own `time_limit=`,
+      else the app's `task_time_limit`) longer than the app's
+      `result_expires` (a day by default), in every app: the header is
+      allowed to run longer than its results are kept. How long the header
+      really runs is not known statically; its time limit is the longest it
+      may run, so this finding says the callback *may* never run, as CL104
+      and CL205 compare a timeout with the time limit. A header task
+      without a limit, a limit or an expiry celerylint cannot read, or
+      results that never expire (`result_expires = None` or 0, CL116's
+      case) give no finding.
+
     A backend read from the environment, a header celerylint cannot name,
-    or a task it cannot find are unknown and not reported. The time the
-    header runs is not known statically, so a `result_expires` shorter
-    than it is not checked.
+    or a task it cannot find are unknown and not reported.
 
     ## Why is this bad?
     The chord's callback runs when every header task has stored its result
@@ -54,7 +64,10 @@ class ChordCannotComplete(ConfigRule):
     `rpc://`, Celery raises `NotImplementedError` when the chord is applied;
     a header task that ignores its result never counts as done, so the
     callback never runs and the chord's group stays in the backend until it
-    expires.
+    expires. The backend keeps the chord's count and the header's results
+    for `result_expires` (the Redis backend renews that expiry each time a
+    header task returns): a header task that returns later than that finds
+    the count gone, and the chord never completes.
 
     ## Example
     ```python
@@ -109,7 +122,8 @@ class ChordCannotComplete(ConfigRule):
     CODE = "CL217"
     NAME = "chord-cannot-complete"
     SEVERITY = "error"
-    SUMMARY = "A chord without a result backend, with `rpc://`, or with a header task that ignores its result"
+    SUMMARY = ("A chord without a result backend, with `rpc://`, with a header task that ignores its result or may "
+               "outlive `result_expires`")
     HINT = "configure a result backend that supports chords (Redis, a database) and keep the header's results"
     TAGS = ("canvas",)
 
@@ -155,6 +169,45 @@ class ChordCannotComplete(ConfigRule):
             def play(notes):
                 chord(notes)
         """),
+        Valid("""
+            # limits within the expiry, no limit at all, an expiry read from the environment,
+            # results that never expire (CL116's), a limit that cannot be read
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            app = Celery("proj", backend="redis://localhost:6379/1")
+            app.conf.result_expires = 7200
+            other = Celery("other", backend="redis://localhost:6379/2")
+            other.conf.result_expires = int(os.environ["EXPIRES"])
+            # file: proj/tasks.py
+            from celery import chord
+            from proj.celery import app, other
+            @app.task(time_limit=3600)
+            def fetch(url): ...
+            @app.task
+            def unlimited(url): ...
+            @other.task(time_limit=86400)
+            def slow(url): ...
+            @app.task(time_limit=LIMIT)
+            def unread(url): ...
+            def crawl(urls):
+                chord([fetch.s(u) for u in urls])(summarise.s())
+                chord([unlimited.s(u) for u in urls])(summarise.s())
+                chord([slow.s(u) for u in urls])(summarise.s())
+                chord([unread.s(u) for u in urls])(summarise.s())
+        """),
+        Valid("""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", backend="redis://localhost:6379/1", result_expires=None)
+            # file: proj/tasks.py
+            from celery import chord
+            from proj.celery import app
+            @app.task(time_limit=10 * 86400)
+            def rebuild(part): ...
+            def crawl(parts):
+                chord([rebuild.s(p) for p in parts])(summarise.s())
+        """),
     )
     INVALID = (
         Invalid("""
@@ -184,6 +237,38 @@ class ChordCannotComplete(ConfigRule):
             def crawl(urls):
                 chord([fetch.s(urls[0]), other.s(urls[1])])(summarise.s())
         """, count=1, message="`fetch`, `other`"),
+        Invalid("""
+            # a header task may run longer than its results are kept: the decorator's limit
+            # against the default expiry (a day), and the app's limit against a shorter one
+            # file: proj/celery.py
+            from datetime import timedelta
+            from celery import Celery
+            app = Celery("proj", backend="redis://localhost:6379/1")
+            # file: proj/tasks.py
+            from celery import chord
+            from proj.celery import app
+            @app.task(time_limit=2 * 86400)
+            def rebuild(part): ...
+            @app.task(time_limit=60)
+            def fetch(url): ...
+            def crawl(urls):
+                chord([fetch.s(urls[0]), rebuild.s(1)])(summarise.s())
+        """, count=1, message="header task `rebuild` may run for 172800 s (its time limit), longer than "
+                              "`result_expires` (86400 s)"),
+        Invalid("""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", backend="redis://localhost:6379/1")
+            app.conf.task_time_limit = 3 * 3600
+            app.conf.result_expires = 3600
+            # file: proj/tasks.py
+            from celery import group
+            from proj.celery import app
+            @app.task
+            def fetch(url): ...
+            def crawl(urls):
+                (group(fetch.s(u) for u in urls) | summarise.s()).delay()
+        """, count=1, message="`fetch` may run for 10800 s"),
     )
 
     def check_model(self, m: Model) -> Iterable[Finding]:
@@ -203,6 +288,14 @@ class ChordCannotComplete(ConfigRule):
                 yield self.at(f"this chord's callback never runs: header task{'s' if len(ignoring) > 1 else ''} "
                               f"{names} ignore{'' if len(ignoring) > 1 else 's'} {'their' if len(ignoring) > 1 else 'its'} "
                               "result, so the chord never counts it done", use["path"], pos)
+                continue
+            outliving = _outliving(m, apps, use.get("header"))
+            if outliving:
+                name, limit, expires = outliving
+                yield self.at(f"this chord's callback may never run: header task `{name}` may run for {limit:g} s "
+                              f"(its time limit), longer than `result_expires` ({expires:g} s); when it does, the "
+                              "chord's stored state expires before it is done, and the chord never completes",
+                              use["path"], pos)
 
     @staticmethod
     def _ignoring(m: Model, apps, header: list[str] | None) -> list[str]:
@@ -219,3 +312,48 @@ class ChordCannotComplete(ConfigRule):
             if (state == "set" and value is True) or (state == "unset" and ignore_all):
                 found.append(tasks[0]["name"])
         return found
+
+
+def _header_tasks(m: Model, header: list[str] | None) -> list[dict]:
+    """The header's tasks found in the project, each once."""
+    found = []
+    for target in header or ():
+        tasks = [t for t in m.tasks if same_function(target, f"{_module_of(t['path'])}.{t['name']}")]
+        if len(tasks) == 1 and tasks[0] not in found:
+            found.append(tasks[0])
+    return found
+
+
+def _expires(app) -> float | None:
+    """The app's ``result_expires`` in seconds; None when unknown or when
+    results never expire (``None``/0: CL116's case)."""
+    r = app.get("result_expires")
+    if r.is_unknown or r.env or r.value is NULL:
+        return None
+    seconds = number(r.value.total_seconds() if isinstance(r.value, timedelta) else r.value)  # the default: a day
+    return seconds if seconds else None
+
+
+def _limit(m: Model, task: dict, app) -> float | None:
+    """The task's hard time limit in seconds: its own ``time_limit=``, else
+    the app's ``task_time_limit``; None when unknown or unlimited."""
+    value, state = m.task_option(task, "time_limit")
+    if state == "unset":
+        r = app.get("task_time_limit")
+        if r.is_unknown or r.env or r.value is NULL:
+            return None
+        value = r.value
+    elif state == "unknown":
+        return None
+    return number(value)
+
+
+def _outliving(m: Model, apps, header: list[str] | None) -> tuple[str, float, float] | None:
+    """A header task whose time limit is longer than ``result_expires`` in
+    every app: (its name, its limit, the expiry), or None."""
+    for task in _header_tasks(m, header):
+        pairs = [(_limit(m, task, app), _expires(app)) for app in apps]
+        if pairs and all(limit is not None and expires is not None and limit > expires for limit, expires in pairs):
+            limit, expires = min(pairs, key=lambda p: p[0] - p[1])
+            return task["name"], limit, expires
+    return None

@@ -27,10 +27,12 @@ from .jobs import Job, analyze_job, triage_path
 
 def enabled_entries(settings: Settings) -> list[Entry]:
     """Checkers a run needs: selected rules, plus the fact collectors when a
-    rule with a part in the project phase is selected."""
+    rule with a part in the project phase is selected (a collector that names
+    its readers, ``consumers``, only when one of them is)."""
     chosen = [e for e in all_entries() if e.code and settings.enabled(e.code)]
     if any(e.in_project_phase for e in chosen):
-        chosen += [e for e in all_entries() if e.kind in ("collector", "syntax")]
+        chosen += [e for e in all_entries() if e.kind in ("collector", "syntax")
+                   and (not e.consumers or any(settings.enabled(code) for code in e.consumers))]
     elif any(e.code.startswith("CL2") for e in chosen):  # the task-code rules ask the client and task class index
         chosen += [e for e in all_entries() if (e.module, e.cls) in INDEX_COLLECTORS]
     return chosen

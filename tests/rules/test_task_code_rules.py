@@ -178,3 +178,72 @@ def test_file_rules_report_from_the_command_line(tmp_path, cli):
     assert done.returncode == 1
     assert "proj/tasks.py:5:12: CL214" in done.stdout
     assert "proj/tasks.py:7:16: CL215" in done.stdout
+
+
+def test_cl215_gate_keeps_a_signature_split_over_lines_and_an_alias_after_a_comment(tmp_path):
+    """CL215's gate walks only the functions whose lines hold a sending word:
+    the name of ``.si`` may start a line of its own, and an import may name
+    its alias after a comment; neither may hide the argument from the rule."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj/views.py").write_text(
+        "from django.shortcuts import (get_object_or_404  # a comment\n"
+        "                              as fetch)\n"
+        "from proj.models import Order\n"
+        "\n"
+        "def view(pk):\n"
+        "    order = fetch(Order, pk=pk)\n"
+        "    signature = (ship.  # a comment\n"
+        "                 si)(order)\n"
+        "    return signature\n"
+        "\n"
+        "def other(pk):\n"
+        "    ship.delay(pk)\n")
+    _, findings, _ = lint_json(tmp_path, "--select", "CL215", "--no-cache")
+    assert _codes(findings, "CL215") == [("proj/views.py", 8)]
+
+
+SEND_ORDER = """
+# file: proj/tasks.py
+from celery import shared_task
+@shared_task
+def ship(order): ...
+# file: proj/views.py
+from proj.models import Order
+from proj.tasks import ship
+def confirm(request, pk):
+    ship.delay(Order.objects.get(pk=pk))
+"""
+
+
+def test_cl215_words_its_finding_by_the_serializer_in_the_django_settings(tmp_path):
+    """CL215 reads ``CELERY_TASK_SERIALIZER`` of the settings module the app
+    loads: with pickle (chosen on purpose, as taiga and paperless do) the
+    finding is about the stale copy, a warning; with json, the send fails."""
+    pickled, plain = tmp_path / "pickled", tmp_path / "plain"
+    write_project(pickled, SETTINGS_BASE, 'CELERY_TASK_SERIALIZER = "pickle"\n'
+                  'CELERY_ACCEPT_CONTENT = ["pickle"]\n# file: proj/settings/production.py\nfrom .base import *\n'
+                  + SEND_ORDER)
+    write_project(plain, SETTINGS_BASE, '# file: proj/settings/production.py\nfrom .base import *\n' + SEND_ORDER)
+    _, findings, _ = lint_json(pickled, "--select", "CL215", "--no-cache")
+    [found] = [f for f in findings if f["code"] == "CL215"]
+    assert (found["path"], found["line"]) == ("proj/views.py", 4)
+    assert "pickle (the serializer it is sent with)" in found["message"] and "stale data" in found["message"]
+    assert "EncodeError" not in found["message"] and found["severity"] == "warning"
+    _, findings, _ = lint_json(plain, "--select", "CL215", "--no-cache")
+    [found] = [f for f in findings if f["code"] == "CL215"]
+    assert "the json serializer cannot encode it (`EncodeError` when it is sent)" in found["message"]
+    assert "pickle" not in found["message"] and found["severity"] == "error"
+
+
+def test_a_signal_connected_in_a_file_with_lone_carriage_returns(tmp_path):
+    """The connections are read on the lines CPython counts: a lone ``\\r``
+    ends a line too, so such an ``apps.py`` is read whole."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj/handlers.py").write_text(
+        "def before_save(sender, instance, **kwargs):\n    warm.delay(instance.pk)\n")
+    lines = ["from django.apps import AppConfig", "from django.db.models.signals import pre_save", "# one",
+             "class ProjConfig(AppConfig):", "    def ready(self):", "        from proj import handlers",
+             "        pre_save.connect(handlers.before_save, sender='proj.Order')", ""]
+    (tmp_path / "proj/apps.py").write_bytes("\r".join(lines).encode())
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/handlers.py", 2)]

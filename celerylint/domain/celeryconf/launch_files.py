@@ -6,13 +6,13 @@ is in ``worker_cli.py``."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ...core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES
 from ...core.walk import walk
 from ...core.source import OTHER_FILE_MAX_BYTES, read_capped
 from .model import Model
+from .tree_files import TreeFiles, linted_tree as _linted_tree, shared_tree_files
 
 _MAX_BYTES = OTHER_FILE_MAX_BYTES  # 1 MiB, as for the files the project phase reads
 # What makes a launch file worth keeping: a worker command line, the
@@ -39,7 +39,9 @@ def launch_texts(m: Model) -> dict[str, str]:
         cached = m._launch_texts = {path: text for path, text in m.project.other_files.items()
                                     if any(w.decode() in text for w in _WANTED)}
         root = Path(m.root)
-        for path, data in _scan_launch_files(_linted_tree(m)):
+        shared = shared_tree_files(m)
+        found = _launch_files(shared) if shared is not None else _scan_launch_files(_linted_tree(m))
+        for path, data in found:
             try:
                 rel = path.relative_to(root).as_posix()
             except ValueError:
@@ -48,17 +50,12 @@ def launch_texts(m: Model) -> dict[str, str]:
     return cached
 
 
-def _linted_tree(m: Model) -> Path:
-    """The directory holding every linted file: the project being linted, not
-    everything beside it under the repository root."""
-    try:
-        common = os.path.commonpath([os.path.dirname(p) or "." for p in m.project.python_files])
-    except ValueError:  # no files, or absolute and relative paths mixed
-        common = ""
-    files = set(m.project.python_files)
-    while common and f"{common}/__init__.py" in files:  # a package: its launch files are beside it
-        common = os.path.dirname(common)
-    return Path(m.root) / common
+def _launch_files(shared: TreeFiles):
+    for f in shared.files:
+        if f.linted and LAUNCH_FILES.match(f.name):
+            data = shared.read(f.path)
+            if data is not None and any(w in data for w in _WANTED):
+                yield f.path, data
 
 
 def _scan_launch_files(root: Path):

@@ -28,13 +28,13 @@ from .copied_settings import copied_profiles
 from .paths import DSM as _DSM
 from .paths import LAUNCH_FILE_MAX_BYTES as _MAX_BYTES
 from .paths import SETTINGS_PATH
+from .tree_files import PROFILE_FILES as _LAUNCH, TreeFiles, shared_tree_files
 
 _NOT_DEPLOYED = re.compile(
     r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|devstack|local|locals|debug"
     r"|sample|example|examples|e2e|selenium|travis|github|jenkins)(?:[_-].*)?$",
     re.IGNORECASE,
 )
-_LAUNCH = re.compile(r"^(?:Procfile.*|Dockerfile.*|\.env.*|.*\.env|Makefile|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml))$")
 
 
 @dataclass
@@ -152,6 +152,25 @@ def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> dict[s
                 value = match.group(1).decode("ascii", "replace").rstrip(".")
                 if "." in value:
                     out.setdefault(value, []).append(rel)
+    return out
+
+
+def _named_in(shared: TreeFiles, root: Path) -> dict[str, list[str]]:
+    """``named_outside_python`` over the walk the launch-file scan shares."""
+    out: dict[str, list[str]] = {}
+    for f in shared.files:
+        if f.foreign or not (_LAUNCH.match(f.name) or "/.env" in "/" + f.directory):
+            continue
+        data = shared.read(f.path)
+        if data is None or b"DJANGO_SETTINGS_MODULE" not in data:
+            continue
+        rel = posixpath.relpath(f.path.as_posix(), root.as_posix())
+        if rel.startswith(("tests/", "test/")) or "/tests/" in rel:
+            continue
+        for match in _DSM.finditer(data):
+            value = match.group(1).decode("ascii", "replace").rstrip(".")
+            if "." in value:
+                out.setdefault(value, []).append(rel)
     return out
 
 
@@ -331,7 +350,9 @@ def _named(m) -> dict[str, list[str]]:
         named.setdefault(f["value"], []).append(f["path"])
     outside = getattr(m, "_dsm_outside", None)
     if outside is None:
-        outside = m._dsm_outside = named_outside_python(m.root, m.project.python_files)
+        shared = shared_tree_files(m)
+        outside = m._dsm_outside = (named_outside_python(m.root, m.project.python_files) if shared is None
+                                    else _named_in(shared, m.root))
     for value, where in outside.items():
         named.setdefault(value, []).extend(where)
     return named

@@ -26,7 +26,7 @@ from .cmdline import Command, parse_words, split
 from .paths import COMPOSE as _COMPOSE, YAML_NOTICE, is_deployment_path
 from .process import Process
 from .rabbitmq import ConsumerTimeout, consumer_timeouts
-from .yamlfile import AVAILABLE as YAML_AVAILABLE
+from .yamlfile import available as yaml_available
 
 _YAML = re.compile(r"\.ya?ml$")
 _PROCFILE = re.compile(r"(?:^|/)Procfile[^/]*$")
@@ -128,7 +128,7 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
             continue
         if parse in (compose.read, kubernetes.read):
             yaml_files = True
-            if not YAML_AVAILABLE:
+            if not yaml_available():
                 continue
             if "{{" in text:  # a Helm or Jinja template: what it renders is not known
                 out.unread.append(path)
@@ -140,7 +140,7 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
             for line, command, conditional in shell.commands(texts[path]):
                 out.processes.append(Process(path, line, "shell", posixpath.basename(path), command, None, None,
                                              conditional))
-    if yaml_files and not YAML_AVAILABLE:
+    if yaml_files and not yaml_available():
         out.notices.append(YAML_NOTICE)
     out.consumer_timeouts = consumer_timeouts(texts)
     return out

@@ -4,15 +4,32 @@ are unknown."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-try:
-    import yaml
-except ImportError:  # pragma: no cover - the yaml extra is not installed
-    yaml = None
-
-AVAILABLE = yaml is not None
 MAX_BYTES = 1 << 20  # as for every launch file
+
+
+@cache
+def _yaml():
+    """PyYAML, imported by the first file that needs it, not with this module
+    (the deployment rules load with every run; most trees have no YAML to
+    read); None when it cannot be imported."""
+    try:
+        import yaml
+    except ImportError:
+        return None
+    return yaml
+
+
+def available() -> bool:
+    return _yaml() is not None
+
+
+def __getattr__(name: str):
+    if name == "AVAILABLE":  # whether PyYAML can be imported: asked only when a YAML file is read
+        return available()
+    raise AttributeError(name)
 
 
 class Mapping(dict):
@@ -22,7 +39,10 @@ class Mapping(dict):
     lines: dict[Any, int]
 
 
-if yaml is not None:
+@cache
+def _loader() -> type:
+    yaml = _yaml()
+
     class _Loader(yaml.SafeLoader):
         pass
 
@@ -41,15 +61,18 @@ if yaml is not None:
         return out
 
     _Loader.add_constructor("tag:yaml.org,2002:map", _mapping)
+    return _Loader
 
 
 def documents(text: str) -> list[Any] | None:
     """Every document of a YAML stream; None when it does not load (a Helm
     template, invalid YAML, PyYAML missing, too large)."""
+    yaml = _yaml()
     if yaml is None or len(text) > MAX_BYTES:
         return None
+
     try:
-        return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - a SafeLoader subclass
+        return list(yaml.load_all(text, Loader=_loader()))  # noqa: S506 - a SafeLoader subclass
     except (yaml.YAMLError, RecursionError, ValueError, TypeError):
         return None
 
