@@ -53,11 +53,12 @@ def _format_options(f, configurable: bool = False):
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: number of CPUs).")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
 @click.option("--show-apps", is_flag=True, help="Show every Celery app, its configuration sources and settings, and exit.")
+@click.option("-W", "--watch", is_flag=True, help="Lint again whenever a file of the project changes, until Ctrl-C.")
 @override_options
 @adoption_options
 @click.version_option(__version__, "--version", prog_name="celerylint")
 def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, fix_only, diff, select, extend_select, ignore, config,
-         isolated, exit_zero, explain, list_rules, no_cache, jobs, force_exclude, show_apps, **adopt) -> None:
+         isolated, exit_zero, explain, list_rules, no_cache, jobs, force_exclude, show_apps, watch, **adopt) -> None:
     """Find the Celery patterns that make tasks run twice or vanish.
 
     `celerylint check [PATH ...]` is the same command; `-` reads the source from stdin.
@@ -109,6 +110,8 @@ def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, fix_only, dif
     for path in paths if not stdin else ():
         if not path.exists() and not path.is_symlink():
             _fail(f"{path}: no such file or directory")
+    if watch:
+        _watch(list(paths) or [Path(".")], roots, stdin, show_apps, diff, adopt)
     try:
         cli_adopt.early_exit(list(paths), roots, adopt)
         if show_apps:
@@ -158,6 +161,16 @@ def main(paths, fmt, color, output, show_fixes, fix, unsafe_fixes, fix_only, dif
         _err("celerylint: internal errors occurred; findings above may be incomplete")
         sys.exit(2)
     sys.exit(cli_adopt.status(result, adopt, exit_zero, status))
+
+
+def _watch(paths: list[Path], roots, stdin: bool, show_apps: bool, diff: bool, adopt) -> None:
+    for flag, given in (("standard input", stdin), ("--show-apps", show_apps), ("--diff", diff),
+                        ("--add-noqa", adopt["add_noqa"])):
+        if given:
+            _fail(f"--watch cannot be used with {flag}")
+    from .watch import tops_of, watch
+
+    watch(sys.argv[1:], tops_of(paths, roots), Stopped)
 
 
 def _show_apps(paths: list[Path], roots, fmt: str, output: Path | None, jobs: int | None, cache: bool) -> None:

@@ -91,6 +91,20 @@ def build() -> CeleryLintServer:
         except Exception:
             ls.log(f"closing {path}:\n{traceback.format_exc()}", types.MessageType.Error)
 
+    @feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: CeleryLintServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        """Folders added or removed: each file's project is found from the
+        innermost folder holding it (engine.Session), so the projects are read
+        again, what was held for the removed folders is dropped, and every
+        open file is judged again."""
+        removed = {ls.uri_path(f.uri) for f in params.event.removed or ()}
+        folders = [f for f in ls.folders if f not in removed]
+        folders += [p for p in (ls.uri_path(f.uri) for f in params.event.added or ()) if p not in folders]
+        ls.folders = folders
+        ls.session = Session(folders, ls.overrides, ls.log)
+        for uri in list(ls.uris.values()):
+            ls.schedule(uri, 0)
+
     @feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(ls: CeleryLintServer, params: types.DidChangeWatchedFilesParams) -> None:
         await ls.on_disk([ls.uri_path(change.uri) for change in params.changes])

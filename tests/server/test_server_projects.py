@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from lsp_client import Client, codes, session
 from test_server import LOCK
@@ -114,5 +115,28 @@ def test_a_file_outside_any_project_is_linted_alone_and_says_so(tmp_path):
         client.replace(uri, LOCK + "\n")
         assert "CL203" in codes(await client.diagnostics_for(uri))
         assert len([m for m in client.logs if "no project around" in m and str(lone) in m]) == 1
+
+    session(root, scenario)
+
+
+def test_a_workspace_folder_added_then_removed_moves_the_files_project(tmp_path):
+    """A folder with no project markers is a project only as a workspace
+    folder (as a directory a command line runs in): its settings reach its
+    tasks file once the folder is added, and no longer once it is removed."""
+    root = write(tmp_path / "workspace", {"pyproject.toml": "[tool.celerylint]\n"})
+    other = write(tmp_path / "other", {name: text for name, text in KITSUNE.items() if name != "pyproject.toml"})
+    tasks = other / "site/wiki/tasks.py"
+    folder = types.WorkspaceFolder(uri=other.as_uri(), name="other")
+
+    async def scenario(client: Client):
+        uri = client.open(tasks)
+        alone = await client.diagnostics_for(uri, lambda d: "CL203" in codes(d))
+        assert "CL102" not in codes(alone), "outside every folder the file has no project"
+        client.lsp.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(added=[folder], removed=[])))
+        assert "CL102" in codes(await client.diagnostics_for(uri, lambda d: "CL102" in codes(d)))
+        client.lsp.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(added=[], removed=[folder])))
+        assert "CL102" not in codes(await client.diagnostics_for(uri, lambda d: "CL102" not in codes(d)))
 
     session(root, scenario)
