@@ -2,9 +2,19 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, where
+from ..domain.deploy.model import processes_for
 from ..rule import Invalid, Valid, django_project
 
 LIMITS = ("time_limit", "soft_time_limit")
+
+
+def _limited_workers(m: Model, app) -> tuple[int, int]:
+    """``(given, workers)``: of the app's worker processes in the deployment
+    files, how many pass ``--time-limit`` or ``--soft-time-limit`` (a value
+    celerylint cannot read counts as given)."""
+    workers = [p for p in processes_for(m, app) if p.role != "beat"]
+    given = [p for p in workers if any(o in p.command.options for o in LIMITS)]
+    return len(given), len(workers)
 
 
 class MissingTimeLimit(ConfigRule):
@@ -31,6 +41,13 @@ class MissingTimeLimit(ConfigRule):
     worker; a few of them and the worker takes nothing else. A hard
     `task_time_limit` kills the process and frees the slot; a soft limit lets
     the task clean up first (`SoftTimeLimitExceeded`).
+
+    A worker started with `--time-limit` or `--soft-time-limit` (in a compose
+    file, Procfile, Dockerfile, Kubernetes manifest, systemd unit, supervisor
+    program or shell script: the deployment model) bounds the tasks it runs:
+    an app whose every worker process is started so is not reported (a value
+    celerylint cannot read counts as a limit). When only some are, the
+    finding says how many.
 
     It does not report an app whose limits, `task_annotations` or task class
     celerylint cannot read, an app that sets a limit to `None` on purpose, a
@@ -79,6 +96,25 @@ class MissingTimeLimit(ConfigRule):
     DEFAULT_ENABLED = False
 
     VALID = (
+        # every worker of the app is started with a limit (one through a shell
+        # script, one whose value celerylint cannot read); beat runs no task
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            @app.task
+            def a(): ...
+            # file: Procfile
+            worker: celery -A proj worker --time-limit=600
+            slow: celery -A proj worker -Q slow --soft-time-limit=${SOFT}
+            beat: celery -A proj beat
+            # file: docker-compose.yml
+            services:
+              worker:
+                command: ./start.sh
+            # file: start.sh
+            exec celery -A proj worker --soft-time-limit 300
+        """),
         Valid(django_project("""
             CELERY_TASK_TIME_LIMIT = 30 * 60
         """, extra="""
@@ -193,6 +229,17 @@ class MissingTimeLimit(ConfigRule):
             @shared_task(bind=True)
             def a(self): ...
         """), message="Django settings `proj.settings`"),
+        # one of two workers started with a limit: the other runs tasks unbounded
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            @app.task
+            def a(): ...
+            # file: Procfile
+            worker: celery -A proj worker --time-limit=600
+            slow: celery -A proj worker -Q slow
+        """, message="given to 1 of its 2 worker processes"),
     )
 
     def check_model(self, m: Model):
@@ -209,9 +256,14 @@ class MissingTimeLimit(ConfigRule):
                 continue
             if any(m.task_cls_option(app, o)[1] != "unset" for o in LIMITS):
                 continue
+            given, workers = _limited_workers(m, app)
+            if workers and given == workers:
+                continue  # every worker that runs the app is started with a limit
             place = f" ({first['path']}:{first['line']})" if "path" in first and "line" in first else ""
             tasks = (f"task `{first['name']}`{place} sets none" if len(unlimited) == 1
                      else f"{len(unlimited)} tasks set none, `{first['name']}`{place} among them")
-            yield self.at_app(app, f"no time limit in {where(app)} (`task_time_limit`, `task_soft_time_limit`), and "
-                                   f"{tasks}: a task that hangs holds its worker process and its message until the "
+            started = (f" (`--time-limit`/`--soft-time-limit` is given to {given} of its {workers} worker "
+                       f"processes)" if given else "")
+            yield self.at_app(app, f"no time limit in {where(app)} (`task_time_limit`, `task_soft_time_limit`){started}, "
+                                   f"and {tasks}: a task that hangs holds its worker process and its message until the "
                                    "worker is restarted")
