@@ -13,6 +13,7 @@ from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector, SyntaxFile, dotted
 
 ARGS_FACT = "task-call-arguments"
+QUEUE_FACT = "task-call-queue"  # ``apply_async``/``signature`` with a literal ``queue=``: CL123
 BINDING_METHODS = frozenset({"delay", "apply_async", "s", "si", "signature"})
 TASK_CALL = Regex(rb"\.\s*(?:delay|apply_async|si?|signature)\s*\(")
 _CALL = re.compile(r"\b(?:delay|apply_async|si?|signature)\s*\(")  # where such a call's method name can be
@@ -74,6 +75,7 @@ class TaskCalls(SyntaxCollector):
         self.not_tasks: set[str] = set()
         self.expecting_error = 0  # open ``with pytest.raises(...)`` blocks
         self.calls: list[tuple[ast.Call, str | None, dict]] = []
+        self.queues: list[tuple[ast.Call, str | None, dict]] = []
         self.lines: set[int] | None = None  # lines that may hold a call (None: any)
 
     # -- traversal, in source order, with the scopes ``context.py`` keeps ----
@@ -202,6 +204,9 @@ class TaskCalls(SyntaxCollector):
         target, local = self._target(func.value)
         if target is None or self._shadowed(func.value):
             return
+        queue = next((k.value for k in node.keywords if k.arg == "queue"), None)
+        if func.attr in ("apply_async", "signature") and isinstance(queue, ast.Constant) and isinstance(queue.value, str):
+            self.queues.append((node, local, dict(target=target, queue=queue.value)))
         given = self._arguments(node, func.attr)
         if given is not None:
             positional, keywords, partial = given
@@ -267,7 +272,8 @@ class TaskCalls(SyntaxCollector):
     # -- facts -----------------------------------------------------------------
     def _record(self) -> None:
         """One fact per call, at ``receiver.method``."""
-        for node, local, data in self.calls:
-            if local is not None and local.partition(".")[0] in self.not_tasks:
-                continue
-            self.file.fact(ARGS_FACT, **data, **self.file.position(node.func))
+        for kind, calls in ((ARGS_FACT, self.calls), (QUEUE_FACT, self.queues)):
+            for node, local, data in calls:
+                if local is not None and local.partition(".")[0] in self.not_tasks:
+                    continue
+                self.file.fact(kind, **data, **self.file.position(node.func))

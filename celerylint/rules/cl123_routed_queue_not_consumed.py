@@ -3,7 +3,7 @@ from __future__ import annotations
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.deploy.model import processes_for
-from ..domain.deploy.routes import routed_queues
+from ..domain.deploy.routes import called_queues, routed_queues
 from ..rule import Invalid, Valid
 
 
@@ -11,7 +11,9 @@ class RoutedQueueNotConsumed(ConfigRule):
     """
     ## What it does
     Reports a queue that the app's tasks are routed to (a `task_routes`
-    entry, `queue=` on a task's decorator) while every worker process of
+    entry, `queue=` on a task's decorator, a literal `queue=` on
+    `.apply_async()` or `.signature()` called on one of the project's tasks)
+    while every worker process of
     the app that the deployment model found names the queues it consumes
     with `-Q`, and none names this one.
 
@@ -57,6 +59,29 @@ class RoutedQueueNotConsumed(ConfigRule):
     TAGS = ("configuration", "deployment", "routing")
 
     VALID = (
+        # a call's queue that some worker consumes; a queue from a variable
+        # (unknown); a call on something that is not one of the project's
+        # tasks; `.delay()` has no queue
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: proj/tasks.py
+            from proj.celery import app
+            @app.task
+            def crunch(): ...
+            # file: proj/views.py
+            from proj.tasks import crunch
+            from other import job
+            def view(q):
+                crunch.apply_async(queue="fast")
+                crunch.apply_async(queue=q)
+                job.apply_async(queue="reports")
+                crunch.delay(queue="reports")
+            # file: Procfile
+            worker: celery -A proj worker -Q default,fast
+            """),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -98,12 +123,29 @@ class RoutedQueueNotConsumed(ConfigRule):
               worker:
                 command: ["celery", "-A", "proj", "worker", "-Q", "fast,default"]
             """, message="`slow`", at="4:1"),
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: proj/tasks.py
+            from proj.celery import app
+            @app.task
+            def crunch(): ...
+            # file: proj/views.py
+            from proj.tasks import crunch
+            def view():
+                crunch.apply_async(args=(1,), queue="reports")
+                crunch.apply_async(queue="default")
+            # file: Procfile
+            worker: celery -A proj worker -Q default,fast
+            """, message="this call sends the task to queue `reports`", at="3:5"),
     )
 
     def check_model(self, m: Model):
         for app in m.configured_apps():
-            routed = routed_queues(m, app)
-            if not routed:
+            routed, called = routed_queues(m, app), called_queues(m, app)
+            if not routed and not called:
                 continue
             workers = [p for p in processes_for(m, app) if p.role != "beat"]
             if not workers or any(p.command.queues() is None or "exclude_queues" in p.command.options for p in workers):
@@ -117,3 +159,9 @@ class RoutedQueueNotConsumed(ConfigRule):
                 yield self.finding(f"tasks are routed to queue `{queue}`, but no worker of `{app.var}` consumes it "
                                    f"(every worker names its queues with -Q: {names}): its messages wait forever",
                                    path, int(line), 0, int(line), 0)
+            for call in called:
+                if call["queue"] not in consumed:
+                    yield self.finding(f"this call sends the task to queue `{call['queue']}`, but no worker of "
+                                       f"`{app.var}` consumes it (every worker names its queues with -Q: {names}): "
+                                       "the message waits forever", call["path"], call["line"], call["col"],
+                                       call["end_line"], call["end_col"])

@@ -321,3 +321,32 @@ def test_a_process_without_app_belongs_to_the_app_that_runs_workers(cli, tmp_pat
     apps = {a["variable"]: a["processes"] for a in show(cli, tmp_path)}
     assert [p["name"] for p in apps["celery"]] == ["worker"]
     assert apps.get("authority", []) == []
+
+
+def test_queue_of_an_apply_async_call_judged_alike_from_the_project_and_from_the_file(tmp_path):
+    """CL123 on ``.apply_async(queue=...)``: the call in a view names the task
+    imported from the tasks module; a run on the view alone reports it as
+    the whole project's run does."""
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj")
+        # file: proj/tasks.py
+        from proj.celery import app
+        @app.task
+        def crunch(n): ...
+        # file: proj/views.py
+        from proj.tasks import crunch
+        def view(q):
+            crunch.apply_async(args=(1,), queue="reports")
+            crunch.apply_async(args=(2,), queue="fast")
+            crunch.apply_async(args=(3,), queue=q)
+        # file: Procfile
+        worker: celery -A proj worker -Q default,fast
+    ''')
+    whole = lint_json(tmp_path, "--select", "CL123")[1]
+    alone = lint_json(tmp_path, "--select", "CL123", "proj/views.py")[1]
+    assert [(f["path"], f["line"], f["column"]) for f in whole] == [("proj/views.py", 3, 5)]
+    assert "queue `reports`" in whole[0]["message"]
+    assert alone == whole

@@ -1,12 +1,14 @@
 """The queues an app's tasks are sent to by name: ``task_routes`` (a dict of
-task name or glob to a queue name or ``{"queue": ...}``) and ``queue=`` on a
-task's decorator.  Routers written as functions or classes are not read
-(``complete`` is False then)."""
+task name or glob to a queue name or ``{"queue": ...}``), ``queue=`` on a
+task's decorator, and a literal ``queue=`` on ``.apply_async()`` or
+``.signature()`` called on one of the project's tasks (``called_queues``).  Routers written as functions or classes are not
+read (``complete`` is False then)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...facts.task_calls import QUEUE_FACT
 from ..celeryconf.values import plain
 
 
@@ -34,3 +36,27 @@ def routed_queues(m, app) -> dict[str, str]:
             if isinstance(queue, str) and queue:
                 out.setdefault(queue, f"{task['path']}:{task['line']}")
     return out
+
+
+def _module_path(path: str) -> str:
+    """``proj/tasks.py`` -> ``proj/tasks``; ``proj/__init__.py`` -> ``proj``."""
+    stem = path[:-3] if path.endswith(".py") else path
+    return stem[: -len("/__init__")] if stem.endswith("/__init__") else stem
+
+
+def called_queues(m, app) -> list[dict]:
+    """The facts (``queue``, position) of each ``.apply_async(queue=...)`` or
+    ``.signature(..., queue=...)`` call on a task of the project: the task
+    named by its module and name, defined once there (what the calling file
+    imports is in every run's view, so a run on that file alone judges the
+    call as the whole project's run does)."""
+    if len([a for a in m.relevant_apps() if not a.send_only]) != 1:
+        return []
+    out = []
+    for call in m.project.of_kind(QUEUE_FACT):
+        module, _, name = call["target"].rpartition(".")
+        tail = "/" + module.replace(".", "/")
+        found = [t for t in m.tasks if t["name"] == name and ("/" + _module_path(t.get("path", ""))).endswith(tail)]
+        if module and len(found) == 1:
+            out.append(call)
+    return sorted(out, key=lambda c: (c["path"], c["line"], c["col"]))
