@@ -350,3 +350,38 @@ def test_queue_of_an_apply_async_call_judged_alike_from_the_project_and_from_the
     assert [(f["path"], f["line"], f["column"]) for f in whole] == [("proj/views.py", 3, 5)]
     assert "queue `reports`" in whole[0]["message"]
     assert alone == whole
+
+
+def test_compose_extends_in_the_same_file(cli, tmp_path):
+    """A service that ``extends:`` another takes its command and merges its
+    ``deploy``; a service extending one of another file is unknown."""
+    write(tmp_path, APP, '''
+        # file: docker-compose.yml
+        services:
+          worker: &worker
+            image: proj
+            command: celery -A proj worker -B -Q celery,reports
+            deploy:
+              replicas: 1
+          worker-big:
+            extends:
+              service: worker
+            deploy:
+              replicas: 2
+          worker-short:
+            extends: worker
+            command: celery -A proj worker -Q celery,reports
+          elsewhere:
+            extends:
+              file: common.yml
+              service: worker
+          loop:
+            extends: loop
+    ''')
+    found = processes(cli, tmp_path)
+    assert set(found) == {("compose", "worker"), ("compose", "worker-big"), ("compose", "worker-short")}
+    assert found[("compose", "worker-big")]["role"] == "worker+beat"
+    assert found[("compose", "worker-big")]["replicas"] == 2
+    assert found[("compose", "worker-short")]["role"] == "worker"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121")
+    assert [f["code"] for f in findings] == ["CL121"]  # beat in `worker` and in two replicas of `worker-big`

@@ -1,6 +1,10 @@
 """Compose files: each service's ``entrypoint:`` and ``command:`` (a string
 or a list), its replicas (``deploy.replicas``, else ``scale``, else 1), and
-its ``environment:`` (a list or a mapping).  Read with PyYAML
+its ``environment:`` (a list or a mapping).  A service that ``extends:``
+another service of the same file takes what it does not set itself from
+it, as compose merges them (``command``/``entrypoint`` replaced,
+``environment`` and ``deploy`` merged key by key); one that extends a
+service of another file (``file:``) is unknown.  Read with PyYAML
 (``yamlfile``); a value left templated (``${N}`` without a default) is
 unknown."""
 
@@ -49,6 +53,41 @@ def environment(service: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _env_mapping(env: Any) -> dict[str, Any] | None:
+    if isinstance(env, dict):
+        return {str(k): v for k, v in env.items()}
+    if isinstance(env, list) and all(isinstance(i, str) for i in env):
+        return {i.partition("=")[0].strip(): i.partition("=")[2] if "=" in i else None for i in env}
+    return None
+
+
+def extended(name: str, found: dict[str, Any], seen: frozenset = frozenset()) -> dict[str, Any] | None:
+    """The service ``name`` with what it ``extends:`` in the same file merged
+    in; None when that cannot be read (another file, a missing service, a
+    cycle)."""
+    service = found.get(name)
+    if not isinstance(service, dict) or name in seen:
+        return None
+    ext = service.get("extends")
+    if ext is None:
+        return service
+    base_name = ext if isinstance(ext, str) else ext.get("service") if isinstance(ext, dict) else None
+    if not isinstance(base_name, str) or (isinstance(ext, dict) and ext.get("file") is not None):
+        return None
+    base = extended(base_name, found, seen | {name})
+    if base is None:
+        return None
+    merged = {**base, **{k: v for k, v in service.items() if k != "extends"}}
+    for key in ("deploy",):
+        if isinstance(base.get(key), dict) and isinstance(service.get(key), dict):
+            merged[key] = {**base[key], **service[key]}
+    if "environment" in base and "environment" in service:
+        low, high = _env_mapping(base["environment"]), _env_mapping(service["environment"])
+        merged["environment"] = {**low, **high} if low is not None and high is not None else None
+    merged.pop("extends", None)
+    return merged
+
+
 def _words(value: Any) -> list[str] | str | None:
     if isinstance(value, str):
         return value
@@ -60,8 +99,9 @@ def _words(value: Any) -> list[str] | str | None:
 def read(path: str, text: str, follow) -> list[Process]:
     found = services(text)
     out: list[Process] = []
-    for name, service in (found or {}).items():
-        if not isinstance(service, dict):
+    for name in found or {}:
+        service = extended(name, found)
+        if service is None:
             continue
         entrypoint, command = _words(service.get("entrypoint")), _words(service.get("command"))
         key = "command" if command is not None else "entrypoint"
