@@ -98,17 +98,37 @@ def make_project(results: dict[Path, FileResult], other: dict[str, str], linter:
     )
 
 
+@dataclass
+class Memo:
+    """For a long-lived caller (the language server): the project rules'
+    findings of its last run, reused while the caller's ``want`` equals the
+    ``key`` they were computed for (the caller changes ``want`` whenever an
+    input of the project phase changed)."""
+
+    want: object = None
+    key: object = None
+    findings: list[Finding] | None = None
+
+
 def project_findings(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,
-                     errors: list[str], texts: dict[str, str] | None = None) -> list[Finding]:
+                     errors: list[str], texts: dict[str, str] | None = None,
+                     memo: Memo | None = None) -> list[Finding]:
     """The project phase over the files' facts.  ``texts`` holds the current
     text of the files the fix loop has changed (by relative path): fixes are
-    computed, and noqa comments read, from it instead of the disk."""
+    computed, and noqa comments read, from it instead of the disk.  noqa
+    comments are applied to the rules' findings every time, ``memo`` or not."""
     project = make_project(results, other, linter, texts)
     facts = project.facts
     findings: list[Finding] = []
     # every project rule reasons over facts (CL002's ``noqa-used`` are not for them)
     if any(f["kind"] != "noqa-used" for f in facts) and any(e.in_project_phase for e in linter.entries):
-        findings = _run_or_cached(project, linter, errors)
+        if memo is not None and memo.findings is not None and memo.key == memo.want:
+            findings = memo.findings
+        else:
+            problems = len(errors)
+            findings = _run_or_cached(project, linter, errors)
+            if memo is not None and len(errors) == problems:
+                memo.key, memo.findings = memo.want, findings
     by_rel = {r.path: p for p, r in results.items()}
     kept: list[Finding] = []
     silenced: list[Finding] = []

@@ -34,6 +34,7 @@ from ..config.settings import ConfigError, Settings
 from ..config.table import CONFIG_FILES
 from ..core.model import FileResult, Finding
 from ..run.linter import Linter
+from ..run.project import Memo
 from .settings import Overrides
 
 CONFIG_NAMES = frozenset(CONFIG_FILES + MARKERS)  # files that decide where a project is and what it reads
@@ -51,11 +52,31 @@ class Project:
     other: dict[str, str] = field(default_factory=dict)  # non-Python files the project reads, by relative path
     other_paths: set[Path] = field(default_factory=set)
     notices: list[str] = field(default_factory=list)
+    # the project rules' last findings (run/project.Memo), kept while no
+    # file's facts, no other file and no index changed: a keystroke that
+    # changes no fact (most of them) costs the buffer's own analysis only
+    memo: Memo = field(default_factory=Memo)
+
+    def changed(self) -> None:
+        """An input of the project phase changed."""
+        self.memo.want = (self.memo.want or 0) + 1
+
+    def put(self, path: Path, result: FileResult | None) -> None:
+        old = self.results.pop(path, None) if result is None else self.results.get(path)
+        if result is not None:
+            self.results[path] = result
+        if old is None or result is None or _phase_facts(old) != _phase_facts(result):
+            self.changed()
 
     def within(self, path: Path) -> bool:
         """Whether ``path`` is in the project's directory (a project nested
         in it may still hold it: ``Session.holds``)."""
         return path == self.scope or self.scope in path.parents
+
+
+def _phase_facts(result: FileResult) -> list:
+    """What the project phase reads of a file (``noqa-used`` is CL002's, read per run)."""
+    return [f for f in result.facts if f.get("kind") != "noqa-used"]
 
 
 class Session:
@@ -238,21 +259,22 @@ class Session:
     def _relint(self, project: Project, path: Path) -> None:
         if path in self.open:
             data = self.open[path].encode("utf-8", "surrogatepass")
-            project.results[path] = project.buffers.lint_bytes(path, data)
+            project.put(path, project.buffers.lint_bytes(path, data))
             return
         if not path.is_file():
-            project.results.pop(path, None)
+            project.put(path, None)
             return
         data, unread, notice = project.linter.read(path)
         if notice:
             self.log(notice)
-        project.results[path] = unread if data is None else project.linter.lint_bytes(path, data)
+        project.put(path, unread if data is None else project.linter.lint_bytes(path, data))
 
     def _reread_other(self, project: Project, path: Path) -> None:
         from ..run.focus import read_as_other
         from ..run.runner import _read_other
 
         rel = project.linter.rel(path)
+        project.changed()
         project.other.pop(rel, None)
         if not path.is_file() or not (path in project.other_paths or read_as_other(path.name, rel, project.settings)):
             project.other_paths.discard(path)
@@ -275,6 +297,7 @@ class Session:
         index.update(task_classes(f for r in results for f in r.facts if f.get("kind") in TASK_CLASS_FACTS))
         if index == project.linter.client_index:
             return
+        project.changed()
         project.linter.client_index = project.buffers.client_index = index
         for path in self.open:
             if path in project.results and stale(project.results[path].facts, index):
@@ -287,7 +310,7 @@ class Session:
         mine = [p for p in self.open if p in project.results or self.holds(project, p)]
         texts = {linter.rel(p): self.open[p] for p in mine}
         errors: list[str] = []
-        found = project_findings(project.results, project.other, linter, errors, texts)
+        found = project_findings(project.results, project.other, linter, errors, texts, memo=project.memo)
         for error in errors:
             self.log(error)
         by_rel: dict[str, list[Finding]] = {}

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..config.settings import Settings
 
-DEBOUNCE_MS = 150
+DEBOUNCE_MS = 50
 
 
 @dataclass(frozen=True)
