@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
+from ..domain.celeryconf.texts import read
 from ..domain.delays import human
 from ..domain.deploy.model import deployment
 from ..domain.deploy.rabbitmq import effective
@@ -9,6 +10,21 @@ from ..domain.unacked import longest_duration
 from ..rule import Invalid, Valid
 
 _AMQP = ("amqp://", "amqps://", "pyamqp://", "librabbitmq://")
+
+
+def _queues_set_their_own(m: Model, app) -> bool:
+    """Whether the app's ``task_queues`` gives a queue its own
+    ``x-consumer-timeout`` (``Queue(..., queue_arguments={...})``), or
+    cannot be read to tell: the timeout in force is then per queue."""
+    r = app.get("task_queues")
+    a = r.at
+    if a is None or a.value_pos is None:
+        return False
+    text = read(m, a.path)
+    if text is None:
+        return True
+    lines = text.splitlines()[a.value_pos[0] - 1:a.value_pos[2]]
+    return "consumer-timeout" in "\n".join(lines)
 
 
 class RabbitmqConsumerTimeoutTooShort(ConfigRule):
@@ -25,7 +41,11 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     `RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-rabbit consumer_timeout ms"` in
     the tree (see the deployment page); when none sets it, RabbitMQ's
     default applies: 30 minutes (since 3.8.15). Two different values in the
-    tree, or the timeout turned off (`undefined`), report nothing.
+    tree, or the timeout turned off (`undefined`), report nothing. Nor does
+    an app whose `task_queues` gives a queue its own `x-consumer-timeout`
+    (`Queue(..., queue_arguments={"x-consumer-timeout": ms})`): RabbitMQ
+    3.11.15 and later honour it per queue (3.10 ignores it), so which
+    timeout applies to a task depends on its queue.
 
     ## Why is this bad?
     A message delivered to a consumer and not acknowledged within
@@ -72,6 +92,20 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     TAGS = ("configuration", "deployment", "rabbitmq")
 
     VALID = (
+        # a queue with its own timeout: per queue from RabbitMQ 3.11.15
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            from kombu import Queue
+            app = Celery("proj", broker="amqp://guest@rabbit//")
+            app.conf.task_acks_late = True
+            app.conf.task_queues = (
+                Queue("long", queue_arguments={"x-consumer-timeout": 7200000}),
+                Queue("celery"),
+            )
+            @app.task(time_limit=5400)
+            def crunch(): ...
+        """),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -119,7 +153,7 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
             if not isinstance(broker.value, str) or not broker.value.startswith(_AMQP):
                 continue
             longest = longest_duration(m, app)
-            if longest is None:
+            if longest is None or _queues_set_their_own(m, app):
                 continue
             ms, where = effective(deployment(m).consumer_timeouts)
             if ms is None or longest[0] * 1000 <= ms:
