@@ -37,11 +37,11 @@ def analyze_job(job: Job, settings: Settings) -> FileResult:
     stores them, so that the project phase sees the same values (lists, not
     tuples) whether a file was analysed now or served from the cache."""
     result = analyze(job.rel, job.text, job.data, settings, job.entries, job.active, job.module, job.client_index)
-    result.facts[:0] = job.facts
     if result.facts:
         import json
 
         result.facts = json.loads(json.dumps(result.facts, default=str))
+    result.facts[:0] = job.facts  # the ``ast`` collectors' facts are JSON data already (syntax_pass.collect)
     return result
 
 

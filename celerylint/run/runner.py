@@ -185,8 +185,11 @@ def _yaml_notice(linter: Linter) -> list[str]:
     import importlib.util
     import sys
 
-    loaded = sys.modules.get("celerylint.domain.deploy.yamlfile")  # the model tried to import PyYAML
-    available = loaded.AVAILABLE if loaded is not None else importlib.util.find_spec("yaml") is not None
+    loaded = sys.modules.get("celerylint.domain.deploy.yamlfile")
+    if loaded is not None and loaded.tried():  # the model read YAML: whether PyYAML could be imported
+        available = loaded.available()
+    else:  # found without importing it (a tenth of a run's start-up)
+        available = importlib.util.find_spec("yaml") is not None
     return [] if available else [YAML_NOTICE]
 
 

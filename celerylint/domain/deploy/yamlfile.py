@@ -26,10 +26,9 @@ def available() -> bool:
     return _yaml() is not None
 
 
-def __getattr__(name: str):
-    if name == "AVAILABLE":  # whether PyYAML can be imported: asked only when a YAML file is read
-        return available()
-    raise AttributeError(name)
+def tried() -> bool:
+    """Whether a file asked for PyYAML (``available`` then costs nothing)."""
+    return _yaml.cache_info().currsize > 0
 
 
 class Mapping(dict):
