@@ -108,8 +108,9 @@ class Settings:
         import json
 
         data = asdict(self)
-        for key in ("root", "config_file", "config_dir", "respect_gitignore", "cache_dir", "config_chain",
-                    "fixable", "extend_fixable", "unfixable", "output_format", "fix", "unsafe_fixes"):
+        # which files a run takes, and what it does with the findings, do not change them
+        for key in ("root", "config_file", "config_dir", "respect_gitignore", "force_exclude", "cache_dir",
+                    "config_chain", "fixable", "extend_fixable", "unfixable", "output_format", "fix", "unsafe_fixes"):
             data.pop(key)
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

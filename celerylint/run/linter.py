@@ -104,8 +104,22 @@ class Linter:
 
     def partial(self, rel: str) -> bool:
         """Whether the result of ``rel`` holds only what its facts need (see
-        ``entries_for``): never kept in the stat index, which serves whole runs."""
+        ``entries_for``): kept in the stat index apart from whole results."""
         return self.focus is not None and not self.focus.holds(rel)
+
+    def partial_kind(self, rel: str) -> str:
+        """How ``entries_for`` reads ``rel``: "" (whole), "context" (every fact
+        collector) or "config" (the configuration's, outside the closure)."""
+        if not self.partial(rel):
+            return ""
+        return "config" if self.closure is not None and rel not in self.closure else "context"
+
+    def partial_kinds(self, rel: str) -> tuple[str, ...]:
+        """The partial results that serve ``rel`` in this run: its own kind,
+        and "context" for "config" (more facts than the closure needs are the
+        facts a whole run has)."""
+        kind = self.partial_kind(rel)
+        return ("context", "config") if kind == "config" else (kind,) if kind else ()
 
     def prepare(self, path: Path, data: bytes, client_index: dict | None = None) -> tuple[FileResult, Job | None]:
         """The cheap part: the finished result, or a job when libcst must
@@ -187,7 +201,8 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, notices: lis
     if linter.index is not None:
         todo = []
         for path in paths:
-            hit = None if linter.overlay and os.path.abspath(path) in linter.overlay else linter.index.get(linter.rel(path), path)
+            rel = linter.rel(path)
+            hit = None if linter.overlay and os.path.abspath(path) in linter.overlay else linter.index.get(rel, path, linter.partial_kinds(rel))
             if hit is None:
                 todo.append(path)
             else:

@@ -124,8 +124,7 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     out.notices.extend(_yaml_notice(linter))
     if linter.index is not None:
         for result in results.values():
-            if not linter.partial(result.path):
-                linter.index.put(result)
+            linter.index.put(result, linter.partial_kind(result.path))
         linter.index.save()
     out.files = len(seen.held(results.values()) | (seen.files & set(other))) if seen else len(found.python)
     return Linted(linter, results, other, found_in_project, seen, texts)

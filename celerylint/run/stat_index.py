@@ -5,7 +5,11 @@ A warm run of a large tree should cost what ruff's does: a walk and a
 prefilters every file to find its key; this index maps each relative path to
 the ``(mtime_ns, size, inode, ctime_ns)`` the file had when it was read and
 to its result (``null`` for the usual file with no findings and no facts),
-so an unchanged file is neither read nor prefiltered.  The project phase's
+so an unchanged file is neither read nor prefiltered.  A run on some files
+(focus.py) reads the others only for their facts: those partial results are
+kept beside the whole ones, under the path and the kind of reading
+(``Linter.partial_kind``), for the next run on some files (a pre-commit
+hook's); a whole run never takes them.  The project phase's
 findings are kept too, keyed by a hash of every fact and non-Python file it
 reads, so that an unchanged tree imports neither libcst nor Celery.
 
@@ -54,23 +58,35 @@ class StatIndex:
         self.entries: dict[str, list[Any]] = {}
         self.project: dict[str, Any] = {}
         self.changed = False
+        self.whole: set[str] = set()  # the files whose whole result was found: never kept again as partial
         raw = load_json(self.path, INDEX_MAX_BYTES)
         if (type(raw) is dict and raw.get("format") == FORMAT and type(raw.get("files")) is dict
                 and type(raw.get("project")) is dict):
             self.entries = raw["files"]  # each entry is checked when used
             self.project = raw["project"]
 
-    def get(self, rel: str, path: Path) -> FileResult | None:
+    def get(self, rel: str, path: Path, kinds: tuple[str, ...] = ()) -> FileResult | None:
+        """The result of ``rel`` if its file is unchanged: its whole result,
+        or a partial one of one of ``kinds`` (``Linter.partial_kinds``)."""
         self.seen.add(rel)
-        entry = self.entries.get(rel)
-        if type(entry) is not list or len(entry) != 2:
+        keys = (rel, *(f"{rel}\0{kind}" for kind in kinds))
+        entries = [(k, e) for k, e in ((k, self.entries.get(k)) for k in keys) if type(e) is list and len(e) == 2]
+        if not entries:
             return None
         try:
-            if signature(os.stat(path)) != entry[0]:
-                return None
+            current = signature(os.stat(path))
         except OSError:
             return None
-        stored = entry[1]
+        for key, (sig, stored) in entries:
+            found = self._result(rel, stored) if sig == current else None
+            if found is not None:
+                if key == rel:
+                    self.whole.add(rel)
+                return found
+        return None
+
+    @staticmethod
+    def _result(rel: str, stored: Any) -> FileResult | None:
         if stored is None:
             return FileResult(rel)
         try:
@@ -78,16 +94,18 @@ class StatIndex:
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
-    def put(self, result: FileResult) -> None:
-        """Remember ``result`` for its file unless it holds internal errors or
-        the file was modified too recently to trust its timestamp."""
+    def put(self, result: FileResult, kind: str = "") -> None:
+        """Remember ``result`` for its file (as partial of ``kind``, if given)
+        unless it holds internal errors or the file was modified too recently
+        to trust its timestamp."""
         sig = result.signature
-        if sig is None or result.errors or time.time_ns() - sig[0] < RACY_NS:
+        if sig is None or result.errors or time.time_ns() - sig[0] < RACY_NS or (kind and result.path in self.whole):
             return
         stored = result.stored() if result.findings or result.facts or result.parsed else None
         entry = [list(sig), stored]
-        if self.entries.get(result.path) != entry:
-            self.entries[result.path] = entry
+        key = f"{result.path}\0{kind}" if kind else result.path
+        if self.entries.get(key) != entry:
+            self.entries[key] = entry
             self.changed = True
 
     def project_findings(self, key: str) -> list[Finding] | None:
@@ -108,9 +126,9 @@ class StatIndex:
         that no longer exist."""
         if not self.changed:
             return
-        for rel in [r for r in self.entries if r not in self.seen]:
-            if not os.path.lexists(os.path.join(self.root, rel)):
-                del self.entries[rel]
+        for key in [k for k in self.entries if k.partition("\0")[0] not in self.seen]:
+            if not os.path.lexists(os.path.join(self.root, key.partition("\0")[0])):
+                del self.entries[key]
 
         payload = json.dumps({"format": FORMAT, "files": self.entries, "project": self.project},
                              separators=(",", ":"), default=str).encode()

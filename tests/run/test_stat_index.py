@@ -165,3 +165,48 @@ def test_a_changed_launch_file_runs_the_project_phase_again(tree):
     (root / "Procfile").write_text("worker: celery -A celery_app worker -B\nclock: celery -A celery_app beat\n")
     _, after = lint(root, "--select", "CL121", cache_dir=cache)
     assert codes(after) == [("Procfile", "CL121")]
+
+
+def _on_files(root: Path, cache: Path, *paths: str) -> list[dict]:
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(main, ["--format", "json", "--force-exclude", *paths], env={CACHE_ENV: str(cache)},
+                                    catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def test_runs_on_some_files_keep_the_others_partial_results(tree, monkeypatch):
+    """A pre-commit hook names a few files and reads the others for their
+    facts: those partial results serve the next such run, which reads only
+    the files it names; a whole run never takes them."""
+    root, cache = tree
+    _, cold = lint(root, "--no-cache")
+    assert codes(_on_files(root, cache, "tasks.py")) == [c for c in codes(cold) if c[0] == "tasks.py"]
+    read: list[str] = []
+    real = runner.Linter.read
+    monkeypatch.setattr(runner.Linter, "read", lambda self, p: read.append(p.name) or real(self, p))
+    (root / "tasks.py").write_text(TASKS + "\n")
+    os.utime(root / "tasks.py", (time.time() - 30, time.time() - 30))
+    assert codes(_on_files(root, cache, "tasks.py")) == [c for c in codes(cold) if c[0] == "tasks.py"]
+    assert set(read) == {"tasks.py"}
+    read.clear()
+    assert codes(_on_files(root, cache, "plain_0.py")) == []
+    assert set(read) == {"plain_0.py"}
+    read.clear()
+    _, whole = lint(root, cache_dir=cache)
+    assert whole == cold
+    assert {"plain_1.py", "plain_4.py", "celery_app.py"} <= set(read) and "tasks.py" not in read
+
+
+def test_force_exclude_shares_the_index_of_plain_runs(tree, monkeypatch):
+    """``--force-exclude`` (every pre-commit hook) decides which named files
+    are linted, not what they lint to: it takes the index a plain run wrote."""
+    root, cache = tree
+    _, cold = lint(root, cache_dir=cache)
+    forbid_reading(monkeypatch)
+    _, warm = lint(root, "--force-exclude", cache_dir=cache)
+    assert warm == cold
