@@ -37,7 +37,8 @@ _TESTS = {ast.Is: "is_none", ast.IsNot: "not_none"}
 
 class SettingsHelpers(SyntaxCollector):
     REQUIRES = (Regex(rb"(?:\A|\n)def[ \t]+\w+[ \t]*\("),)
-    PATHS = (SETTINGS_PATH.pattern, TEST_PATHS_EXCLUDED)  # the model leaves tests' facts out
+    # the model leaves tests' facts out; a migration named for a setting (``0007_order_settings.py``) is none
+    PATHS = (SETTINGS_PATH.pattern, TEST_PATHS_EXCLUDED, r"^(?!(?:.*/)?migrations/)")
 
     def collect(self, tree: ast.Module) -> None:
         names: list[dict[str, dict[str, Any]]] = []  # computed on first use

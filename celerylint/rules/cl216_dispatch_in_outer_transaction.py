@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 from ..domain.dispatch_syntax import ADMIN_HOOKS, VIEW_HOOKS
 from ..domain.model_values import model_signals
 from ..domain.outer_transactions import (
@@ -68,8 +69,9 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
       marked `@transaction.non_atomic_requests` are left out.
 
     Not reported: a dispatch deferred with `transaction.on_commit(...)` (in
-    a lambda or a nested function), `delay_on_commit()`, and anything
-    CL210 reports.
+    a lambda or a nested function), `delay_on_commit()`, anything
+    CL210 reports, and test modules (a test function taking pytest's
+    `request` fixture is not a view).
 
     ## Why is this bad?
     The message goes to the broker at once, while the outer transaction is
@@ -141,8 +143,18 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
              (b"atomic", b"receiver", b"sender", *(h.encode() for h in sorted(ADMIN_HOOKS | VIEW_HOOKS)),
               Regex(rb"\(\s*(?:self\b[^,()]*,\s*)?request\b")))),
     )  # the ``connect`` calls that tie a handler to a model signal: facts/signal_connects.py
+    # tests run no request and no admin: and pytest's ``request`` fixture is not a view's
+    PATHS = TEST_PATHS_EXCLUDED
     GATE = "celerylint.domain.dispatch_syntax:may_dispatch_in_outer_transaction"
     VALID = (
+        Valid("""
+            # a test module: pytest's ``request`` fixture is not a view's request
+            # file: proj/settings.py
+            DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "ATOMIC_REQUESTS": True}}
+            # file: proj/tests/test_orders.py
+            def test_order_is_sent(request, order):
+                send_order.delay(order.pk)
+        """),
         Valid("""
             # deferred, or not in a transaction opened elsewhere
             from django.db import transaction

@@ -157,3 +157,16 @@ def test_a_module_that_uses_a_cache_without_locks_is_not_parsed_by_libcst(tmp_pa
         path.write_text(plain.replace("    return found\n", f"    {shape}\n    return found\n"))
         _, job = linter.prepare(path, path.read_bytes())
         assert job is not None and codes <= {e.code for e in job.active}, shape
+
+
+def test_a_migration_named_for_a_setting_is_no_settings_module():
+    """``0007_order_settings.py`` matches the settings file names, but a
+    migration holds no settings: its functions are no settings helpers, and
+    CPython's ``ast`` is not asked for it."""
+    from celerylint.engine.analysis import wanted
+    from celerylint.registry import entries
+
+    code = b"def forwards(apps, schema_editor):\n    return None\n"
+    helpers = [e for e in entries() if e.module.endswith("settings_helpers")]
+    assert wanted(helpers, code, "shop/settings.py") == helpers
+    assert wanted(helpers, code, "shop/migrations/0007_order_settings.py") == []
