@@ -88,6 +88,10 @@ class FileContext:
         self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
         self.client_lookups: dict[str, str | None] = {}  # what the rules asked it, recorded as a fact
         self.module_functions: dict[str, cst.FunctionDef] = {}  # module-level defs seen so far
+        # ``from m import *`` seen so far, in order: (module, inside a compound
+        # statement such as ``try``); the module may be relative (leading dots)
+        # when the file's package is unknown
+        self.star_imports: list[tuple[str, bool]] = []
         # containers changed after binding: the sites in the text, and those
         # ``ContextOpener`` folded into the binding exactly (see ``mutated``)
         self._mutation_sites: Counter[str] | None = None
@@ -250,6 +254,7 @@ class ContextOpener(cst.BatchableCSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
+            self._star_import(node)
             return
         module = self.ctx.resolve_relative(len(node.relative), _module_dotted(node.module))
         for alias in node.names:
@@ -259,6 +264,19 @@ class ContextOpener(cst.BatchableCSTVisitor):
                 local = alias.asname.name.value
             self.ctx.imports[local] = f"{module}.{name}" if module and not module.endswith(".") else f"{module}{name}"
             self._unbind(local)
+
+    def _star_import(self, node: cst.ImportFrom) -> None:
+        """``from m import *`` (module level only, as Python requires) may bind
+        any public name again: what the module bound before no longer holds."""
+        if len(self.ctx.scopes) != 1:
+            return
+        module = self.ctx.resolve_relative(len(node.relative), _module_dotted(node.module))
+        self.ctx.star_imports.append((module, self.nesting[-1] > 0))
+        scope = self.ctx.scopes[0]
+        for name in [n for n in scope.bindings if not n.startswith("_")]:
+            del scope.bindings[name]  # unknown until the module binds it again
+        for name in [n for n in scope.unpacked if not n.startswith("_")]:
+            scope.unpacked[name] = None
 
     def _unbind(self, name: str) -> None:
         """An import binds ``name`` again: an earlier assignment no longer holds."""
