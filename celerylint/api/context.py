@@ -83,6 +83,12 @@ class FileContext:
         self.self_attrs: dict[str, dict[str, cst.BaseExpression]] = {}  # class -> attr -> value
         self.module: cst.Module | None = None  # the module being visited
         self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
+        # index in ``reports`` -> what the project must hold for that finding
+        # to stand (``domain/celeryconf/conditions.py``): it is judged there
+        self.report_conditions: dict[int, dict[str, Any]] = {}
+        # id of a client expression -> the condition under which it is the
+        # client it was taken for (``domain/backend_client.py``)
+        self.client_conditions: dict[int, dict[str, Any]] = {}
         self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
         self._defs: dict[tuple[str, str], list[int]] | None = None
         self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
@@ -98,8 +104,21 @@ class FileContext:
         self.exact_mutations: Counter[str] = Counter()
 
     # -- output -----------------------------------------------------------
-    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None,
+               when: dict[str, Any] | None = None) -> None:
+        """``when``: the condition the finding depends on; by default, that of
+        the client a reported call is made on (``client_conditions``)."""
+        if when is None:
+            when = self.condition_of(node)
+        if when is not None:
+            self.report_conditions[len(self.reports)] = when
         self.reports.append((rule, node, message, fix))
+
+    def condition_of(self, node: cst.CSTNode | None) -> dict[str, Any] | None:
+        """The condition of the client ``node`` (a call ``client.method(...)``) is made on."""
+        if self.client_conditions and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return self.client_conditions.get(id(node.func.value))
+        return None
 
     def fact(self, kind: str, node: cst.CSTNode | None = None, **data: Any) -> None:
         """Record plain data for the project phase; ``node`` adds its position."""

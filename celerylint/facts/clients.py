@@ -14,6 +14,7 @@ counts as what ``await``-ing it gives."""
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import sys
 
@@ -104,7 +105,7 @@ class ClientProviders(SyntaxCollector):
                         providers.setdefault(alias + name[len(module):], sources)
                 for name, info in list(classes.items()):
                     classes.setdefault(alias + name[len(module):], info)
-        if providers or any(c["bases"] for c in classes.values()):
+        if providers or classes:  # a class without bases too: a later base may be looked up past it
             self.file.fact(PROVIDERS_FACT, providers=providers, **({"classes": classes} if classes else {}))
 
     def _class(self, node: ast.ClassDef, providers: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -129,9 +130,19 @@ class ClientProviders(SyntaxCollector):
                 else:
                     sources = self._returns(inner, node.name, properties=True)
                 providers.setdefault(f"{prefix}.{inner.name}", []).extend(sources or ["?"])
-        bases = [q for q in (self._qualified(b, None) if b is not None else None
-                             for b in (dotted(x) for x in node.bases)) if q is not None]
+        bases = [self._base(dotted(x)) for x in node.bases]
         return {"bases": bases, "names": sorted(names)}  # a list: ``_walk`` appends to it
+
+    def _base(self, name: str | None) -> str:
+        """A base class's project-wide name; ``builtins.X`` for a builtin,
+        ``?`` for one this file cannot name (``class T(make_base(), Lock)``):
+        it may define any name."""
+        qualified = self._qualified(name, None) if name is not None else None
+        if qualified is not None:
+            return qualified
+        if name is not None and "." not in name and hasattr(builtins, name):
+            return "object" if name == "object" else f"builtins.{name}"
+        return "?"
 
     def _attribute_source(self, value: ast.AST, method: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str],
                           assigned: dict[str, list[ast.AST]], cls: str) -> str | None:
