@@ -164,6 +164,19 @@ VALID = (
             def __exit__(self, *exc):
                 self.r.delete(self.current)
     """),
+    # the client given to __init__ is annotated with a project protocol: unknown
+    Valid("""
+        from proj.protocols import LockStore
+        class Guard:
+            def __init__(self, store: LockStore, name: str) -> None:
+                self._store = store
+                self._name = f"lock:{name}"
+            def __enter__(self):
+                if not self._store.set(self._name, 1, nx=True, ex=30):
+                    raise RuntimeError("busy")
+            def __exit__(self, *exc):
+                self._store.delete(self._name)
+    """),
 )
 
 INVALID = (
@@ -251,4 +264,19 @@ INVALID = (
             async def __aexit__(self, *exc):
                 await self.r.delete(self.key)
     """, at="10:15"),
+    # the client given to __init__ is annotated as a Redis client (no caller in the tree)
+    Invalid("""
+        from typing import Optional
+        from redis import StrictRedis
+        class RedisLock:
+            def __init__(self, redis: "Optional[StrictRedis]", name: str, timeout: int = 30) -> None:
+                self._redis = redis
+                self._name = name
+                self._timeout = timeout
+            def __enter__(self) -> None:
+                if not self._redis.set(self._name, "LOCKED", nx=True, ex=self._timeout):
+                    raise RuntimeError("locked")
+            def __exit__(self, *exc) -> None:
+                self._redis.delete(self._name)
+    """, at="12:9"),
 )
