@@ -98,6 +98,8 @@ def test_a_lock_on_the_result_backends_client_is_judged_with_the_apps_backend(cl
         assert (finding["code"], finding["path"], finding["line"]) == ("CL203", "proj/tasks.py", 4)
         proc = cli("--select", "CL203", "--format", "json", ".", cwd=rpc)
         assert json.loads(proc.stdout) == []
+    proc = cli("--select", "CL203", "--format", "json", "proj/tasks.py", cwd=redis)  # the app's file not named
+    assert [f["line"] for f in json.loads(proc.stdout)] == [4]
     proc = cli("--select", "CL203", "--fix", "--unsafe-fixes", ".", cwd=redis)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert 'nx=True, ex=60)' in (redis / "proj" / "tasks.py").read_text()

@@ -25,7 +25,8 @@ _REDIS_SCHEMES = frozenset({"redis", "rediss", "sentinel"})
 def deferred_findings(project: Any, code: str) -> list[Finding]:
     """The deferred findings of rule ``code`` whose condition holds (the
     rule's ``check_project`` yields them)."""
-    facts = [f for f in project.of_kind(DEFERRED_FINDING) if f.get("finding", {}).get("code") == code]
+    facts = [f for f in project.of_kind(DEFERRED_FINDING)
+             if isinstance(f.get("finding"), dict) and f["finding"].get("code") == code]
     if not facts:
         return []
     from .model import model
