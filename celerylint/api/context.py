@@ -83,19 +83,42 @@ class FileContext:
         self.self_attrs: dict[str, dict[str, cst.BaseExpression]] = {}  # class -> attr -> value
         self.module: cst.Module | None = None  # the module being visited
         self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
+        # index in ``reports`` -> what the project must hold for that finding
+        # to stand (``domain/celeryconf/conditions.py``): it is judged there
+        self.report_conditions: dict[int, dict[str, Any]] = {}
+        # id of a client expression -> the condition under which it is the
+        # client it was taken for (``domain/backend_client.py``)
+        self.client_conditions: dict[int, dict[str, Any]] = {}
         self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
         self._defs: dict[tuple[str, str], list[int]] | None = None
         self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
         self.client_lookups: dict[str, str | None] = {}  # what the rules asked it, recorded as a fact
         self.module_functions: dict[str, cst.FunctionDef] = {}  # module-level defs seen so far
+        # ``from m import *`` seen so far, in order: (module, inside a compound
+        # statement such as ``try``); the module may be relative (leading dots)
+        # when the file's package is unknown
+        self.star_imports: list[tuple[str, bool]] = []
         # containers changed after binding: the sites in the text, and those
         # ``ContextOpener`` folded into the binding exactly (see ``mutated``)
         self._mutation_sites: Counter[str] | None = None
         self.exact_mutations: Counter[str] = Counter()
 
     # -- output -----------------------------------------------------------
-    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None,
+               when: dict[str, Any] | None = None) -> None:
+        """``when``: the condition the finding depends on; by default, that of
+        the client a reported call is made on (``client_conditions``)."""
+        if when is None:
+            when = self.condition_of(node)
+        if when is not None:
+            self.report_conditions[len(self.reports)] = when
         self.reports.append((rule, node, message, fix))
+
+    def condition_of(self, node: cst.CSTNode | None) -> dict[str, Any] | None:
+        """The condition of the client ``node`` (a call ``client.method(...)``) is made on."""
+        if self.client_conditions and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return self.client_conditions.get(id(node.func.value))
+        return None
 
     def fact(self, kind: str, node: cst.CSTNode | None = None, **data: Any) -> None:
         """Record plain data for the project phase; ``node`` adds its position."""
@@ -250,6 +273,7 @@ class ContextOpener(cst.BatchableCSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
+            self._star_import(node)
             return
         module = self.ctx.resolve_relative(len(node.relative), _module_dotted(node.module))
         for alias in node.names:
@@ -259,6 +283,19 @@ class ContextOpener(cst.BatchableCSTVisitor):
                 local = alias.asname.name.value
             self.ctx.imports[local] = f"{module}.{name}" if module and not module.endswith(".") else f"{module}{name}"
             self._unbind(local)
+
+    def _star_import(self, node: cst.ImportFrom) -> None:
+        """``from m import *`` (module level only, as Python requires) may bind
+        any public name again: what the module bound before no longer holds."""
+        if len(self.ctx.scopes) != 1:
+            return
+        module = self.ctx.resolve_relative(len(node.relative), _module_dotted(node.module))
+        self.ctx.star_imports.append((module, self.nesting[-1] > 0))
+        scope = self.ctx.scopes[0]
+        for name in [n for n in scope.bindings if not n.startswith("_")]:
+            del scope.bindings[name]  # unknown until the module binds it again
+        for name in [n for n in scope.unpacked if not n.startswith("_")]:
+            scope.unpacked[name] = None
 
     def _unbind(self, name: str) -> None:
         """An import binds ``name`` again: an earlier assignment no longer holds."""

@@ -146,8 +146,11 @@ class Rule(_Declared, Checker):
     ``check_project(project)``, which the project phase calls as it calls a
     ``ProjectRule``'s ``check``."""
 
-    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
-        self.ctx.report(self, node, message, fix)
+    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None,
+               when: dict[str, Any] | None = None) -> None:
+        """Report ``node``; ``when``: a condition on the project the finding
+        depends on, judged in the project phase (see ``FileContext.report``)."""
+        self.ctx.report(self, node, message, fix, when)
 
 
 class ProjectRule(_Declared):

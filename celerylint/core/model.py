@@ -11,6 +11,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SEVERITIES = ("error", "warning", "note")
+# A finding of the per-file phase that holds only if the project's
+# configuration says so (``FileContext.report(..., when=...)``): recorded as a
+# fact ``{"kind": DEFERRED_FINDING, "finding": Finding.to_dict(), "when": ...}``
+# and judged in the project phase (``domain/celeryconf/conditions.py``).
+DEFERRED_FINDING = "deferred-finding"
 
 
 @dataclass(frozen=True, order=True)

@@ -20,13 +20,13 @@ _MAX_CALLERS = 50
 def instance_class(name: cst.Name, ctx: FileContext, depth: int = 0) -> str | None:
     """The project-wide name of the class ``name`` is an instance of, where
     the current node is; None when unknown."""
-    function = _function_binding(name.value, ctx)
+    function = function_binding(name.value, ctx)
     if function is None:
         return None
-    return _parameter_class(function, name.value, ctx.classes[-1] if _is_method(function, ctx) else None, ctx, depth)
+    return _parameter_class(function, name.value, ctx.classes[-1] if is_method(function, ctx) else None, ctx, depth)
 
 
-def _function_binding(name: str, ctx: FileContext) -> cst.FunctionDef | None:
+def function_binding(name: str, ctx: FileContext) -> cst.FunctionDef | None:
     """The innermost function around the node whose parameter ``name`` is
     (not bound again in its body)."""
     for scope in reversed(ctx.scopes):
@@ -45,7 +45,7 @@ def _params(function: cst.FunctionDef) -> list[str]:
     return [x.name.value for x in (*p.posonly_params, *p.params)]
 
 
-def _is_method(function: cst.FunctionDef, ctx: FileContext) -> bool:
+def is_method(function: cst.FunctionDef, ctx: FileContext) -> bool:
     return bool(ctx.classes) and any(s is function for s in ctx.classes[-1].body.body)
 
 

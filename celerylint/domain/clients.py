@@ -17,6 +17,9 @@ __all__ = ["CACHE", "CACHE_MAPPINGS", "CACHE_OBJECTS", "REDIS", "REDIS_FACTORIES
 # module they come from (redis, redis.asyncio, django_redis, aioredis) has a
 # lowercase "redis" in its name; "redistribute" in licence text does not count.
 REDIS_IMPORT_NEEDLE = Regex(rb"redis(?!tribut)")
+# The result backend's client, ``<app>.backend.client`` (``backend_client.py``):
+# Redis when the app's result backend is, which the file need not say.
+BACKEND_CLIENT_NEEDLE = Regex(rb"\.\s*backend\s*\.\s*client\b")
 
 
 
@@ -38,12 +41,15 @@ def cache_call(methods: bytes) -> Regex:
 _MAX_DEPTH = 6
 
 
-def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> str | None:
-    """REDIS, CACHE or None (unknown)."""
+def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0, conditional: bool = False) -> str | None:
+    """REDIS, CACHE or None (unknown).  ``conditional`` (for a rule whose
+    findings on such a client are judged in the project phase): a client that
+    is Redis only when the app's result backend is (``backend_client.py``) is
+    REDIS, with the condition in ``ctx.client_conditions`` under ``node``."""
     if depth > _MAX_DEPTH:
         return None
     if isinstance(node, cst.Await):
-        return client_kind(node.expression, ctx, depth + 1)
+        return _carried(node, node.expression, ctx, depth, conditional)
     if isinstance(node, cst.Call):
         name = ctx.imported_name(node.func)
         if name in REDIS_FACTORIES:
@@ -62,7 +68,7 @@ def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> s
             return annotation_kind(annotation, ctx) if annotation is not None else None
         bound = ctx.lookup(node.value)  # a local variable shadows an import
         if bound is not None:
-            return client_kind(bound, ctx, depth + 1)
+            return _carried(node, bound, ctx, depth, conditional)
         if node.value in ctx.imports:
             if ctx.imports[node.value] in CACHE_OBJECTS:
                 return CACHE
@@ -77,14 +83,32 @@ def client_kind(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> s
                 if bound is None:
                     kind = _property_kind(ctx.classes[-1], node.attr.value, ctx, depth + 1)
             if bound is not None:
-                kind = client_kind(bound, ctx, depth + 1)
+                kind = _carried(node, bound, ctx, depth, conditional)
             return kind if kind is not None else _held(node, ctx)
+        if node.attr.value == "client" and conditional:
+            from .backend_client import backend_client_app  # deferred: it imports the task model
+
+            app = backend_client_app(node, ctx)
+            if app is not None:
+                ctx.client_conditions[id(node)] = {"result_backend": "redis", "app": app}
+                return REDIS
         if isinstance(node.value, cst.Name) and (node.value.value in ("self", "cls") or _parameter(node.value.value, ctx)[0]):
             return _held(node, ctx)  # an attribute of a parameter: of the class it is an instance of
         if ctx.imported_name(node) in CACHE_OBJECTS:
             return CACHE
         return _provided(node, ctx, "")
     return None
+
+
+def _carried(node: cst.BaseExpression, inner: cst.BaseExpression, ctx: FileContext, depth: int,
+             conditional: bool) -> str | None:
+    """The kind of ``inner``, which ``node`` stands for (a name bound to it,
+    ``await`` of it), with its condition."""
+    kind = client_kind(inner, ctx, depth + 1, conditional)
+    condition = ctx.client_conditions.get(id(inner))
+    if kind is not None and condition is not None:
+        ctx.client_conditions[id(node)] = condition
+    return kind
 
 
 def _held(node: cst.Attribute, ctx: FileContext) -> str | None:

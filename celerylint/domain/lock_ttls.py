@@ -66,7 +66,7 @@ class TaskLocks:
             return
         found = receiver(node, RELEASE_METHODS)
         if found is not None:
-            if client_kind(found[1], self.ctx) is None:
+            if client_kind(found[1], self.ctx, conditional=True) is None:
                 return
             for a in node.args:
                 frame.released.update(key_texts(a.value, self.ctx))

@@ -54,7 +54,7 @@ def lock_take(call: cst.Call, ctx: FileContext) -> LockTake | None:
     if found is None:
         return None
     method, target = found
-    kind = client_kind(target, ctx)
+    kind = client_kind(target, ctx, conditional=True)
     if kind is None:
         return None
     key = call.args[0].value if call.args and call.args[0].keyword is None else None

@@ -78,8 +78,10 @@ class TakeTracker(IfGuards):
         self.statements.add(id(value))
 
     def note_take(self, node: cst.Call, take: LockTake) -> None:
-        """A take whose result is used (or a ``lock()``) holds its key."""
-        if take.key is not None and (take.always or id(node) not in self.statements):
+        """A take whose result is used (or a ``lock()``) holds its key; so
+        does one in a context manager's ``__enter__``, whose result may be
+        discarded: its ``__exit__`` releases what it took."""
+        if take.key is not None and (take.always or id(node) not in self.statements or self._entering()):
             for text in key_texts(take.key, self.ctx):
                 self.scopes[-1].takes.setdefault(text, take)
             for text in stable_texts(take.key, self.ctx):
@@ -143,6 +145,12 @@ class TakeTracker(IfGuards):
         function = self.ctx.function
         return (function is not None and isinstance(key, cst.Name) and self.ctx.lookup(key.value) is None
                 and key.value in {p.name.value for p in (*function.params.params, *function.params.kwonly_params)})
+
+    def _entering(self) -> bool:
+        """The current function is the ``__enter__``/``__aenter__`` of a context manager."""
+        function = self.ctx.function
+        return (function is not None and function.name.value in ("__enter__", "__aenter__") and bool(self.ctx.classes)
+                and any(s is function for s in self.ctx.classes[-1].body.body) and _context_manager(self.ctx.classes[-1]))
 
     def handler(self) -> bool:
         """The current function handles locks: by its name, or as a method of

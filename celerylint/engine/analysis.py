@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from ..config.settings import Settings
-from ..core.model import FileResult, Finding
+from ..core.model import DEFERRED_FINDING, FileResult, Finding
 from .noqa import file_noqa, is_suppressed, silences
 from .prefilter import prefilter
 from ..registry import Entry
@@ -319,11 +319,12 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     builder = EditBuilder(module, positions, index)
     check_noqa = not settings.ignore_noqa and b"noqa" in data.lower()
     in_file = file_noqa(data) if check_noqa else None
-    for rule, node, message, pending in ctx.reports:
+    for i, (rule, node, message, pending) in enumerate(ctx.reports):
         r = positions[node]
-        if silences(in_file, rule.CODE):
+        when = ctx.report_conditions.get(i)  # judged in the project phase, noqa comments too
+        if when is None and silences(in_file, rule.CODE):
             continue
-        if check_noqa and is_suppressed(index, rule.CODE, r.start.line, r.end.line):
+        if when is None and check_noqa and is_suppressed(index, rule.CODE, r.start.line, r.end.line):
             # what CL002 (unused_noqa.py) needs to know which comments silenced something
             result.facts.append({"kind": "noqa-used", "path": path, "code": rule.CODE,
                                  "line": r.start.line, "end_line": r.end.line})
@@ -338,11 +339,15 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
                 import traceback
 
                 result.errors.append(f"{path}: building the fix of {rule.CODE} failed:\n{traceback.format_exc()}")
-        result.findings.append(Finding(
+        finding = Finding(
             code=rule.CODE, name=rule.NAME, message=message, path=path,
             line=r.start.line, col=r.start.column, end_line=r.end.line, end_col=r.end.column,
             severity=rule.SEVERITY, fix=fix, hint=None if fix else rule.HINT,
-        ))
+        )
+        if when is not None:
+            result.facts.append({"kind": DEFERRED_FINDING, "path": path, "finding": finding.to_dict(), "when": when})
+        else:
+            result.findings.append(finding)
     for fact, node in ctx.facts:
         if node is not None:
             r = positions[node]

@@ -38,6 +38,7 @@ CACHE_MAPPINGS = frozenset({"django.core.cache.caches"})
 # names under these are the libraries', never a project helper's
 LIBRARY_PREFIXES = ("redis.", "aioredis.", "django.", "django_redis.")
 _MAX_DEPTH = 8
+_MAX_BASES = 64  # classes above one another: deeper, the order is not computed
 
 
 def build(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
@@ -61,6 +62,7 @@ def build(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
             for name, info in fact.get("classes", {}).items():
                 classes.setdefault(name, info)
     resolved: dict[str, str | None] = {}
+    orders: dict[str, list[str]] = {}  # class -> its method resolution order
 
     def kind_of(name: str, depth: int) -> str | None:
         if name in resolved:
@@ -85,14 +87,20 @@ def build(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
 
     def inherited(name: str, depth: int) -> str | None:
         """``pkg.C.attr`` (or ``pkg.C.meth()``) that ``C`` does not define:
-        what its first base of the project gives (a later base is not
-        consulted: a missed client, never a wrong one)."""
+        what the first class of ``C``'s method resolution order that defines
+        it gives, as Python looks it up.  A class on the way that is not
+        recorded (it may define the name) leaves it unknown."""
         for cls, info in _owners(name, classes):
             attr = name[len(cls) + 1:]
             if attr.partition("(")[0] in info["names"]:
                 return None  # defined there, as nothing the index knows
-            base = _first_base(info)
-            return kind_of(f"{base}.{attr}", depth + 1) if base in classes else None
+            for base in mro(cls, classes, memo=orders)[1:] or (None,):
+                if base not in classes:
+                    return None  # not recorded, or no order Python would accept
+                if f"{base}.{attr}" in raw:
+                    return kind_of(f"{base}.{attr}", depth + 1)
+                if attr.partition("(")[0] in classes[base]["names"]:
+                    return None
         return None
 
     index = {name: kind_of(name, 0) for name in raw}
@@ -102,22 +110,47 @@ def build(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
         if owner in classes:
             attrs.setdefault(owner, []).append(name[len(owner) + 1:])
     for cls in classes:
-        base, seen = _first_base(classes[cls]), {cls}
-        while base in classes and base not in seen and len(seen) <= _MAX_DEPTH:
-            seen.add(base)
+        for base in mro(cls, classes, memo=orders)[1:]:
             for attr in attrs.get(base, ()):
                 if f"{cls}.{attr}" not in index:
                     index[f"{cls}.{attr}"] = kind_of(f"{cls}.{attr}", 0)
-            base = _first_base(classes[base])
     return {name: kind for name, kind in index.items() if kind is not None and "(@" not in name}
 
 
 # bases whose attributes never hold a client of the project
-_BASES_WITHOUT_CLIENTS = ("celery.", "object", "typing.", "abc.", "django.db.models.")
+_BASES_WITHOUT_CLIENTS = ("celery.", "object", "builtins.", "typing.", "abc.", "django.db.models.")
 
 
-def _first_base(info: dict[str, list[str]]) -> str | None:
-    return next((b for b in info["bases"] if not b.startswith(_BASES_WITHOUT_CLIENTS)), None)
+def mro(cls: str, classes: dict[str, dict[str, list[str]]], depth: int = 0,
+        memo: dict[str, list[str]] | None = None) -> list[str]:
+    """``cls`` and its bases in Python's method resolution order (C3), the
+    bases that hold no client left out; a base that is not recorded stands
+    for itself alone (its own bases unknown: nothing after it is reached).
+    Empty when there is none (an inconsistent hierarchy, a cycle, too deep)."""
+    memo = {} if memo is None else memo
+    if cls in memo:
+        return memo[cls]
+    memo[cls] = []  # a cycle: no order
+    if depth > _MAX_BASES:
+        return []
+    memo[cls] = _merged(cls, classes, depth, memo)
+    return memo[cls]
+
+
+def _merged(cls: str, classes: dict[str, dict[str, list[str]]], depth: int, memo: dict[str, list[str]]) -> list[str]:
+    bases = [b for b in classes[cls]["bases"] if not b.startswith(_BASES_WITHOUT_CLIENTS)] if cls in classes else []
+    lines = [mro(b, classes, depth + 1, memo) if b in classes else [b] for b in bases]
+    if any(not line for line in lines) or cls in bases:
+        return []
+    out, lines = [cls], [line for line in (*lines, bases) if line]
+    while lines:
+        head = next((line[0] for line in lines if not any(line[0] in other[1:] for other in lines)), None)
+        if head is None or head in out:
+            return []
+        out.append(head)
+        lines = [line[1:] if line[0] == head else line for line in lines]
+        lines = [line for line in lines if line]
+    return out
 
 
 def _owners(name: str, classes: dict[str, dict[str, list[str]]]):

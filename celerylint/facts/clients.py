@@ -14,6 +14,7 @@ counts as what ``await``-ing it gives."""
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import sys
 
@@ -104,7 +105,7 @@ class ClientProviders(SyntaxCollector):
                         providers.setdefault(alias + name[len(module):], sources)
                 for name, info in list(classes.items()):
                     classes.setdefault(alias + name[len(module):], info)
-        if providers or any(c["bases"] for c in classes.values()):
+        if providers or classes:  # a class without bases too: a later base may be looked up past it
             self.file.fact(PROVIDERS_FACT, providers=providers, **({"classes": classes} if classes else {}))
 
     def _class(self, node: ast.ClassDef, providers: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -129,14 +130,28 @@ class ClientProviders(SyntaxCollector):
                 else:
                     sources = self._returns(inner, node.name, properties=True)
                 providers.setdefault(f"{prefix}.{inner.name}", []).extend(sources or ["?"])
-        bases = [q for q in (self._qualified(b, None) if b is not None else None
-                             for b in (dotted(x) for x in node.bases)) if q is not None]
+        bases = [self._base(dotted(x)) for x in node.bases]
         return {"bases": bases, "names": sorted(names)}  # a list: ``_walk`` appends to it
+
+    def _base(self, name: str | None) -> str:
+        """A base class's project-wide name; ``builtins.X`` for a builtin,
+        ``?`` for one this file cannot name (``class T(make_base(), Lock)``):
+        it may define any name."""
+        qualified = self._qualified(name, None) if name is not None else None
+        if qualified is not None:
+            return qualified
+        if name is not None and "." not in name and hasattr(builtins, name):
+            return "object" if name == "object" else f"builtins.{name}"
+        return "?"
 
     def _attribute_source(self, value: ast.AST, method: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str],
                           assigned: dict[str, list[ast.AST]], cls: str) -> str | None:
         """What ``self.x = value`` stores: an ``__init__`` parameter (never
         assigned in it) is what the callers of the class pass for it."""
+        if isinstance(value, ast.Name) and value.id not in assigned:
+            annotated = self._annotated(method, value.id)
+            if annotated is not None:
+                return annotated  # ``def __init__(self, redis: StrictRedis)``: what the annotation says
         if isinstance(value, ast.Name) and value.id in params[1:] and value.id not in assigned:
             if method.name != "__init__" or value.id in {a.arg for a in method.args.kwonlyargs}:
                 return None
@@ -144,6 +159,30 @@ class ClientProviders(SyntaxCollector):
         if isinstance(value, ast.Name) and value.id in params:
             return None
         return self._source(value, assigned, set(), cls)
+
+    def _annotated(self, method: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str | None:
+        """REDIS when the parameter ``name`` is annotated with a Redis client
+        class (``redis.Redis``, ``"StrictRedis"``, ``Optional[Redis]``, ``Redis | None``)."""
+        a = method.args
+        found = next((x for x in (*a.posonlyargs, *a.args, *a.kwonlyargs) if x.arg == name), None)
+        return self._annotation_kind(found.annotation, 0) if found is not None and found.annotation else None
+
+    def _annotation_kind(self, node: ast.AST, depth: int) -> str | None:
+        if depth > 4:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a forward reference
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                return None
+            return self._annotation_kind(node, depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            sides = [x for x in (node.left, node.right) if not _is_none(x)]
+            return self._annotation_kind(sides[0], depth + 1) if len(sides) == 1 else None
+        if isinstance(node, ast.Subscript) and self.file.qualify(dotted(node.value) or "") == "typing.Optional":
+            return self._annotation_kind(node.slice, depth + 1)
+        name = dotted(node)
+        return REDIS if name is not None and self.file.qualify(name) in REDIS_CLASSES else None
 
     def _is_property(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         names = {self.file.qualify(d) for d in (dotted(x) for x in node.decorator_list) if d is not None}

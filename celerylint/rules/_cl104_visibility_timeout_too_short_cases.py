@@ -136,6 +136,22 @@ VALID = (
         def later(task):
             task.apply_async(countdown=4 * 3600)
     """),
+    # a star import after the binding may bind the name again: unknown
+    Valid("""
+        # file: celeryconfig.py
+        OPTIONS = {"visibility_timeout": 1800}
+        from local_celeryconfig import *  # noqa
+        broker_url = "redis://localhost"
+        broker_transport_options = OPTIONS
+        # file: local_celeryconfig.py
+        OPTIONS = {"visibility_timeout": 9 * 3600}
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """),
 )
 
 INVALID = (
@@ -205,4 +221,21 @@ INVALID = (
         def later(task):
             task.apply_async(countdown=4 * 3600)
     """, message="visibility timeout is 30 min but", fixed=None),
+    # bound again after the star import: the local binding is read
+    Invalid("""
+        # file: celeryconfig.py
+        OPTIONS = {"visibility_timeout": 9 * 3600}
+        from local_celeryconfig import *  # noqa
+        OPTIONS = {"visibility_timeout": 1800}
+        broker_url = "redis://localhost"
+        broker_transport_options = OPTIONS
+        # file: local_celeryconfig.py
+        OPTIONS = {"visibility_timeout": 9 * 3600}
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+        def later(task):
+            task.apply_async(countdown=4 * 3600)
+    """, message="visibility timeout is 30 min but"),
 )

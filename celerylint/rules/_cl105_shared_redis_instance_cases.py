@@ -2,6 +2,8 @@
 ``from .base import *`` then a local binding of the same name; ``from .base
 import X`` then ``X = ...``): the binding Python would use wins."""
 
+import textwrap
+
 from ..rule import Invalid, Valid, django_project
 
 _BASE = """
@@ -14,8 +16,10 @@ _BASE = """
 """
 
 
-def _profile(body: str, default: str = "") -> str:
-    return django_project(body, module="proj.settings.production", extra=_BASE.format(default=default))
+def _profile(body: str, default: str = "", more: str = "") -> str:
+    """The profile ``body`` beside ``base``, and the ``more`` files."""
+    extra = textwrap.dedent(_BASE.format(default=default)) + textwrap.dedent(more).lstrip("\n")
+    return django_project(body, module="proj.settings.production", extra=extra)
 
 
 _CACHE = 'CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}}'
@@ -47,16 +51,102 @@ VALID = (
         CELERY_BROKER_URL = REDIS_URL
         REDIS_URL = env("CACHE_REDIS_URL")
     """)),
-    # two star imports: which module gives the name is not followed
+    # two star imports, both bind the name: the later one wins, as in Python (another variable)
     Valid(_profile(f"""
         from .base import *  # noqa
         from .cache import *  # noqa
         {_CACHE}
-    """) + """
+    """, more="""
         # file: proj/settings/cache.py
         import os
         REDIS_URL = os.environ["CACHE_REDIS_URL"]
-    """),
+        CELERY_RESULT_EXPIRES = 600
+    """)),
+    # ... also when the later module gets it from a star import of its own
+    Valid(_profile(f"""
+        from .base import *  # noqa
+        from .cache import *  # noqa
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/cache.py
+        from .redis import *  # noqa
+        # file: proj/settings/redis.py
+        import os
+        REDIS_URL = os.environ["CACHE_REDIS_URL"]
+        CELERY_RESULT_EXPIRES = 600
+    """)),
+    # the later module binds the name twice: which value is not decided
+    Valid(_profile(f"""
+        from .base import *  # noqa
+        from .cache import *  # noqa
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/cache.py
+        import os
+        REDIS_URL = os.environ["REDIS_URL"]
+        REDIS_URL = os.environ["CACHE_REDIS_URL"]
+        CELERY_RESULT_EXPIRES = 600
+    """)),
+    # the later star import is of a module that is not linted: it may bind the name
+    Valid(_profile(f"""
+        from .base import *  # noqa
+        from proj.vendor_settings import *  # noqa
+        {_CACHE}
+    """)),
+    # the later module binds the name inside a try: may or may not
+    Valid(_profile(f"""
+        from .base import *  # noqa
+        from .cache import *  # noqa
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/cache.py
+        import os
+        try:
+            REDIS_URL = os.environ["CACHE_REDIS_URL"]
+        except KeyError:
+            pass
+        CELERY_RESULT_EXPIRES = 600
+    """)),
+    # a star import inside a try, of a linted module that binds the name: whether it runs
+    # where the app is deployed (local settings) is not known, so the value is not either
+    Valid(_profile(f"""
+        from .base import *  # noqa
+        try:
+            from .local import *  # noqa
+        except ImportError:
+            pass
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/local.py
+        import os
+        REDIS_URL = os.environ["REDIS_URL"]
+        CELERY_RESULT_EXPIRES = 600
+    """)),
+    # the name bound locally, then a star import that binds it again, then read
+    Valid(_profile(f"""
+        from .base import *  # noqa
+        import os
+        REDIS_URL = os.environ["REDIS_URL"]
+        from .cache import *  # noqa
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/cache.py
+        import os
+        REDIS_URL = os.environ["CACHE_REDIS_URL"]
+        CELERY_RESULT_EXPIRES = 600
+    """)),
+    # the later module defines __all__: which names it exports is not read
+    Valid(_profile(f"""
+        from .base import *  # noqa
+        from .cache import *  # noqa
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/cache.py
+        import os
+        __all__ = ["REDIS_URL", "CELERY_RESULT_EXPIRES"]
+        REDIS_URL = os.environ["CACHE_REDIS_URL"]
+        CELERY_RESULT_EXPIRES = 600
+    """)),
 )
 
 INVALID = (
@@ -76,6 +166,59 @@ INVALID = (
         from .base import REDIS_URL, env
         {_CACHE}
         REDIS_URL = env("OTHER_URL")
+    """), fixed=None, message="from REDIS_URL"),
+    # two star imports, the later one does not bind the name: the earlier one gives it
+    Invalid(_profile(f"""
+        from .base import *  # noqa
+        from .cache import *  # noqa
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/cache.py
+        CACHE_TIMEOUT = 300
+    """), fixed=None, message="from REDIS_URL"),
+    # ... the same through a star import of a star import (celery.py reads base's)
+    Invalid(_profile(f"""
+        from .celery import *  # noqa
+        from .cache import *  # noqa
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/celery.py
+        from .base import *  # noqa
+        CELERY_TASK_TIME_LIMIT = 300
+        # file: proj/settings/cache.py
+        CACHE_TIMEOUT = 300
+    """), fixed=None, message="from REDIS_URL"),
+    # the later module binds it to the same variable (the last binding wins)
+    Invalid(_profile(f"""
+        from .base import *  # noqa
+        from .cache import *  # noqa
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/cache.py
+        import os
+        REDIS_URL = os.environ["REDIS_URL"]
+        CELERY_RESULT_EXPIRES = 600
+    """), fixed=None, message="from REDIS_URL"),
+    # the optional local settings are not in the tree: the earlier star import gives the name
+    Invalid(_profile(f"""
+        from .base import *  # noqa
+        try:
+            from .local import *  # noqa
+        except ImportError:
+            pass
+        {_CACHE}
+    """), fixed=None, message="from REDIS_URL"),
+    # a star import binds the name again, then the module binds it: the local binding wins
+    Invalid(_profile(f"""
+        from .base import *  # noqa
+        from .cache import *  # noqa
+        import os
+        REDIS_URL = os.environ["REDIS_URL"]
+        {_CACHE}
+    """, more="""
+        # file: proj/settings/cache.py
+        import os
+        REDIS_URL = os.environ["CACHE_REDIS_URL"]
     """), fixed=None, message="from REDIS_URL"),
     # bound in the profile first, then imported again: the import wins, as in Python
     Invalid(_profile(f"""

@@ -18,6 +18,50 @@ _TASK_BASE = """
                 return self._redis
 """
 
+
+_LOCK_TASK = """
+        # file: proj/__init__.py
+        # file: proj/base.py
+        import redis
+        from celery import Task
+        from proj.fakes import FakeRedis
+        class BaseTask(Task):
+            redis = FakeRedis()
+        class LockTask(BaseTask):
+            @property
+            def redis(self):
+                return redis.Redis()
+"""
+
+
+def _later_base(mixin: str, bases: str = "AuditMixin, LockTask") -> str:
+    """A bound task whose ``base=`` class names ``LockTask`` after a mixin."""
+    return _LOCK_TASK + mixin + f"""
+        # file: proj/tasks.py
+        from celery import shared_task
+        from proj.base import LockTask
+        from proj.mixins import AuditMixin
+        class SyncTask({bases}):
+            pass
+        @shared_task(bind=True, base=SyncTask)
+        def sync(self, name):
+            if self.redis.set(f"lock:sync:{{name}}", 1, nx=True):
+                work(name)
+    """
+
+
+def _backend(backend: str, tasks: str) -> str:
+    """An app whose result backend is ``backend`` (a keyword of ``Celery``), and ``tasks``."""
+    return f"""
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost:6379/0"{backend})
+        # file: proj/tasks.py
+    """ + tasks
+
+
 VALID = (
     # a bound task without ``base=``: ``self.redis`` is unknown
     Valid(_TASK_BASE + """
@@ -102,6 +146,77 @@ VALID = (
             redis_conn = Cache.get_client()
             return redis_conn.set(f"lock:{name}", 1, nx=True)
     """),
+    # the result backend's client, when the result backend is not Redis: not a Redis client
+    Valid(_backend(', backend="rpc://"', """
+        from proj.celery import app
+        @app.task(bind=True)
+        def sync(self, account_id):
+            self.app.backend.client.set(f"lock:sync:{account_id}", 1, nx=True)
+    """)),
+    # ... nor when the result backend is unknown (read from the environment without a default)
+    Valid(_backend(', backend=os.environ["RESULT_BACKEND"]', """
+        from proj.celery import app
+        @app.task(bind=True)
+        def sync(self, account_id):
+            self.app.backend.client.set(f"lock:sync:{account_id}", 1, nx=True)
+    """)),
+    # ... nor when no result backend is set (Celery's default: none)
+    Valid(_backend("", """
+        from proj.celery import app
+        @app.task(bind=True)
+        def sync(self, account_id):
+            self.app.backend.client.set(f"lock:sync:{account_id}", 1, nx=True)
+    """)),
+    # ``self.app`` of a @shared_task when the project has two apps: which one runs it is not known
+    Valid(_backend(', backend="redis://localhost:6379/1"', """
+        from celery import shared_task
+        @shared_task(bind=True)
+        def sync(self, account_id):
+            self.app.backend.client.set(f"lock:sync:{account_id}", 1, nx=True)
+    """) + """
+        # file: proj/other.py
+        from celery import Celery
+        other = Celery("other", broker="redis://localhost:6379/0", backend="rpc://")
+        @other.task
+        def ping():
+            pass
+    """),
+    # ``x.backend.client`` of an object that is not an app: unknown
+    Valid(_backend(', backend="redis://localhost:6379/1"', """
+        from celery import shared_task
+        @shared_task
+        def sync(storage, account_id):
+            storage.backend.client.set(f"lock:sync:{account_id}", 1, nx=True)
+    """)),
+    # a mixin named before the lock task's base defines the attribute as something unknown
+    Valid(_later_base("""
+        # file: proj/mixins.py
+        from proj.fakes import FakeRedis
+        class AuditMixin:
+            redis = FakeRedis()
+    """)),
+    # a mixin of a module celerylint does not record (it may define any name)
+    Valid(_later_base("""
+        # file: proj/mixins.py
+        class AuditMixin:
+            def audit(self, what):
+                log(what)
+    """)),
+    # a base this module cannot name comes first
+    Valid(_later_base("""
+        # file: proj/mixins.py
+        import redis
+        AuditMixin = make_mixin(redis)
+    """, bases="make_base(), LockTask")),
+    # an order Python refuses (a base before its own subclass): no attribute is read
+    Valid(_later_base("""
+        # file: proj/mixins.py
+        import redis  # noqa: F401
+        from proj.base import LockTask
+        class AuditMixin(LockTask):
+            def audit(self, what):
+                log(what)
+    """, bases="LockTask, AuditMixin")),
 )
 
 INVALID = (
@@ -205,4 +320,60 @@ INVALID = (
         def work(name):
             return RedisLock(r, f"lock:{name}").acquire()
     """, at="6:16"),
+    # the result backend's client in a bound task, the app's result backend being Redis
+    Invalid(_backend(', backend="redis://localhost:6379/1"', """
+        from proj.celery import app
+        @app.task(bind=True)
+        def sync(self, account_id):
+            client = self.app.backend.client
+            if client.set(f"lock:sync:{account_id}", 1, nx=True):
+                work(account_id)
+    """), message="without `ex`/`px`"),
+    # ... through the app's name (rediss://), and through current_app of the one app
+    Invalid(_backend(', backend="rediss://cache.internal:6380/1"', """
+        from proj.celery import app as celery_app
+        def run_once(job_id):
+            if celery_app.backend.client.setnx(f"job-lock:{job_id}", 1):
+                work(job_id)
+    """), message="`setnx` sets no expiry"),
+    Invalid(_backend(', backend="redis://localhost:6379/1"', """
+        from celery import current_app, shared_task
+        @shared_task
+        def nightly():
+            if current_app.backend.client.set("nightly-lock", 1, nx=True):
+                report()
+    """), message="without `ex`/`px`"),
+    # the result backend from Django settings (old name, sentinel://)
+    Invalid("""
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: proj/settings.py
+        CELERY_BROKER_URL = "redis://localhost:6379/0"
+        CELERY_RESULT_BACKEND = "sentinel://sentinel-1:26379/1"
+        # file: proj/tasks.py
+        from celery import shared_task
+        @shared_task(bind=True)
+        def sync(self, account_id):
+            self.app.backend.client.set(f"lock:sync:{account_id}", 1, nx=True)
+    """, message="without `ex`/`px`"),
+    # the client is a property of a base named after a mixin: Python's method resolution order reaches it
+    Invalid(_later_base("""
+        # file: proj/mixins.py
+        class AuditMixin:
+            def audit(self, what):
+                self.redis.rpush("audit", what)
+    """), message="without `ex`/`px`"),
+    # ... also in a diamond, where the shared base comes after both (C3), and hides nothing
+    Invalid(_later_base("""
+        # file: proj/mixins.py
+        from proj.base import BaseTask
+        class AuditMixin(BaseTask):
+            def audit(self, what):
+                self.redis.rpush("audit", what)
+    """), message="without `ex`/`px`"),
 )

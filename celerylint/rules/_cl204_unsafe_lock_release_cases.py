@@ -19,6 +19,23 @@ _BASE = """
             redis = None
 """
 
+_APP = """
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        celery_app = Celery("proj", broker="redis://localhost:6379/0", backend={backend!r})
+        # file: proj/jobs.py
+        from proj.celery import celery_app
+        def run_daily(task_name, day):
+            key = f"daily-task:{{task_name}}:{{day}}"
+            if not celery_app.backend.client.set(key, "1", ex=3600, nx=True):
+                return
+            try:
+                work(task_name, day)
+            finally:
+                celery_app.backend.client.delete(key)
+"""
+
 VALID = (
     # the callers' tasks have different base classes: what ``task`` is stays unknown
     Valid(_BASE + """
@@ -101,6 +118,65 @@ VALID = (
         def release(name):
             r.delete(f"sync:{name}")
     """),
+    # a lock on the result backend's client of an app whose result backend is a database
+    Valid(_APP.format(backend="db+postgresql://localhost/results")),
+    # a context manager's __enter__ that discards a SET NX, then compares before deleting
+    Valid("""
+        import uuid
+        import redis
+        class Guard:
+            def __init__(self, name):
+                self.r = redis.Redis()
+                self.key = f"guard:{name}"
+                self.token = str(uuid.uuid4())
+            def __enter__(self):
+                self.r.set(self.key, self.token, nx=True, ex=60)
+                return self
+            def __exit__(self, *exc):
+                if self.r.get(self.key) == self.token:
+                    self.r.delete(self.key)
+    """),
+    # a discarded SET NX in another method of a context manager sets a default, not a lock
+    Valid("""
+        import redis
+        class Session:
+            def __init__(self, sid):
+                self.r = redis.Redis()
+                self.key = f"session:{sid}"
+            def __enter__(self):
+                return self
+            def touch(self):
+                self.r.set(self.key, 0, nx=True, ex=600)
+            def __exit__(self, *exc):
+                self.r.delete(self.key)
+    """),
+    # __enter__ discards a SET NX of one key, __exit__ deletes another
+    Valid("""
+        import redis
+        class Visit:
+            def __init__(self, page):
+                self.r = redis.Redis()
+                self.first = f"first-visit:{page}"
+                self.current = f"current-visit:{page}"
+            def __enter__(self):
+                self.r.set(self.first, 1, nx=True, ex=86400)
+                return self
+            def __exit__(self, *exc):
+                self.r.delete(self.current)
+    """),
+    # the client given to __init__ is annotated with a project protocol: unknown
+    Valid("""
+        from proj.protocols import LockStore
+        class Guard:
+            def __init__(self, store: LockStore, name: str) -> None:
+                self._store = store
+                self._name = f"lock:{name}"
+            def __enter__(self):
+                if not self._store.set(self._name, 1, nx=True, ex=30):
+                    raise RuntimeError("busy")
+            def __exit__(self, *exc):
+                self._store.delete(self._name)
+    """),
 )
 
 INVALID = (
@@ -160,4 +236,47 @@ INVALID = (
                 finally:
                     release(self, key)
     """, message="`work()` takes as a lock and passes here", at="5:5"),
+    # ... and of one whose result backend is Redis: a plain delete of the lock
+    Invalid(_APP.format(backend="redis://localhost:6379/1"), at="9:9"),
+    # a lock class that takes in __enter__ without looking at the result, and deletes in __exit__
+    Invalid("""
+        import redis
+        class redis_lock:
+            def __init__(self, name, expire=60):
+                self.conn = redis.Redis()
+                self.name = name
+                self.expire = expire
+            def __enter__(self):
+                self.conn.set(self.name, 1, ex=self.expire, nx=True)
+            def __exit__(self, *exc):
+                self.conn.delete(self.name)
+    """, at="10:9"),
+    # ... an async one (__aenter__/__aexit__)
+    Invalid("""
+        import redis.asyncio as redis
+        class Lock:
+            def __init__(self, name):
+                self.r = redis.Redis()
+                self.key = f"job:{name}"
+            async def __aenter__(self):
+                await self.r.set(self.key, 1, nx=True, ex=30)
+                return self
+            async def __aexit__(self, *exc):
+                await self.r.delete(self.key)
+    """, at="10:15"),
+    # the client given to __init__ is annotated as a Redis client (no caller in the tree)
+    Invalid("""
+        from typing import Optional
+        from redis import StrictRedis
+        class RedisLock:
+            def __init__(self, redis: "Optional[StrictRedis]", name: str, timeout: int = 30) -> None:
+                self._redis = redis
+                self._name = name
+                self._timeout = timeout
+            def __enter__(self) -> None:
+                if not self._redis.set(self._name, "LOCKED", nx=True, ex=self._timeout):
+                    raise RuntimeError("locked")
+            def __exit__(self, *exc) -> None:
+                self._redis.delete(self._name)
+    """, at="12:9"),
 )

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import libcst as cst
 
 from ..domain.calls import arg, given, has_star
-from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.clients import (
+    BACKEND_CLIENT_NEEDLE, CACHE_ALIAS, CACHE_HELPER, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver,
+)
 from ..domain.lock_syntax import LOCK_CLASSES
 from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, unexpiring_take
-from ..rule import All, Invalid, Option, Rule, Valid
+from ..rule import All, Finding, Invalid, Option, Rule, Valid
 
 
 def _two_positional(node: cst.Call) -> bool:
@@ -40,7 +44,12 @@ class LockWithoutTtl(PendingTakes, Rule):
     holds one, a property of the class (`@property`, `cached_property`)
     annotated `-> redis.Redis` or whose every `return` gives a client
     (`self.redis.set(...)`), or by a parameter's annotation (`r: redis.Redis`,
-    `Optional["Redis"]`, Django's `BaseCache`). A Redis helper counts in a
+    `Optional["Redis"]`, Django's `BaseCache`). The result backend's client
+    (`self.app.backend.client` in a bound task, `app.backend.client`,
+    `current_app.backend.client`) is a Redis client when the app's
+    `result_backend` is a `redis://`, `rediss://` or `sentinel://` URL: such
+    a finding is judged in the project phase, once that setting is read.
+    A Redis helper counts in a
     file that mentions redis (its module, its name), a cache helper where
     it is called on directly (`get_cache().add(...)`). Never by a variable name alone, nor by an
     `nx=True` keyword alone (django-redis and project wrappers take it too).
@@ -136,7 +145,7 @@ class LockWithoutTtl(PendingTakes, Rule):
     PATHS = TEST_PATHS_EXCLUDED  # a test's lock is a fixture
     GATE = "celerylint.domain.lock_syntax:may_take_without_ttl"
     REQUIRES = (
-        REDIS_IMPORT_NEEDLE, b".setnx(",
+        REDIS_IMPORT_NEEDLE, b".setnx(", BACKEND_CLIENT_NEEDLE,
         All((b"core.cache", (
             cache_call(rb"add|lock"),
             All((cache_call(rb"set"), b"nx")),
@@ -526,6 +535,14 @@ class LockWithoutTtl(PendingTakes, Rule):
         """, message="cache.add"),
     )
 
+    @classmethod
+    def check_project(cls, project) -> Iterable[Finding]:
+        """Its findings on the result backend's client, when that is Redis
+        (``domain/celeryconf/conditions.py``)."""
+        from ..domain.celeryconf.conditions import deferred_findings
+
+        return deferred_findings(project, cls.CODE)
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.ttl = str(self.option("lock-ttl"))
@@ -543,7 +560,7 @@ class LockWithoutTtl(PendingTakes, Rule):
         if found is None:
             return
         method, target = found
-        kind = client_kind(target, self.ctx)
+        kind = client_kind(target, self.ctx, conditional=True)
         if kind is None and method == "setnx" and _two_positional(node):
             kind = REDIS  # ``setnx(key, value)`` is redis-py's alone: the receiver is a Redis client
             self.note_setnx_receiver(target)

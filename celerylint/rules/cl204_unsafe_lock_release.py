@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import libcst as cst
 
 from ..domain.calls import has_star
-from ..domain.clients import CACHE_ALIAS, CACHE_HELPER, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver
+from ..domain.clients import (
+    BACKEND_CLIENT_NEEDLE, CACHE_ALIAS, CACHE_HELPER, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver,
+)
 from ..domain.guards import compares_clock
 from ..domain.locks import RELEASE_METHODS, lock_take
 from ..domain.releases import TEST_PATHS_EXCLUDED, TakeTracker, release_message
-from ..rule import All, Invalid, Rule, Valid
+from ..rule import All, Finding, Invalid, Rule, Valid
 
 
 class UnsafeLockRelease(TakeTracker, Rule):
@@ -15,7 +19,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
     ## What it does
     Finds locks released with a plain `delete`/`unlink` (Redis `DEL`) on a
     Redis client (redis-py, `redis.asyncio`, `get_redis_connection()`, one
-    from a project helper or an annotated parameter, as in CL203) or a
+    from a project helper or an annotated parameter, the result backend's
+    client of an app whose result backend is Redis, as in CL203) or a
     Django cache, instead of a compare-and-delete. A key is a lock when
 
     - the same function took it before with `set(..., nx=True)`, `setnx`,
@@ -31,7 +36,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
       class took the key and passed it there (`key = self._key(name)`,
       `self.r.set(key, ..., nx=True, ex=60)`, then `self._drop(key)`);
     - a context manager (a class with `__enter__` and `__exit__`) took
-      it in any method (the `__exit__` that deletes it is the release; an
+      it in any method, in its `__enter__` even without looking at the
+      result (the `__exit__` that deletes it is the release; an
       `__exit__` without `__enter__` that deletes a key some other method
       takes may reset a marker, and is not judged so);
     - or its name says lock (`lock_key`, `"import-lock"`, `LOCK_ID`; not
@@ -124,7 +130,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
     # (lock, mutex, semaphore, in any of their spellings); the gate asks the same of the ``ast``.
     PATHS, GATE = TEST_PATHS_EXCLUDED, "celerylint.domain.lock_syntax:may_release_lock"
     REQUIRES = (All((
-        (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER),
+        (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER,
+         BACKEND_CLIENT_NEEDLE),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
         (b"nx", b"set(", b".add(", b"lock", b"Lock", b"LOCK", b"utex", b"UTEX", b"emaphore", b"EMAPHORE"),
     )),)
@@ -441,6 +448,14 @@ class UnsafeLockRelease(TakeTracker, Rule):
         """, fixed=None),
     )
 
+    @classmethod
+    def check_project(cls, project) -> Iterable[Finding]:
+        """Its findings on the result backend's client, when that is Redis
+        (``domain/celeryconf/conditions.py``)."""
+        from ..domain.celeryconf.conditions import deferred_findings
+
+        return deferred_findings(project, cls.CODE)
+
     def visit_Call(self, node: cst.Call) -> None:
         take = lock_take(node, self.ctx)
         if take is not None:
@@ -450,7 +465,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
         found = receiver(node, RELEASE_METHODS)
         if found is None or has_star(node) or not node.args:
             return
-        kind = client_kind(found[1], self.ctx)
+        kind = client_kind(found[1], self.ctx, conditional=True)
         if kind is not None and not any(compares_clock(test, self.ctx) for test in self.guards):
             self.note_delete(node, kind)
 

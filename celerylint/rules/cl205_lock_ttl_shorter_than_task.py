@@ -4,7 +4,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from ..domain.clients import REDIS_IMPORT_NEEDLE
+from ..domain.clients import BACKEND_CLIENT_NEEDLE, REDIS_IMPORT_NEEDLE
 from ..domain.delays import django_sources
 from ..domain.lock_ttls import TaskLocks
 from ..domain.locks import LockTake
@@ -110,7 +110,7 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
     TAGS = ("locks", "redis")
     # A time limit in the file, or a task that may inherit one (``base=``, a
     # class with ``run`` and a base), and a client made or imported (see CL203).
-    REQUIRES = (All(((b"time_limit", b"base=", CLASS_WITH_RUN), (REDIS_IMPORT_NEEDLE, b"core.cache"))),)
+    REQUIRES = (All(((b"time_limit", b"base=", CLASS_WITH_RUN), (REDIS_IMPORT_NEEDLE, b"core.cache", BACKEND_CLIENT_NEEDLE))),)
 
     VALID = (
         Valid("""
@@ -351,32 +351,42 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
 
     def lock_in_task(self, node: cst.CSTNode, take: LockTake, ttl: float, task: TimeLimit, via: str | None) -> None:
         what = (f"`{take.method}(...)`" if take.method != "set" else "`set(..., nx=True)`") + (f" in `{via}()`" if via else "")
+        when = self.ctx.condition_of(take.call)  # a lock on the result backend's client
         if task.limit is not None and ttl < task.limit:
-            self._report(node, what, take.ttl_unit, ttl, task.limit, task.which)
+            self._report(node, what, take.ttl_unit, ttl, task.limit, task.which, when)
         elif task.settings:  # judged in the project phase, once the settings are known
             self.ctx.fact(FACT, node, ttl=ttl, unit=take.ttl_unit, what=what, literal=numeric_literal(node),
-                          limit=task.limit, which=task.which, settings=[list(s) for s in task.settings])
+                          limit=task.limit, which=task.which, settings=[list(s) for s in task.settings],
+                          **({"when": when} if when else {}))
 
-    def _report(self, node: cst.CSTNode, what: str, unit: float, ttl: float, limit: float, which: str) -> None:
+    def _report(self, node: cst.CSTNode, what: str, unit: float, ttl: float, limit: float, which: str,
+                when: dict | None) -> None:
         fix = None
         if isinstance(node, cst.BaseExpression) and numeric_literal(node):
             text = _raised(limit, unit)
             fix = Fix(f"raise the TTL to {text} ({which} + {MARGIN} s)",
                       (Replace(node, cst.Integer(text) if text.isdigit() else cst.Float(text)),))
-        self.report(node, _message(ttl, what, limit, f"`{which}`"), fix)
+        self.report(node, _message(ttl, what, limit, f"`{which}`"), fix, when)
 
     @classmethod
     def check_project(cls, project) -> Iterable[Finding]:
         """The locks of tasks whose time limit is read from a Django setting:
         reported when the TTL is shorter than the limit in every settings
-        module the project's apps read."""
+        module the project's apps read; and the locks on the result backend's
+        client, when it is Redis (``celeryconf/conditions.py``)."""
+        from ..domain.celeryconf.conditions import deferred_findings, holds
+
+        yield from deferred_findings(project, cls.CODE)  # locks on the result backend's client
         facts = list(project.of_kind(FACT))
         if not facts:
             return
         from ..domain.celeryconf import fixes, model  # the settings model: only for these facts
 
-        sources = django_sources(model.model(project))
+        m = model.model(project)
+        sources = django_sources(m)
         for fact in facts:
+            if "when" in fact and not holds(m, fact["when"]):
+                continue
             task = TimeLimit(fact["limit"], fact["which"], tuple(fact["settings"]))
             limits = [task.in_settings(source) for source in sources]
             if not limits or None in limits or min(limits)[0] <= fact["ttl"]:

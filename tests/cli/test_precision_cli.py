@@ -4,6 +4,8 @@ through the real CLI: values changed after binding, apps that run no tasks,
 
 from __future__ import annotations
 
+import json
+
 from conftest import show_apps as apps, write_project as write
 
 
@@ -67,3 +69,43 @@ def test_a_monitoring_app_runs_no_tasks(cli, tmp_path):
     assert by_path["proj/celery.py"]["kind"] == "worker"
     proc = cli("--select", "CL101,CL103", "--output-format", "concise", ".", cwd=tmp_path)
     assert "ops/monitor.py" not in proc.stdout and "proj/celery.py" in proc.stdout
+
+
+_BACKEND_LOCK = '''
+    # file: proj/__init__.py
+    # file: proj/celery.py
+    from celery import Celery
+    app = Celery("proj", broker="redis://localhost:6379/0", backend="{backend}")
+    # file: proj/tasks.py
+    from proj.celery import app
+    @app.task(bind=True)
+    def sync(self, account_id):
+        if self.app.backend.client.set(f"lock:sync:{{account_id}}", 1, nx=True):{noqa}
+            work(account_id)
+'''
+
+
+def test_a_lock_on_the_result_backends_client_is_judged_with_the_apps_backend(cli, tmp_path):
+    """The finding is made by the file phase and stands only if the app's
+    result backend is Redis, which the project phase reads: with the rule
+    selected alone, through the cache, with its fix."""
+    redis, rpc = tmp_path / "redis", tmp_path / "rpc"
+    write(redis, _BACKEND_LOCK.format(backend="redis://localhost:6379/1", noqa=""))
+    write(rpc, _BACKEND_LOCK.format(backend="rpc://", noqa=""))
+    for _ in range(2):  # the second run reads the file's result from the cache
+        proc = cli("--select", "CL203", "--format", "json", ".", cwd=redis)
+        (finding,) = json.loads(proc.stdout)
+        assert (finding["code"], finding["path"], finding["line"]) == ("CL203", "proj/tasks.py", 4)
+        proc = cli("--select", "CL203", "--format", "json", ".", cwd=rpc)
+        assert json.loads(proc.stdout) == []
+    proc = cli("--select", "CL203", "--format", "json", "proj/tasks.py", cwd=redis)  # the app's file not named
+    assert [f["line"] for f in json.loads(proc.stdout)] == [4]
+    proc = cli("--select", "CL203", "--fix", "--unsafe-fixes", ".", cwd=redis)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'nx=True, ex=60)' in (redis / "proj" / "tasks.py").read_text()
+
+
+def test_a_noqa_comment_silences_a_finding_judged_in_the_project_phase(cli, tmp_path):
+    write(tmp_path, _BACKEND_LOCK.format(backend="redis://localhost:6379/1", noqa="  # noqa: CL203"))
+    proc = cli("--select", "CL203,CL002", "--format", "json", ".", cwd=tmp_path)
+    assert json.loads(proc.stdout) == []  # silenced, and the comment counts as used (no CL002)

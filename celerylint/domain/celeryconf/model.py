@@ -67,7 +67,6 @@ class Model:
                 target = candidates[-1] if candidates else None
             if target is not None:
                 target.items[f["key"]] = (None if f.get("cond") else value(f["value"]), fact_position(f), f["literal"], f["path"])
-        resolve_names(self.assignments)
         self.unparsable = {f["path"] for f in self.by_kind["unparsable"]}
         self.read_paths = {f["path"] for f in self.project.facts} - self.unparsable
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -91,10 +90,17 @@ class Model:
             for f in self.by_kind[kind]:
                 self.by_path_stars[f["path"]].append(f)
         self.classes = {f"{f['module']}.{f['name']}": f for f in self.by_kind["settings_class"]}
+        resolve_names(self)
         join_alternatives(self.assignments)
         self.apps = self._apps()
 
     # -- modules ----------------------------------------------------------
+    def python_file_set(self) -> set[str]:
+        cached = getattr(self, "_python_file_set", None)
+        if cached is None:
+            cached = self._python_file_set = set(self.project.python_files)
+        return cached
+
     def path_of(self, module: str) -> str | None:
         if module in self.module_paths:
             return self.module_paths[module]

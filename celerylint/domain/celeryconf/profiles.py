@@ -217,13 +217,6 @@ def class_settings(m, qname: str, files: list[str], problems: list[str], depth: 
     return out
 
 
-def _python_files(m) -> set[str]:
-    cached = getattr(m, "_python_file_set", None)
-    if cached is None:
-        cached = m._python_file_set = set(m.project.python_files)
-    return cached
-
-
 def included(m, path: str, fact: dict, problems: list[str]) -> list[str]:
     """The files a django-split-settings ``include(...)`` of ``path`` runs,
     in order (globs sorted, as the library does)."""
@@ -231,7 +224,7 @@ def included(m, path: str, fact: dict, problems: list[str]) -> list[str]:
 
     out: list[str] = []
     here = posixpath.dirname(path)
-    files = _python_files(m)
+    files = m.python_file_set()
     for entry in fact["files"]:
         pattern = entry["pattern"]
         if pattern is None:

@@ -7,7 +7,8 @@ read the URL, but both settings hold the one string the process read at
 start-up.  ``traced_value`` is ``setting_value`` plus that origin, as a
 ``Same``: the environment variable read without a default
 (``env:REDIS_URL``), the imported name (``name:proj.base.REDIS_URL``, also
-for a name a single star import gives), or the module-level binding:
+for a name a single star import gives; ``star:...`` for one of several
+star imports), or the module-level binding:
 ``name:<module>.REDIS_URL`` when the module binds the name once (what its
 importers see too; the model then reads the value that binding records,
 ``names.py``), else ``name:<module>.REDIS_URL#<hash of its expression>``, so
@@ -124,17 +125,17 @@ def _bound_origin(name: str, shown: str, bound: cst.BaseExpression, ctx: FileCon
     return f"name:{module}.{name}#{digest:08x}", shown, ""
 
 
-# ``from .base import *`` at module level (column 0)
-_STAR = re.compile(r"^from[ \t]+(?:(\.+)(\w[\w.]*)?|(\w[\w.]*))[ \t]+import[ \t]+\*", re.MULTILINE)
+# ``from .base import *`` (also inside a ``try``)
+STAR_IMPORT = re.compile(r"^([ \t]*)from[ \t]+(?:(\.+)(\w[\w.]*)?|(\w[\w.]*))[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
-def _other_binding(name: str) -> re.Pattern[str]:
+def other_binding_pattern(name: str) -> re.Pattern[str]:
     """Any way but a plain assignment of binding ``name`` in a module's text."""
     n = re.escape(name)
     return re.compile(rf"\b(?:as|import|def|class|global|nonlocal|for)[ \t]+{n}\b|(?<![\w.]){n}[ \t]*(?:[-+*/%&|^@]|//|>>|<<|\*\*)=|,[ \t]*{n}[ \t]*(?:,|=(?!=))|{n}[ \t]*,[^\n=]*=(?!=)")
 
 
-def _assignments(name: str) -> re.Pattern[str]:
+def assignment_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"^([ \t]*){re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
@@ -143,27 +144,32 @@ def bound_once(name: str, ctx: FileContext) -> bool:
     at module level (column 0), with no star import after it that could
     bind it again: every reader, in the module or importing it, sees that
     one value."""
-    found = list(_assignments(name).finditer(ctx.text))
-    if len(found) != 1 or found[0].group(1) or _other_binding(name).search(ctx.text):
+    found = list(assignment_pattern(name).finditer(ctx.text))
+    if len(found) != 1 or found[0].group(1) or other_binding_pattern(name).search(ctx.text):
         return False
-    return _STAR.search(ctx.text, found[0].end()) is None
+    return STAR_IMPORT.search(ctx.text, found[0].end()) is None
 
 
 def _star_origin(name: str, ctx: FileContext) -> tuple[str, str, str] | None:
-    """A name the module neither binds nor imports by name, at module level
-    of a module with exactly one star import: the star-imported module's
-    name (``from .base import *`` then ``REDIS_URL`` is ``base.REDIS_URL``,
-    the one object whatever ``base`` binds it to)."""
+    """A name the module neither binds nor imports by name, read at module
+    level after star imports: the name of the one star-imported module
+    (``from .base import *`` then ``REDIS_URL`` is ``base.REDIS_URL``, the
+    one object whatever ``base`` binds it to), or, after several,
+    ``star:<m1>,<m2>:<name>``: the name the last of them that binds it gives,
+    which the model decides (``names.py``; ``?`` marks a star import inside
+    a ``try`` or another compound statement).  Two reads after the same star
+    imports see the same object either way."""
     if ctx.function is not None or name in ctx.imports or name in ctx.module_functions:
         return None
-    stars = list(_STAR.finditer(ctx.text))
-    if len(stars) != 1 or _assignments(name).search(ctx.text) or _other_binding(name).search(ctx.text):
+    stars = ctx.star_imports
+    if not stars or assignment_pattern(name).search(ctx.text) or other_binding_pattern(name).search(ctx.text):
         return None
-    star = stars[0]
-    module = ctx.resolve_relative(len(star.group(1) or ""), star.group(2) or star.group(3) or "")
-    if not module or module.startswith("."):
+    if any(not module or module.startswith(".") for module, _ in stars):
         return None
-    return f"name:{module}.{name}", name, ""
+    if len(stars) == 1 and not stars[0][1]:
+        return f"name:{stars[0][0]}.{name}", name, ""
+    listed = ",".join(("?" if guarded else "") + module for module, guarded in stars)
+    return f"star:{listed}:{name}", name, ""
 
 
 def _fstring_origin(node: cst.FormattedString, ctx: FileContext, depth: int) -> tuple[str, str, str] | None:

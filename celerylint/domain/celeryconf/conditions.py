@@ -1,0 +1,70 @@
+"""Findings of the per-file phase that hold only if the project's
+configuration says so (``core.model.DEFERRED_FINDING`` facts).
+
+The one condition today: ``{"result_backend": "redis", "app": key}``, a
+lock taken on ``<app>.backend.client`` (``domain/backend_client.py``), which
+is a Redis client when the app's result backend is Redis.  ``key`` is the
+app as the model keys it (``module:var``), or ``*`` for the app the worker
+runs (the project's one app that runs tasks).  The condition holds when
+every settings profile of that app reads ``result_backend`` as a URL whose
+scheme is ``redis``, ``rediss`` or ``sentinel`` (``redis+socket://`` too:
+Celery takes the part before ``+``), as Celery's backend aliases map them to
+``RedisBackend``; an unknown backend, an app not found, or several apps
+for ``*`` do not: the finding is dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.model import DEFERRED_FINDING, Finding
+
+_REDIS_SCHEMES = frozenset({"redis", "rediss", "sentinel"})
+
+
+def deferred_findings(project: Any, code: str) -> list[Finding]:
+    """The deferred findings of rule ``code`` whose condition holds (the
+    rule's ``check_project`` yields them)."""
+    facts = [f for f in project.of_kind(DEFERRED_FINDING)
+             if isinstance(f.get("finding"), dict) and f["finding"].get("code") == code]
+    if not facts:
+        return []
+    from .model import model
+
+    m = model(project)
+    out = []
+    for fact in facts:
+        if holds(m, fact.get("when")):
+            try:
+                out.append(Finding.from_dict(fact["finding"]))
+            except (KeyError, ValueError):
+                continue
+    return out
+
+
+def holds(m: Any, when: Any) -> bool:
+    if not isinstance(when, dict) or when.get("result_backend") != "redis":
+        return False
+    apps = _apps(m, str(when.get("app") or ""))
+    return bool(apps) and all(redis_backend(app) for app in apps)
+
+
+def _apps(m: Any, key: str) -> list:
+    """Every profile of the app ``key`` stands for."""
+    by_app: dict[str, list] = {}
+    for name, app in m.apps.items():
+        by_app.setdefault(name.partition("#")[0].partition("@")[0], []).append(app)
+    if key == "*":
+        workers = [k for k, apps in by_app.items() if not all(a.send_only for a in apps)]
+        return by_app[workers[0]] if len(workers) == 1 else []
+    return by_app.get(key, [])
+
+
+def redis_backend(app: Any) -> bool:
+    """The app's result backend is read, and is Celery's Redis backend."""
+    resolved = app.get("result_backend")
+    if not resolved.is_set or not isinstance(resolved.value, str):
+        return False
+    value = resolved.value.strip()
+    scheme = value.partition("://")[0] if "://" in value else value
+    return scheme.partition("+")[0].lower() in _REDIS_SCHEMES
