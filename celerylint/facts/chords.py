@@ -1,6 +1,6 @@
 """Facts for CL217: where the code makes a chord, and the tasks of its
-header when they can be named.  A chord is ``chord(header, ...)``
-(``celery.chord``), or a ``group(...)`` followed by a task in a chain
+header when they can be named.  A chord is ``chord(header, ...)`` or
+``chord(header=..., body=...)`` (``celery.chord``), or a ``group(...)`` followed by a task in a chain
 (``group(...) | task.s()``, ``chain(group(...), task.s())``), which Celery
 turns into a chord.  Read from CPython's ``ast``."""
 
@@ -29,8 +29,9 @@ class Chords(SyntaxCollector):
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 name = self._imported(node.func)
-                if name in CHORD and node.args:
-                    self._record(node, node.args[0])
+                header = self._chord_header(node) if name in CHORD else None
+                if header is not None:
+                    self._record(node, header)
                 elif name in CHAIN and any(self._group(a) for a in node.args[:-1]):
                     group = next(a for a in node.args[:-1] if self._group(a))
                     self._record(node, self._header_of_group(group))
@@ -42,6 +43,13 @@ class Chords(SyntaxCollector):
         if name is None or name.partition(".")[0] not in self.file.imports:
             return None
         return self.file.qualify(name)
+
+    @staticmethod
+    def _chord_header(call: ast.Call) -> ast.AST | None:
+        """The header of ``chord(header, ...)`` or ``chord(header=..., ...)``."""
+        if call.args:
+            return call.args[0]
+        return next((k.value for k in call.keywords if k.arg == "header"), None)
 
     def _group(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and self._imported(node.func) in GROUP

@@ -32,7 +32,7 @@ class ChordCannotComplete(ConfigRule):
     """
     ## What it does
     Finds chords whose callback can never run: `chord(header)(callback)`,
-    `chord(header, body)`, and a group followed by a task in a chain
+    `chord(header, body)`, `chord(header=..., body=...)`, and a group followed by a task in a chain
     (`group(...) | task.s()`, `chain(group(...), task.s())`), which Celery
     turns into a chord, when
 
@@ -236,7 +236,8 @@ class ChordCannotComplete(ConfigRule):
             def other(url): ...
             def crawl(urls):
                 chord([fetch.s(urls[0]), other.s(urls[1])])(summarise.s())
-        """, count=1, message="`fetch`, `other`"),
+                chord(header=[fetch.s(urls[0]), other.s(urls[1])], body=summarise.s()).delay()
+        """, count=2, message="`fetch`, `other`"),
         Invalid("""
             # a header task may run longer than its results are kept: the decorator's limit
             # against the default expiry (a day), and the app's limit against a shorter one

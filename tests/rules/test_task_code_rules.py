@@ -247,3 +247,64 @@ def test_a_signal_connected_in_a_file_with_lone_carriage_returns(tmp_path):
     (tmp_path / "proj/apps.py").write_bytes("\r".join(lines).encode())
     _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
     assert _codes(findings, "CL216") == [("proj/handlers.py", 2)]
+
+
+CHORD_BY_KEYWORD = """
+# file: proj/tasks.py
+from celery import chord, shared_task
+@shared_task
+def fetch(url): ...
+@shared_task
+def summarise(pages): ...
+# file: proj/mail.py
+from celery import chord
+from proj.tasks import fetch, summarise
+def crawl(urls):
+    chord(header=[fetch.s(u) for u in urls], body=summarise.s()).delay()
+"""
+
+
+def test_a_chord_made_with_keywords_needs_the_result_backend_the_django_settings_lack(tmp_path):
+    """``chord(header=..., body=...)`` is a chord as ``chord(header)(body)``
+    is; the backend is read from the settings profile the app loads, and
+    setting it there silences the finding through the cache."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, SETTINGS_BASE, "# file: proj/settings/production.py\nfrom .base import *\n", CHORD_BY_KEYWORD)
+    _, findings, _ = lint_json(root, "--select", "CL217", cache_dir=cache)
+    assert _codes(findings, "CL217") == [("proj/mail.py", 4)]
+    assert "no result backend is configured" in findings[0]["message"]
+    production = root / "proj/settings/production.py"
+    production.write_text(production.read_text() + 'CELERY_RESULT_BACKEND = "redis://localhost:6379/1"\n')
+    _, again, _ = lint_json(root, "--select", "CL217", cache_dir=cache)
+    assert again == []
+
+
+def test_a_singleton_lock_without_expiry_is_fine_while_the_project_clears_the_locks_at_worker_start(tmp_path):
+    """celery-singleton documents ``clear_locks(app)`` from a worker signal as
+    the way to drop the locks a dead worker left: while a module of the
+    project calls it, a lock without an expiry is not reported."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, """
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj", backend="redis://localhost:6379/1")
+        # file: proj/signals.py
+        from celery.signals import worker_ready
+        from celery_singleton import clear_locks
+        from proj.celery import app
+        @worker_ready.connect
+        def unlock_all(**kwargs):
+            clear_locks(app)
+        # file: proj/tasks.py
+        from celery_singleton import Singleton
+        from proj.celery import app
+        @app.task(base=Singleton, time_limit=600)
+        def rebuild(): ...
+    """)
+    _, findings, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
+    assert findings == []
+    (root / "proj/signals.py").write_text("from proj.celery import app\n")
+    _, again, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
+    assert _codes(again, "CL218") == [("proj/tasks.py", 3)]
+    assert "never expires" in again[0]["message"]
