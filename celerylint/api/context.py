@@ -82,7 +82,8 @@ class FileContext:
         self.functions: list[cst.FunctionDef] = []
         self.self_attrs: dict[str, dict[str, cst.BaseExpression]] = {}  # class -> attr -> value
         self.module: cst.Module | None = None  # the module being visited
-        self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
+        # (rule, node, message, fix, severity: None for the rule's own)
+        self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None, str | None]] = []
         self.facts: list[tuple[dict[str, Any], cst.CSTNode | None]] = []
         self._defs: dict[tuple[str, str], list[int]] | None = None
         self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
@@ -94,8 +95,9 @@ class FileContext:
         self.exact_mutations: Counter[str] = Counter()
 
     # -- output -----------------------------------------------------------
-    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
-        self.reports.append((rule, node, message, fix))
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None,
+               severity: str | None = None) -> None:
+        self.reports.append((rule, node, message, fix, severity))
 
     def fact(self, kind: str, node: cst.CSTNode | None = None, **data: Any) -> None:
         """Record plain data for the project phase; ``node`` adds its position."""

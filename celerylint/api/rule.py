@@ -146,8 +146,9 @@ class Rule(_Declared, Checker):
     ``check_project(project)``, which the project phase calls as it calls a
     ``ProjectRule``'s ``check``."""
 
-    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
-        self.ctx.report(self, node, message, fix)
+    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None, severity: str | None = None) -> None:
+        """Report at ``node``; ``severity`` overrides the rule's ``SEVERITY`` for this finding."""
+        self.ctx.report(self, node, message, fix, severity)
 
 
 class ProjectRule(_Declared):

@@ -308,3 +308,73 @@ def test_a_singleton_lock_without_expiry_is_fine_while_the_project_clears_the_lo
     _, again, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
     assert _codes(again, "CL218") == [("proj/tasks.py", 3)]
     assert "never expires" in again[0]["message"]
+
+
+def test_ninja_extra_operations_and_signal_processor_methods_from_the_command_line(tmp_path, cli):
+    """A django-ninja-extra operation is a view (its request is
+    ``self.context``'s) once a settings profile sets ``ATOMIC_REQUESTS``; a
+    method a class connects to ``post_delete`` itself is a receiver, with or
+    without it; both take the on_commit fix."""
+    write_project(tmp_path, SETTINGS_BASE, """
+        # file: proj/settings/production.py
+        from .base import *
+        # file: proj/api.py
+        from django.db import transaction
+        from ninja_extra import api_controller, route
+        from proj.tasks import evaluate
+        @api_controller("/submissions")
+        class Submissions:
+            @route.post("/{pk}")
+            def submit(self, pk: int):
+                evaluate.delay(pk)
+        # file: proj/search.py
+        from django.db import transaction
+        from django.db.models import signals
+        from proj.tasks import unindex
+        class Processor:
+            def setup(self, model):
+                signals.post_delete.connect(self.handle_delete, sender=model)
+            def handle_delete(self, sender, instance, **kwargs):
+                unindex.delay(instance.pk)
+    """)
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/search.py", 8)]
+    assert "in `Processor.handle_delete`, connected to `post_delete`" in findings[0]["message"]
+
+    production = tmp_path / "proj/settings/production.py"
+    production.write_text(production.read_text() + 'DATABASES["default"]["ATOMIC_REQUESTS"] = True\n')
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/api.py", 8), ("proj/search.py", 8)]
+    done = cli("--select", "CL216", "--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "        transaction.on_commit(lambda: evaluate.delay(pk))\n" in (tmp_path / "proj/api.py").read_text()
+    assert ("        transaction.on_commit(lambda: unindex.delay(instance.pk))\n"
+            in (tmp_path / "proj/search.py").read_text())
+
+
+def test_cl214_follows_module_functions_and_reports_opted_out_waits_as_notes(tmp_path):
+    """A wait in a module function a task calls is the task's error; a wait
+    with Celery's guard turned off on a task just sent is a note; the same
+    opt-out on a result read back by id is silent."""
+    write_project(tmp_path, """
+        # file: proj/__init__.py
+        # file: proj/tasks.py
+        from celery import group, shared_task
+        from celery.result import AsyncResult
+        def _run_all(ids):
+            return group(score.s(i) for i in ids).apply_async().get()
+        @shared_task
+        def score(i): ...
+        @shared_task
+        def nightly(ids):
+            return _run_all(ids)
+        @shared_task
+        def batch(ids):
+            return score.delay(ids[0]).get(disable_sync_subtasks=False)
+        @shared_task
+        def later(task_id):
+            return AsyncResult(task_id).get(disable_sync_subtasks=False)
+    """)
+    _, findings, _ = lint_json(tmp_path, "--select", "CL214", "--no-cache")
+    found = {(f["line"], f["severity"]) for f in findings if f["code"] == "CL214"}
+    assert found == {(4, "error"), (12, "note")}
