@@ -378,3 +378,38 @@ def test_cl214_follows_module_functions_and_reports_opted_out_waits_as_notes(tmp
     _, findings, _ = lint_json(tmp_path, "--select", "CL214", "--no-cache")
     found = {(f["line"], f["severity"]) for f in findings if f["code"] == "CL214"}
     assert found == {(4, "error"), (12, "note")}
+
+
+def test_a_chord_header_built_with_append_of_chains_ending_in_a_task_that_ignores_its_result(tmp_path):
+    """The header task is defined in another module; the chord counts each
+    chain's last task, so storing that task's result silences the finding."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, """
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj", backend="redis://localhost:6379/1")
+        # file: proj/tasks.py
+        from proj.celery import app
+        @app.task
+        def render(page): ...
+        @app.task(ignore_result=True)
+        def ocr(image, page): ...
+        @app.task
+        def finished(results): ...
+        # file: proj/pipeline.py
+        from celery import chain, chord
+        from proj.tasks import finished, ocr, render
+        def process(pages):
+            steps = []
+            for page in pages:
+                steps.append(chain(render.s(page), ocr.s(page=page)))
+            chord(steps)(finished.s())
+    """)
+    _, findings, _ = lint_json(root, "--select", "CL217", cache_dir=cache)
+    assert _codes(findings, "CL217") == [("proj/pipeline.py", 7)]
+    assert "header task `ocr` ignores its result" in findings[0]["message"]
+    tasks = root / "proj/tasks.py"
+    tasks.write_text(tasks.read_text().replace("@app.task(ignore_result=True)", "@app.task"))
+    _, again, _ = lint_json(root, "--select", "CL217", cache_dir=cache)
+    assert again == []
