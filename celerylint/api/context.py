@@ -82,7 +82,8 @@ class FileContext:
         self.functions: list[cst.FunctionDef] = []
         self.self_attrs: dict[str, dict[str, cst.BaseExpression]] = {}  # class -> attr -> value
         self.module: cst.Module | None = None  # the module being visited
-        self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None]] = []
+        # (rule, node, message, fix, severity: None for the rule's own)
+        self.reports: list[tuple[Rule, cst.CSTNode, str, Fix | None, str | None]] = []
         # index in ``reports`` -> what the project must hold for that finding
         # to stand (``domain/celeryconf/conditions.py``): it is judged there
         self.report_conditions: dict[int, dict[str, Any]] = {}
@@ -105,14 +106,15 @@ class FileContext:
 
     # -- output -----------------------------------------------------------
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None = None,
-               when: dict[str, Any] | None = None) -> None:
+               when: dict[str, Any] | None = None, *, severity: str | None = None) -> None:
         """``when``: the condition the finding depends on; by default, that of
-        the client a reported call is made on (``client_conditions``)."""
+        the client a reported call is made on (``client_conditions``).
+        ``severity``: None for the rule's own."""
         if when is None:
             when = self.condition_of(node)
         if when is not None:
             self.report_conditions[len(self.reports)] = when
-        self.reports.append((rule, node, message, fix))
+        self.reports.append((rule, node, message, fix, severity))
 
     def condition_of(self, node: cst.CSTNode | None) -> dict[str, Any] | None:
         """The condition of the client ``node`` (a call ``client.method(...)``) is made on."""

@@ -147,10 +147,11 @@ class Rule(_Declared, Checker):
     ``ProjectRule``'s ``check``."""
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None,
-               when: dict[str, Any] | None = None) -> None:
+               when: dict[str, Any] | None = None, *, severity: str | None = None) -> None:
         """Report ``node``; ``when``: a condition on the project the finding
-        depends on, judged in the project phase (see ``FileContext.report``)."""
-        self.ctx.report(self, node, message, fix, when)
+        depends on, judged in the project phase (see ``FileContext.report``);
+        ``severity`` overrides the rule's ``SEVERITY`` for this finding."""
+        self.ctx.report(self, node, message, fix, when, severity=severity)
 
 
 class ProjectRule(_Declared):

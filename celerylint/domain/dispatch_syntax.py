@@ -20,6 +20,9 @@ MODEL_SIGNAL_NAMES = ("pre_save", "post_save", "pre_delete", "post_delete", "m2m
 ADMIN_HOOKS = frozenset({"save_model", "save_related", "save_formset", "delete_model", "response_add",
                          "response_change", "response_delete"})
 VIEW_HOOKS = frozenset({"form_valid", "perform_create", "perform_update", "perform_destroy"})
+# the decorators of a django-ninja-extra operation, by their last name (``route.post``, ``http_post``)
+ROUTE_DECORATORS = frozenset({*(f"http_{v}" for v in ("get", "post", "put", "patch", "delete", "generic")),
+                              "get", "post", "put", "patch", "delete", "generic"})
 
 _Function = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DISPATCH_WORD = re.compile(r"delay|apply_async|send_task")
@@ -124,10 +127,11 @@ def _dispatches(func) -> bool:
 
 
 def _shaped(func, receivers: set[str]) -> bool:
-    """May be a receiver, an admin or view hook, or a view."""
+    """May be a receiver, an admin or view hook, or a view (a ninja-extra operation too)."""
     params = _params(func)
     return ("sender" in params or "request" in params[:2] or func.name in VIEW_HOOKS | ADMIN_HOOKS
-            or any(isinstance(d, ast.Call) and _name(d.func) in receivers for d in func.decorator_list))
+            or any(isinstance(d, ast.Call) and _name(d.func) in receivers | ROUTE_DECORATORS
+                   for d in func.decorator_list))
 
 
 def may_dispatch_in_outer_transaction(tree: ast.Module, text: str) -> bool:

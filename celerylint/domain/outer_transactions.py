@@ -16,6 +16,8 @@ from .fresh import params_of
 from .transaction_dispatch import NON_ATOMIC_REQUESTS, ON_COMMIT_PREFIX
 
 ADMIN_BASES = frozenset({"django.contrib.admin.ModelAdmin", "django.contrib.admin.options.ModelAdmin"})
+# the operations of a django-ninja-extra controller: ``@route.get(...)``, ``@http_post(...)``...
+ROUTE_VERBS = frozenset({"get", "post", "put", "patch", "delete", "generic"})
 NOT_VIEWS = frozenset({"process_request", "process_view", "process_response", "process_exception",
                        "process_template_response", "__call__", "__init__"})
 # what each model signal means for a dispatch in its receiver; None: no on_commit fix
@@ -59,17 +61,36 @@ def admin_hook(func: cst.FunctionDef, cls: cst.ClassDef | None, ctx: FileContext
             and any(ctx.imported_name(b.value) in ADMIN_BASES for b in cls.bases))
 
 
+def ninja_route(func: cst.FunctionDef, ctx: FileContext) -> bool:
+    """An operation of a django-ninja-extra controller (``@route.post(...)``,
+    ``@http_get(...)`` imported from ``ninja_extra``), which reads its
+    request from ``self.context`` rather than a parameter."""
+    for decorator in func.decorators:
+        expr = decorator.decorator
+        name = ctx.imported_name(expr.func if isinstance(expr, cst.Call) else expr) or ""
+        parts = name.split(".")
+        if parts[0] != "ninja_extra" or len(parts) < 2:
+            continue
+        verb = parts[-1]
+        if (parts[-2] == "route" and verb in ROUTE_VERBS) or (verb.startswith("http_") and verb[5:] in ROUTE_VERBS):
+            return True
+    return False
+
+
 def is_view(func: cst.FunctionDef, cls: cst.ClassDef | None, ctx: FileContext) -> bool:
     """A Django view or view hook: a module-level function whose first
-    parameter is ``request``, a method taking ``request`` after ``self``, or
-    a form/DRF hook (``form_valid``, ``perform_create``...) of a class with
-    bases; not async (``ATOMIC_REQUESTS`` refuses async views), not a
-    middleware, not marked ``non_atomic_requests``."""
+    parameter is ``request``, a method taking ``request`` after ``self``, an
+    operation of a django-ninja-extra controller, or a form/DRF hook
+    (``form_valid``, ``perform_create``...) of a class with bases; not async
+    (``ATOMIC_REQUESTS`` refuses async views), not a middleware, not marked
+    ``non_atomic_requests``."""
     if func.asynchronous is not None or _decorated_with(func.decorators, ctx, NON_ATOMIC_REQUESTS):
         return False
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if cls is None:
         return params[:1] == ["request"]
+    if ninja_route(func, ctx) and not _decorated_with(cls.decorators, ctx, NON_ATOMIC_REQUESTS):
+        return True
     if (cls.name.value.endswith("Middleware") or func.name.value in NOT_VIEWS or not cls.bases
             or _decorated_with(cls.decorators, ctx, NON_ATOMIC_REQUESTS)):
         return False

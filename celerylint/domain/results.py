@@ -42,6 +42,21 @@ def makes_result(expr: cst.BaseExpression, ctx: FileContext) -> bool:
     return ctx.imported_name(func) in RESULT_CLASSES
 
 
+def sends(expr: cst.BaseExpression, ctx: FileContext) -> bool:
+    """``expr`` is the result of work it has just sent to the broker
+    (``.delay()``, ``.apply_async()``, ``.send_task()``, a called canvas), or a
+    local name last bound to one: a task that cannot have run yet."""
+    if isinstance(expr, cst.Name):
+        bound = ctx.lookup(expr.value)
+        return isinstance(bound, cst.Call) and sends(bound, ctx)
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Call):
+        return ctx.imported_name(func.func) in CANVAS
+    return isinstance(func, cst.Attribute) and func.attr.value in DISPATCH
+
+
 def is_result(expr: cst.BaseExpression, ctx: FileContext) -> bool:
     """``expr`` makes a result, or is a local name last bound to one."""
     if isinstance(expr, cst.Name):

@@ -319,7 +319,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
     builder = EditBuilder(module, positions, index)
     check_noqa = not settings.ignore_noqa and b"noqa" in data.lower()
     in_file = file_noqa(data) if check_noqa else None
-    for i, (rule, node, message, pending) in enumerate(ctx.reports):
+    for i, (rule, node, message, pending, severity) in enumerate(ctx.reports):
         r = positions[node]
         when = ctx.report_conditions.get(i)  # judged in the project phase, noqa comments too
         if when is None and silences(in_file, rule.CODE):
@@ -342,7 +342,7 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
         finding = Finding(
             code=rule.CODE, name=rule.NAME, message=message, path=path,
             line=r.start.line, col=r.start.column, end_line=r.end.line, end_col=r.end.column,
-            severity=rule.SEVERITY, fix=fix, hint=None if fix else rule.HINT,
+            severity=severity or rule.SEVERITY, fix=fix, hint=None if fix else rule.HINT,
         )
         if when is not None:
             result.facts.append({"kind": DEFERRED_FINDING, "path": path, "finding": finding.to_dict(), "when": when})
@@ -362,10 +362,10 @@ def _positions(module, ctx):
     (run directly: ``MetadataWrapper.resolve`` would add an empty batched
     visit of the whole tree); otherwise only the nodes reported or recorded
     are located (``positions.py``)."""
-    if any(pending is not None for *_, pending in ctx.reports):
+    if any(pending is not None for _, _, _, pending, _ in ctx.reports):
         from ..api.libcst_internals import all_positions
 
         return all_positions(module)
     from .positions import positions
 
-    return positions(module, [node for _, node, _, _ in ctx.reports] + [n for _, n in ctx.facts if n is not None])
+    return positions(module, [node for _, node, *_ in ctx.reports] + [n for _, n in ctx.facts if n is not None])

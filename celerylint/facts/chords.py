@@ -1,8 +1,12 @@
 """Facts for CL217: where the code makes a chord, and the tasks of its
-header when they can be named.  A chord is ``chord(header, ...)``
-(``celery.chord``), or a ``group(...)`` followed by a task in a chain
+header when they can be named.  A chord is ``chord(header, ...)`` or
+``chord(header=..., body=...)`` (``celery.chord``), or a ``group(...)`` followed by a task in a chain
 (``group(...) | task.s()``, ``chain(group(...), task.s())``), which Celery
-turns into a chord.  Read from CPython's ``ast``."""
+turns into a chord.  The header's tasks are named when it is a list, a
+tuple or a comprehension of signatures (``task.s(...)``), or a local list
+that a function builds only with ``.append(...)``; an element that is a
+chain (``chain(a.s(), b.s())``, ``a.s() | b.s()``) counts as its last
+task, whose result the chord counts.  Read from CPython's ``ast``."""
 
 from __future__ import annotations
 
@@ -26,11 +30,15 @@ class Chords(SyntaxCollector):
     def collect(self, tree: ast.Module) -> None:
         if not any(v in CANVAS or v.startswith("celery.canvas") or v == "celery" for v in self.file.imports.values()):
             return  # neither chord, group, chain nor the celery module is imported
+        self.tree = tree
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 name = self._imported(node.func)
-                if name in CHORD and node.args:
-                    self._record(node, node.args[0])
+                header = self._chord_header(node) if name in CHORD else None
+                if isinstance(header, ast.Name):
+                    header = self._built_list(node, header)
+                if header is not None:
+                    self._record(node, header)
                 elif name in CHAIN and any(self._group(a) for a in node.args[:-1]):
                     group = next(a for a in node.args[:-1] if self._group(a))
                     self._record(node, self._header_of_group(group))
@@ -43,6 +51,13 @@ class Chords(SyntaxCollector):
             return None
         return self.file.qualify(name)
 
+    @staticmethod
+    def _chord_header(call: ast.Call) -> ast.AST | None:
+        """The header of ``chord(header, ...)`` or ``chord(header=..., ...)``."""
+        if call.args:
+            return call.args[0]
+        return next((k.value for k in call.keywords if k.arg == "header"), None)
+
     def _group(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and self._imported(node.func) in GROUP
 
@@ -51,6 +66,41 @@ class Chords(SyntaxCollector):
         if len(group.args) == 1 and not isinstance(group.args[0], ast.Starred):
             return group.args[0]
         return ast.Tuple(elts=list(group.args)) if group.args else None
+
+    def _built_list(self, call: ast.Call, header: ast.Name) -> ast.AST:
+        """The elements of the list the innermost function around ``call``
+        binds to ``header`` once, as a list literal, and otherwise only
+        appends to; ``header`` itself (unknown) when it is used any other way."""
+        around = [f for f in ast.walk(self.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and f.lineno <= call.lineno <= (f.end_lineno or f.lineno)]
+        if not around:
+            return header
+        function = max(around, key=lambda f: f.lineno)
+        elements: list[ast.AST] = []
+        assigned, matched = 0, {id(header)}
+        for node in ast.walk(function):
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and node.targets[0].id == header.id and isinstance(node.value, ast.List)):
+                assigned += 1
+                elements.extend(node.value.elts)
+                matched.add(id(node.targets[0]))
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id == header.id
+                  and len(node.args) == 1 and not node.keywords):
+                elements.append(node.args[0])
+                matched.add(id(node.func.value))
+        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == header.id]
+        if assigned != 1 or any(id(n) not in matched for n in uses):
+            return header
+        return ast.List(elts=elements)
+
+    def _last(self, element: ast.AST) -> ast.AST:
+        """The task a chain ends with (what a chord counts), else the element."""
+        if isinstance(element, ast.Call) and self._imported(element.func) in CHAIN and element.args:
+            return self._last(element.args[-1])
+        if isinstance(element, ast.BinOp) and isinstance(element.op, ast.BitOr):
+            return self._last(element.right)
+        return element
 
     def _header(self, header: ast.AST | None) -> list[str] | None:
         """The qualified names of the header's tasks, or None when one of its
@@ -62,7 +112,7 @@ class Chords(SyntaxCollector):
         else:
             return None
         names = []
-        for element in elements:
+        for element in map(self._last, elements):
             if not (isinstance(element, ast.Call) and isinstance(element.func, ast.Attribute)
                     and element.func.attr in SIGNATURE_METHODS):
                 return None

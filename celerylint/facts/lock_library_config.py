@@ -5,7 +5,10 @@ reads ``singleton_lock_expiry`` (never expires when unset).  Written as an
 assignment (``ONCE``, ``CELERY_ONCE``, ``app.conf.ONCE``,
 ``conf["ONCE"]``), a keyword (``app.conf.update(ONCE=...)``) or a dict key
 (a configuration dict).  A value that is not a literal number (or
-arithmetic of them) is recorded as unknown (``None``)."""
+arithmetic of them) is recorded as unknown (``None``).  A call of
+celery-singleton's ``clear_locks(app)`` (the library's documented way to
+drop the locks a dead worker left, run from a worker signal) is recorded
+too: with it, a lock without an expiry is not left forever."""
 
 from __future__ import annotations
 
@@ -13,11 +16,13 @@ import ast
 import math
 import operator
 
-from ..api.syntax import SyntaxCollector
+from ..api.syntax import SyntaxCollector, dotted
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 ONCE_FACT = "celery-once-config"
 SINGLETON_FACT = "celery-singleton-config"
+CLEAR_LOCKS_FACT = "celery-singleton-clear-locks"
+CLEAR_LOCKS = frozenset({"celery_singleton.clear_locks", "celery_singleton.singleton.clear_locks"})
 ONCE_DEFAULT_TIMEOUT = 3600  # celery_once's ``default_timeout`` when its settings leave it out
 _ONCE = frozenset({"ONCE", "CELERY_ONCE"})
 _SINGLETON = frozenset({"singleton_lock_expiry", "CELERY_SINGLETON_LOCK_EXPIRY", "SINGLETON_LOCK_EXPIRY"})
@@ -64,7 +69,7 @@ def once_timeout(value: ast.AST) -> float | None:
 
 
 class LockLibraryConfig(SyntaxCollector):
-    REQUIRES = (b"ONCE", b"ingleton_lock_expiry", b"INGLETON_LOCK_EXPIRY")
+    REQUIRES = (b"ONCE", b"ingleton_lock_expiry", b"INGLETON_LOCK_EXPIRY", b"clear_locks")
     CONSUMERS = ("CL218",)
     PATHS = TEST_PATHS_EXCLUDED
 
@@ -74,12 +79,19 @@ class LockLibraryConfig(SyntaxCollector):
                 for target in node.targets:
                     self._setting(self._name(target), node.value)
             elif isinstance(node, ast.Call):
+                if self._clears_locks(node.func):
+                    self.file.fact(CLEAR_LOCKS_FACT, **self.file.position(node))
                 for keyword in node.keywords:
                     self._setting(keyword.arg, keyword.value)
             elif isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str):
                         self._setting(key.value, value)
+
+    def _clears_locks(self, func: ast.AST) -> bool:
+        name = dotted(func)
+        return (name is not None and name.partition(".")[0] in self.file.imports
+                and self.file.qualify(name) in CLEAR_LOCKS)
 
     @staticmethod
     def _name(target: ast.AST) -> str | None:

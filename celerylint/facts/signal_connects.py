@@ -1,6 +1,8 @@
 """Facts for CL216: the functions a model signal is connected to with
 ``post_save.connect(handler, ...)`` (in ``AppConfig.ready()``, at module
-level, anywhere), read from CPython's ``ast``: such a file (an ``apps.py``)
+level, anywhere; a method of the class that connects it as
+``post_delete.connect(self.handle_delete)``, as search-index signal
+processors do), read from CPython's ``ast``: such a file (an ``apps.py``)
 holds nothing else CL216 needs, so libcst does not parse it for them.  Only
 the top-level statements whose lines say ``connect`` are walked."""
 
@@ -37,12 +39,13 @@ class SignalConnects(SyntaxCollector):
                 first = min((d.lineno for d in getattr(stmt, "decorator_list", ())), default=stmt.lineno)
                 if not any(first <= n <= stmt.end_lineno for n in lines):
                     continue
+            cls = stmt.name if isinstance(stmt, ast.ClassDef) else None
             for node in ast.walk(stmt):
                 if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and node.func.attr == "connect" and node.args):
-                    self._connect(node)
+                    self._connect(node, cls)
 
-    def _connect(self, node: ast.Call) -> None:
+    def _connect(self, node: ast.Call, cls: str | None) -> None:
         signal = dotted(node.func.value)
         if signal is None or signal.partition(".")[0] not in self.file.imports:
             return
@@ -50,8 +53,12 @@ class SignalConnects(SyntaxCollector):
         if signal not in MODEL_SIGNALS:
             return
         handler = node.args[0]
+        module = self.file.module_name or self.file.path
         if isinstance(handler, ast.Name) and handler.id not in self.file.imports:
-            target = f"{self.file.module_name or self.file.path}.{handler.id}"
+            target = f"{module}.{handler.id}"
+        elif (cls is not None and isinstance(handler, ast.Attribute) and isinstance(handler.value, ast.Name)
+              and handler.value.id == "self"):  # a method of the class whose code connects it
+            target = f"{module}.{cls}.{handler.attr}"
         else:
             name = dotted(handler)
             target = self.file.qualify(name) if name else None

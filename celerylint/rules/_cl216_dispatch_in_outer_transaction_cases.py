@@ -106,6 +106,33 @@ VALID = (
             def send(self, order):
                 notify.delay(order.pk)
     """),
+    Valid(django_project(_ATOMIC, extra="""
+        # look-alikes: an async ninja-extra operation, a `route` of another library, a method
+        # connected to a signal of the project, a method another class connects
+        # file: proj/api.py
+        from ninja_extra import api_controller, route
+        from proj.routing import route as own_route
+        from proj.tasks import notify
+        @api_controller("/orders")
+        class Orders:
+            @route.post("/{pk}")
+            async def submit(self, pk: int):
+                notify.delay(pk)
+            @own_route.post("/{pk}/again")
+            def again(self, pk: int):
+                notify.delay(pk)
+        # file: proj/search.py
+        from django.db.models import signals
+        from proj.signals import order_archived
+        class Indexer:
+            def setup(self, other):
+                order_archived.connect(self.handle_archive)
+                signals.post_delete.connect(other.handle_delete)
+            def handle_archive(self, sender, instance, **kwargs):
+                unindex.delay(instance.pk)
+            def handle_delete(self, sender, instance, **kwargs):
+                unindex.delay(instance.pk)
+    """)),
 )
 
 INVALID = (
@@ -243,4 +270,43 @@ INVALID = (
             record.delay(
                 order.pk)
     """, message="place → notify_later", count=1),
+    Invalid(django_project(_ATOMIC, extra="""
+        # an operation of a django-ninja-extra controller reads its request from `self.context`
+        # file: proj/api.py
+        from ninja_extra import api_controller, http_post, route
+        from proj.tasks import evaluate
+        @api_controller("/submissions")
+        class Submissions:
+            @route.post("/{pk}")
+            def submit(self, pk: int):
+                evaluate.delay(pk)
+            @http_post("/{pk}/retry")
+            def retry(self, pk: int):
+                evaluate.delay(pk)
+    """), count=2, message="in view `Submissions."),
+    Invalid("""
+        # a search-index signal processor connects its own methods
+        from django.db import transaction
+        from django.db.models import signals
+        class Processor:
+            def setup(self, model):
+                signals.post_delete.connect(self.handle_delete, sender=model)
+                signals.pre_delete.connect(self.handle_pre_delete, sender=model)
+            def handle_delete(self, sender, instance, **kwargs):
+                unindex.delay(instance.pk)
+            def handle_pre_delete(self, sender, instance, **kwargs):
+                unlink.delay(instance.pk)
+    """, count=2, message="in `Processor.handle_", fixed="""
+        # a search-index signal processor connects its own methods
+        from django.db import transaction
+        from django.db.models import signals
+        class Processor:
+            def setup(self, model):
+                signals.post_delete.connect(self.handle_delete, sender=model)
+                signals.pre_delete.connect(self.handle_pre_delete, sender=model)
+            def handle_delete(self, sender, instance, **kwargs):
+                transaction.on_commit(lambda: unindex.delay(instance.pk))
+            def handle_pre_delete(self, sender, instance, **kwargs):
+                transaction.on_commit(lambda: unlink.delay(instance.pk))
+    """),
 )

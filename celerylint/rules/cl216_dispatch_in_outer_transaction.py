@@ -45,7 +45,10 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
       of its own (`pre_delete`, `post_delete`, `m2m_changed`) or before
       the row is written (`pre_save`), decorated `@receiver(pre_delete,
       ...)` or connected with `pre_delete.connect(handler)` in any module
-      of the project (the handler takes `sender` and `**kwargs`);
+      of the project (the handler takes `sender` and `**kwargs`), or a
+      method of a class that connects it itself
+      (`pre_delete.connect(self.handle_delete)`, as search-index signal
+      processors do);
     - a `post_save` receiver, when a settings module of the project sets
       `ATOMIC_REQUESTS` (below): Django sends `post_save` after its own
       save transaction, so the receiver is inside one only when the code
@@ -63,8 +66,10 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
       `ATOMIC_REQUESTS` to a literal `True` for a database (read in the
       project phase, from any settings module outside tests): a
       module-level function whose first parameter is `request`, a method
-      taking `request` after `self`, or `form_valid`/`perform_create`/
-      `perform_update`/`perform_destroy` of a class with bases. Async views
+      taking `request` after `self`, an operation of a django-ninja-extra
+      controller (`@route.post(...)`, `@http_get(...)`), or
+      `form_valid`/`perform_create`/`perform_update`/`perform_destroy` of a
+      class with bases. Async views
       (Django refuses `ATOMIC_REQUESTS` for them), middleware, and views
       marked `@transaction.non_atomic_requests` are left out.
 
@@ -138,9 +143,11 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
     TAGS = ("django", "calling")
     REQUIRES = (
         # a dispatch, and a place that runs in a transaction: atomic, a receiver, a
-        # handler's ``sender``, an admin or view hook, a parameter ``request`` after ``(`` or ``self,``
+        # handler's ``sender``, a ninja-extra controller, an admin or view hook, a parameter
+        # ``request`` after ``(`` or ``self,``
         All(((b"delay", b"apply_async", b"send_task"),
-             (b"atomic", b"receiver", b"sender", *(h.encode() for h in sorted(ADMIN_HOOKS | VIEW_HOOKS)),
+             (b"atomic", b"receiver", b"sender", b"ninja_extra",
+              *(h.encode() for h in sorted(ADMIN_HOOKS | VIEW_HOOKS)),
               Regex(rb"\(\s*(?:self\b[^,()]*,\s*)?request\b")))),
     )  # the ``connect`` calls that tie a handler to a model signal: facts/signal_connects.py
     # tests run no request and no admin: and pytest's ``request`` fixture is not a view's
@@ -289,9 +296,11 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
             elif is_view(d.func, d.cls, self.ctx):
                 where = f"{d.cls.name.value}.{name}" if d.cls is not None else name
                 self.ctx.fact(VIEW_FACT, d.node, view=where, shown=d.shown, fixable=d.fixable)
-            elif d.cls is None and signal_handler_shaped(d.func):
+            elif signal_handler_shaped(d.func):  # connected in some module (a method: by its own class)
                 module = self.ctx.module_name or self.ctx.path
-                self.ctx.fact(HANDLER_FACT, d.node, function=f"{module}.{name}", shown=d.shown, fixable=d.fixable)
+                where = f"{d.cls.name.value}.{name}" if d.cls is not None else name
+                self.ctx.fact(HANDLER_FACT, d.node, function=f"{module}.{where}", where=where, shown=d.shown,
+                              fixable=d.fixable)
 
     def _called_in_atomic(self) -> dict[str, tuple[str, ...]]:
         """Module functions an atomic block calls, each with the chain of
@@ -338,7 +347,7 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
                     continue
                 words = _post_save(named)
             yield cls.finding(
-                f"`{f['shown']}()` in `{f['function'].rpartition('.')[2]}`, connected to `{signal}`, runs {words}"
+                f"`{f['shown']}()` in `{f['where']}`, connected to `{signal}`, runs {words}"
                 + (f"{';' if signal == 'post_save' else ':'} {_WHAT}" if fixable else ""),
                 f["path"], f["line"], f["col"], f["end_line"], f["end_col"], on_commit_edits(f) if fixable else None)
 

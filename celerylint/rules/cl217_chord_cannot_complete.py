@@ -32,7 +32,7 @@ class ChordCannotComplete(ConfigRule):
     """
     ## What it does
     Finds chords whose callback can never run: `chord(header)(callback)`,
-    `chord(header, body)`, and a group followed by a task in a chain
+    `chord(header, body)`, `chord(header=..., body=...)`, and a group followed by a task in a chain
     (`group(...) | task.s()`, `chain(group(...), task.s())`), which Celery
     turns into a chord, when
 
@@ -40,7 +40,9 @@ class ChordCannotComplete(ConfigRule):
       unset or `None`), or every app uses the `rpc://` backend, which
       does not support chords;
     - a task of the header, named in the code (`task.s(...)` in a list,
-      tuple or comprehension), is defined with `ignore_result=True`, or the
+      tuple or comprehension, or in a local list the function builds only
+      with `.append(...)`; for a chain in the header, its last task, whose
+      result the chord counts), is defined with `ignore_result=True`, or the
       app sets `task_ignore_result = True` and the task does not set
       `ignore_result=False`.
 
@@ -143,6 +145,15 @@ class ChordCannotComplete(ConfigRule):
                 chord(fetch.s(u) for u in urls)(log.s())  # only the header's results count
                 (group(fetch.s(u) for u in urls) | log.si()).delay()
                 group(log.s(u) for u in urls).delay()  # a group alone is not a chord
+                chord([log.s(urls[0]) | fetch.s()])(log.s())  # a chain counts as its last task
+            def built(urls, extra):
+                steps = [fetch.s(urls[0])]
+                steps.append(log.s(urls[1]))
+                steps += extra  # changed another way: unknown
+                chord(steps)(log.s())
+            def passed_in(steps):
+                steps.append(log.s(1))
+                chord(steps)(log.s())  # a parameter: unknown
         """),
         Valid("""
             # the backend comes from the environment; a chord in a test
@@ -236,7 +247,29 @@ class ChordCannotComplete(ConfigRule):
             def other(url): ...
             def crawl(urls):
                 chord([fetch.s(urls[0]), other.s(urls[1])])(summarise.s())
-        """, count=1, message="`fetch`, `other`"),
+                chord(header=[fetch.s(urls[0]), other.s(urls[1])], body=summarise.s()).delay()
+        """, count=2, message="`fetch`, `other`"),
+        Invalid("""
+            # a header list built with append, of chains: the chord counts each chain's last task
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", backend="redis://localhost:6379/1")
+            # file: proj/tasks.py
+            from celery import chain, chord
+            from proj.celery import app
+            @app.task
+            def render(page): ...
+            @app.task(ignore_result=True)
+            def ocr(image, page): ...
+            def process(pages):
+                steps = []
+                for page in pages:
+                    steps.append(chain(render.s(page), ocr.s(page=page)))
+                chord(steps)(finished.s())
+                more = [render.s(0)]
+                more.append(render.s(1) | ocr.s(page=1))
+                chord(more)(finished.s())
+        """, count=2, message="header task `ocr` ignores its result"),
         Invalid("""
             # a header task may run longer than its results are kept: the decorator's limit
             # against the default expiry (a day), and the app's limit against a shorter one

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..domain.tasks import TaskRule, task_and, task_time_limit
 from ..domain.values import evaluate, seconds
-from ..facts.lock_library_config import ONCE_FACT, SINGLETON_FACT
+from ..facts.lock_library_config import CLEAR_LOCKS_FACT, ONCE_FACT, SINGLETON_FACT
 from ..rule import Finding, Invalid, Valid
 
 FACT = "lock-library-task"
@@ -54,7 +54,11 @@ class LockLibraryExpiry(TaskRule):
     - celery-singleton (`base=Singleton`): `lock_expiry=N` of the task,
       else `singleton_lock_expiry` of the configuration, is shorter than
       the time limit; or neither is set, and the lock never expires (what
-      CL203 reports for a Redis lock written by hand).
+      CL203 reports for a Redis lock written by hand), unless the project
+      handles the locks a dead worker leaves as the library documents:
+      `clear_locks(app)` called anywhere outside tests (from a
+      `worker_ready` receiver, say), or `challenge_lock_on_startup=True` on
+      the task.
 
     Unknown stays silent: a value that is not a literal number, a task
     without a time limit (for the comparison), an `ONCE` configuration
@@ -142,6 +146,32 @@ class LockLibraryExpiry(TaskRule):
             def b(): ...
         """),
         Valid("""
+            # no expiry, but the locks a dead worker leaves are dropped at worker start, or challenged
+            # file: proj/celery.py
+            from celery import Celery
+            from celery.signals import worker_ready
+            from celery_singleton import clear_locks as drop_all
+            app = Celery("proj")
+            @worker_ready.connect
+            def unlock_all(**kwargs):
+                drop_all(app)
+            # file: proj/tasks.py
+            from celery_singleton import Singleton
+            from proj.celery import app
+            @app.task(base=Singleton, time_limit=300)
+            def nightly(): ...
+        """),
+        Valid("""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: proj/tasks.py
+            from celery_singleton import Singleton
+            from proj.celery import app
+            @app.task(base=Singleton, challenge_lock_on_startup=True)
+            def nightly(): ...
+        """),
+        Valid("""
             # look-alike: a Singleton of another library
             from celery import shared_task
             from proj.patterns import Singleton
@@ -178,8 +208,13 @@ class LockLibraryExpiry(TaskRule):
             # file: proj/tasks.py
             from celery_singleton import Singleton
             from proj.celery import app
-            @app.task(base=Singleton, time_limit=300)
+            @app.task(base=Singleton, time_limit=300, challenge_lock_on_startup=False)
             def nightly(): ...
+            # file: tests/test_locks.py
+            from celery_singleton import clear_locks
+            from proj.celery import app
+            def test_clear():
+                clear_locks(app)  # a test's call clears nothing in production
         """, count=1, message="never expires"),
         Invalid("""
             # file: proj/celery.py
@@ -212,7 +247,10 @@ class LockLibraryExpiry(TaskRule):
             expiry = task.option("lock_expiry")
             what = "`lock_expiry`"
         if expiry is None:  # from the configuration: the project phase
-            self.ctx.fact(FACT, base, library=library, limit=limit_data[0], which=limit_data[1])
+            challenge = task.option("challenge_lock_on_startup")
+            challenged = not (challenge is None or (isinstance(challenge, cst.Name) and challenge.value == "False"))
+            self.ctx.fact(FACT, base, library=library, limit=limit_data[0], which=limit_data[1],
+                          challenged=challenged)
             return
         value = seconds(evaluate(expiry, self.ctx))
         if value is not None and limit_data[0] is not None and 0 < value < limit_data[0]:
@@ -233,13 +271,15 @@ class LockLibraryExpiry(TaskRule):
         """Tasks whose lock expiry is the configuration's."""
         configured = {ONCE_FACT: [f["timeout"] for f in project.of_kind(ONCE_FACT)],
                       SINGLETON_FACT: [f["expiry"] for f in project.of_kind(SINGLETON_FACT)]}
+        cleared = any(True for _ in project.of_kind(CLEAR_LOCKS_FACT))
         for f in project.of_kind(FACT):
             at = (f["path"], f["line"], f["col"], f["end_line"], f["end_col"])
             found = configured[ONCE_FACT if f["library"] == "celery-once" else SINGLETON_FACT]
             if None in found:
                 continue  # a configuration celerylint cannot read
             if not found:
-                if f["library"] == "celery-singleton":
+                # a lock left by a dead worker is dropped by ``clear_locks`` or challenged: not forever
+                if f["library"] == "celery-singleton" and not cleared and not f.get("challenged"):
                     yield cls.finding(_never(f["library"]), *at)
                 continue  # celery-once without a configuration found: unknown
             expiry = max(found)

@@ -247,3 +247,169 @@ def test_a_signal_connected_in_a_file_with_lone_carriage_returns(tmp_path):
     (tmp_path / "proj/apps.py").write_bytes("\r".join(lines).encode())
     _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
     assert _codes(findings, "CL216") == [("proj/handlers.py", 2)]
+
+
+CHORD_BY_KEYWORD = """
+# file: proj/tasks.py
+from celery import chord, shared_task
+@shared_task
+def fetch(url): ...
+@shared_task
+def summarise(pages): ...
+# file: proj/mail.py
+from celery import chord
+from proj.tasks import fetch, summarise
+def crawl(urls):
+    chord(header=[fetch.s(u) for u in urls], body=summarise.s()).delay()
+"""
+
+
+def test_a_chord_made_with_keywords_needs_the_result_backend_the_django_settings_lack(tmp_path):
+    """``chord(header=..., body=...)`` is a chord as ``chord(header)(body)``
+    is; the backend is read from the settings profile the app loads, and
+    setting it there silences the finding through the cache."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, SETTINGS_BASE, "# file: proj/settings/production.py\nfrom .base import *\n", CHORD_BY_KEYWORD)
+    _, findings, _ = lint_json(root, "--select", "CL217", cache_dir=cache)
+    assert _codes(findings, "CL217") == [("proj/mail.py", 4)]
+    assert "no result backend is configured" in findings[0]["message"]
+    production = root / "proj/settings/production.py"
+    production.write_text(production.read_text() + 'CELERY_RESULT_BACKEND = "redis://localhost:6379/1"\n')
+    _, again, _ = lint_json(root, "--select", "CL217", cache_dir=cache)
+    assert again == []
+
+
+def test_a_singleton_lock_without_expiry_is_fine_while_the_project_clears_the_locks_at_worker_start(tmp_path):
+    """celery-singleton documents ``clear_locks(app)`` from a worker signal as
+    the way to drop the locks a dead worker left: while a module of the
+    project calls it, a lock without an expiry is not reported."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, """
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj", backend="redis://localhost:6379/1")
+        # file: proj/signals.py
+        from celery.signals import worker_ready
+        from celery_singleton import clear_locks
+        from proj.celery import app
+        @worker_ready.connect
+        def unlock_all(**kwargs):
+            clear_locks(app)
+        # file: proj/tasks.py
+        from celery_singleton import Singleton
+        from proj.celery import app
+        @app.task(base=Singleton, time_limit=600)
+        def rebuild(): ...
+    """)
+    _, findings, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
+    assert findings == []
+    (root / "proj/signals.py").write_text("from proj.celery import app\n")
+    _, again, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
+    assert _codes(again, "CL218") == [("proj/tasks.py", 3)]
+    assert "never expires" in again[0]["message"]
+
+
+def test_ninja_extra_operations_and_signal_processor_methods_from_the_command_line(tmp_path, cli):
+    """A django-ninja-extra operation is a view (its request is
+    ``self.context``'s) once a settings profile sets ``ATOMIC_REQUESTS``; a
+    method a class connects to ``post_delete`` itself is a receiver, with or
+    without it; both take the on_commit fix."""
+    write_project(tmp_path, SETTINGS_BASE, """
+        # file: proj/settings/production.py
+        from .base import *
+        # file: proj/api.py
+        from django.db import transaction
+        from ninja_extra import api_controller, route
+        from proj.tasks import evaluate
+        @api_controller("/submissions")
+        class Submissions:
+            @route.post("/{pk}")
+            def submit(self, pk: int):
+                evaluate.delay(pk)
+        # file: proj/search.py
+        from django.db import transaction
+        from django.db.models import signals
+        from proj.tasks import unindex
+        class Processor:
+            def setup(self, model):
+                signals.post_delete.connect(self.handle_delete, sender=model)
+            def handle_delete(self, sender, instance, **kwargs):
+                unindex.delay(instance.pk)
+    """)
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/search.py", 8)]
+    assert "in `Processor.handle_delete`, connected to `post_delete`" in findings[0]["message"]
+
+    production = tmp_path / "proj/settings/production.py"
+    production.write_text(production.read_text() + 'DATABASES["default"]["ATOMIC_REQUESTS"] = True\n')
+    _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
+    assert _codes(findings, "CL216") == [("proj/api.py", 8), ("proj/search.py", 8)]
+    done = cli("--select", "CL216", "--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "        transaction.on_commit(lambda: evaluate.delay(pk))\n" in (tmp_path / "proj/api.py").read_text()
+    assert ("        transaction.on_commit(lambda: unindex.delay(instance.pk))\n"
+            in (tmp_path / "proj/search.py").read_text())
+
+
+def test_cl214_follows_module_functions_and_reports_opted_out_waits_as_notes(tmp_path):
+    """A wait in a module function a task calls is the task's error; a wait
+    with Celery's guard turned off on a task just sent is a note; the same
+    opt-out on a result read back by id is silent."""
+    write_project(tmp_path, """
+        # file: proj/__init__.py
+        # file: proj/tasks.py
+        from celery import group, shared_task
+        from celery.result import AsyncResult
+        def _run_all(ids):
+            return group(score.s(i) for i in ids).apply_async().get()
+        @shared_task
+        def score(i): ...
+        @shared_task
+        def nightly(ids):
+            return _run_all(ids)
+        @shared_task
+        def batch(ids):
+            return score.delay(ids[0]).get(disable_sync_subtasks=False)
+        @shared_task
+        def later(task_id):
+            return AsyncResult(task_id).get(disable_sync_subtasks=False)
+    """)
+    _, findings, _ = lint_json(tmp_path, "--select", "CL214", "--no-cache")
+    found = {(f["line"], f["severity"]) for f in findings if f["code"] == "CL214"}
+    assert found == {(4, "error"), (12, "note")}
+
+
+def test_a_chord_header_built_with_append_of_chains_ending_in_a_task_that_ignores_its_result(tmp_path):
+    """The header task is defined in another module; the chord counts each
+    chain's last task, so storing that task's result silences the finding."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, """
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj", backend="redis://localhost:6379/1")
+        # file: proj/tasks.py
+        from proj.celery import app
+        @app.task
+        def render(page): ...
+        @app.task(ignore_result=True)
+        def ocr(image, page): ...
+        @app.task
+        def finished(results): ...
+        # file: proj/pipeline.py
+        from celery import chain, chord
+        from proj.tasks import finished, ocr, render
+        def process(pages):
+            steps = []
+            for page in pages:
+                steps.append(chain(render.s(page), ocr.s(page=page)))
+            chord(steps)(finished.s())
+    """)
+    _, findings, _ = lint_json(root, "--select", "CL217", cache_dir=cache)
+    assert _codes(findings, "CL217") == [("proj/pipeline.py", 7)]
+    assert "header task `ocr` ignores its result" in findings[0]["message"]
+    tasks = root / "proj/tasks.py"
+    tasks.write_text(tasks.read_text().replace("@app.task(ignore_result=True)", "@app.task"))
+    _, again, _ = lint_json(root, "--select", "CL217", cache_dir=cache)
+    assert again == []
