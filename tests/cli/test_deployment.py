@@ -385,3 +385,61 @@ def test_compose_extends_in_the_same_file(cli, tmp_path):
     assert found[("compose", "worker-short")]["role"] == "worker"
     _, findings, _ = lint_json(tmp_path, "--select", "CL121")
     assert [f["code"] for f in findings] == ["CL121"]  # beat in `worker` and in two replicas of `worker-big`
+
+
+def test_bash_script_is_a_shell_entrypoint(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: docker/entrypoint_worker.bash
+        #!/bin/bash
+        exec celery -A proj worker -Q celery,reports -X reports --pool=threads
+    ''')
+    found = processes(cli, tmp_path)
+    assert found[("shell", "entrypoint_worker.bash")]["options"]["pool"] == "threads"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL122,CL123")
+    # threads enforce no time limit; `-X reports` takes the routed queue out of `-Q`
+    assert sorted(f["code"] for f in findings) == ["CL122", "CL123"]
+
+
+def test_app_named_from_inside_a_top_level_package(cli, tmp_path):
+    """``backend/`` is a package, and the worker runs from inside it:
+    ``-A app.task.celery`` names the app of ``backend.app.task.celery``."""
+    write(tmp_path, '''
+        # file: backend/__init__.py
+        # file: backend/app/__init__.py
+        # file: backend/app/task/__init__.py
+        # file: backend/app/task/celery.py
+        from celery import Celery
+        app = Celery("fba", broker="redis://r//", task_time_limit=60)
+        # file: deploy/supervisor/worker.conf
+        [program:worker]
+        directory=/srv/backend
+        command=celery -A app.task.celery worker -P gevent -c 100
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert [(p["kind"], p["options"]["pool"]) for p in app["processes"]] == [("supervisor", "gevent")]
+
+
+def test_app_imported_by_the_module_a_worker_names(cli, tmp_path):
+    """``-A app.worker`` names a module that imports the app: Celery finds it
+    among the module's attributes.  A module importing two apps names none."""
+    write(tmp_path, '''
+        # file: app/__init__.py
+        # file: app/celery_app.py
+        from celery import Celery
+        celery_app = Celery("w", broker="redis://r//", task_time_limit=300)
+        other = Celery("o", broker="redis://r//")
+        # file: app/worker.py
+        from .celery_app import celery_app
+        @celery_app.task
+        def crunch(): ...
+        # file: app/both.py
+        from app.celery_app import celery_app, other
+        # file: start.sh
+        exec celery -A app.worker worker --pool=solo
+        exec celery -A app.both worker --pool=solo
+    ''')
+    apps = {a["variable"]: a for a in show(cli, tmp_path)}
+    assert [p["line"] for p in apps["celery_app"]["processes"]] == [1]
+    assert apps["other"]["processes"] == []
+    _, findings, _ = lint_json(tmp_path, "--select", "CL122")
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [("CL122", "start.sh", 1)]

@@ -22,7 +22,8 @@ from ...core.source import read_capped
 from ..celeryconf.launch_files import launch_texts
 from ..celeryconf.paths import LAUNCH_FILE_MAX_BYTES
 from . import compose, dockerfile, kubernetes, procfile, shell, supervisor, systemd
-from .cmdline import Command, parse_words, split
+from .apps import named_apps
+from .cmdline import UNKNOWN, Command, parse_words, split
 from .paths import COMPOSE as _COMPOSE, YAML_NOTICE, is_deployment_path
 from .process import Process
 from .rabbitmq import ConsumerTimeout, consumer_timeouts
@@ -31,7 +32,7 @@ from .yamlfile import available as yaml_available
 _YAML = re.compile(r"\.ya?ml$")
 _PROCFILE = re.compile(r"(?:^|/)Procfile[^/]*$")
 _DOCKERFILE = re.compile(r"(?:^|/)(?:Dockerfile[^/]*|[^/]*\.[Dd]ockerfile)$")
-_SHELL = re.compile(r"\.sh$")
+_SHELL = re.compile(r"\.(?:ba)?sh$")
 _SCRIPT_WORD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+$")
 
 
@@ -155,9 +156,11 @@ def deployment(m) -> Deployment:
 
 
 def processes_for(m, app) -> list[Process]:
-    """The processes that start ``app``: named by their ``-A``, or, when the
-    project has one app that runs workers, every process without ``-A``."""
+    """The processes that start ``app``: named by their ``-A`` (the app's
+    module or object, or a module ``apps.named_apps`` ties to it), or, when
+    the project has one app that runs workers, every process without ``-A``."""
     module, _, var = app.key.rpartition(":")
     workers = [a for a in m.relevant_apps() if not a.send_only]
     only = len(workers) == 1 and workers[0].key == app.key and workers[0].path == app.path
-    return [p for p in deployment(m).processes if p.starts(module, var, only)]
+    return [p for p in deployment(m).processes
+            if p.starts(module, var, only) or (p.command.app not in (None, UNKNOWN) and app.key in named_apps(m, p.command.app))]
