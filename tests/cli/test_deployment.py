@@ -443,3 +443,44 @@ def test_app_imported_by_the_module_a_worker_names(cli, tmp_path):
     assert apps["other"]["processes"] == []
     _, findings, _ = lint_json(tmp_path, "--select", "CL122")
     assert [(f["code"], f["path"], f["line"]) for f in findings] == [("CL122", "start.sh", 1)]
+
+
+def test_compose_extends_a_service_of_another_file(cli, tmp_path):
+    """``extends: {file:, service:}`` reads the other file of the tree,
+    relative to the extending one, and follows its own ``extends``; a file
+    outside the tree or missing leaves the service unknown."""
+    write(tmp_path, APP, '''
+        # file: deploy/common/services.yml
+        services:
+          base:
+            image: proj
+            command: celery -A proj worker -B -Q celery,reports
+            environment:
+              LEVEL: info
+          scaled:
+            extends: base
+            deploy:
+              replicas: 3
+        # file: deploy/docker-compose.yml
+        services:
+          worker:
+            extends:
+              file: common/services.yml
+              service: scaled
+            environment:
+              EXTRA: "1"
+          outside:
+            extends:
+              file: ../../elsewhere.yml
+              service: base
+          missing:
+            extends:
+              file: common/none.yml
+              service: base
+    ''')
+    found = processes(cli, tmp_path)
+    assert set(found) == {("compose", "worker")}
+    assert found[("compose", "worker")]["replicas"] == 3 and found[("compose", "worker")]["role"] == "worker+beat"
+    assert found[("compose", "worker")]["path"] == "deploy/docker-compose.yml"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121")
+    assert [(f["code"], f["path"]) for f in findings] == [("CL121", "deploy/docker-compose.yml")]

@@ -87,6 +87,10 @@ class _Reader:
         return None
 
 
+    def text_of(self, path: str) -> str | None:
+        """The text of a file of the tree (a compose file another one ``extends``)."""
+        return self.texts[path] if path in self.texts or self._load(path) else None
+
     def _load(self, path: str) -> bool:
         """Read a script no launch-file pattern names (``compose/django/start``)."""
         if self.root is None or path.startswith("..") or not is_deployment_path(path):
@@ -125,7 +129,7 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
     for path in sorted(texts):
         text = texts[path]
         parse = _reader_for(path, text)
-        if parse is None or "celery" not in text:
+        if parse is None or ("celery" not in text and not (parse is compose.read and "extends" in text)):
             continue
         if parse in (compose.read, kubernetes.read):
             yaml_files = True
@@ -134,7 +138,7 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
             if "{{" in text:  # a Helm or Jinja template: what it renders is not known
                 out.unread.append(path)
                 continue
-        found = parse(path, text, reader.follow)
+        found = compose.read(path, text, reader.follow, reader.text_of) if parse is compose.read else parse(path, text, reader.follow)
         out.processes.extend(found)
     for path in sorted(texts):  # scripts no other file runs: processes of their own
         if _SHELL.search(path) and path not in reader.followed:
