@@ -484,3 +484,104 @@ def test_compose_extends_a_service_of_another_file(cli, tmp_path):
     assert found[("compose", "worker")]["path"] == "deploy/docker-compose.yml"
     _, findings, _ = lint_json(tmp_path, "--select", "CL121")
     assert [(f["code"], f["path"]) for f in findings] == [("CL121", "deploy/docker-compose.yml")]
+
+
+CHART = '''
+    # file: chart/Chart.yaml
+    apiVersion: v2
+    name: proj
+    version: 0.1.0
+    # file: chart/values.yaml
+    worker:
+      replicaCount: 3
+      autoscaling:
+        enabled: false
+      command: ["celery", "-A", "proj", "worker", "-B", "-Q", "celery,{{ .Values.extraQueue }}"]
+      args:
+        - --pool=threads
+    beat:
+      enabled: false
+    # file: chart/templates/_helpers.tpl
+    {{- define "proj.labels" -}}
+    app: proj
+    {{- end }}
+    # file: chart/templates/worker.yaml
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: {{ include "proj.fullname" . }}-worker
+      labels:
+        {{- include "proj.labels" . | nindent 4 }}
+        tier: worker
+    spec:
+      {{- if not .Values.worker.autoscaling.enabled }}
+      replicas: {{ .Values.worker.replicaCount }}
+      {{- end }}
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+              command:
+                {{- toYaml .Values.worker.command | nindent 16 }}
+              args: {{ toJson .Values.worker.args }}
+    # file: chart/templates/beat.yaml
+    {{- if .Values.beat.enabled }}
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: beat
+    spec:
+      template:
+        spec:
+          containers:
+            - name: beat
+              command: ["celery", "-A", "proj", "beat"]
+    {{- end }}
+'''
+
+
+def test_helm_chart_rendered_with_its_values(cli, tmp_path):
+    """A chart of the tree: its templates are rendered with ``values.yaml``
+    (conditions on values, ``toYaml``/``toJson`` of a value, ``replicas``
+    from a value); a template string left in a value is unknown."""
+    write(tmp_path, APP, CHART)
+    found = processes(cli, tmp_path)
+    assert set(found) == {("helm", "worker/worker")}  # beat.enabled is false
+    worker = found[("helm", "worker/worker")]
+    assert (worker["role"], worker["replicas"], worker["path"], worker["line"]) == (
+        "worker+beat", 3, "chart/templates/worker.yaml", 17)
+    assert worker["options"] == {"queues": "?", "pool": "threads"}
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL122")
+    assert sorted((f["code"], f["path"]) for f in findings) == [
+        ("CL121", "chart/templates/worker.yaml"), ("CL122", "chart/templates/worker.yaml")]
+
+
+def test_helm_values_a_release_may_change_are_unknown(cli, tmp_path):
+    """Another values file of the chart setting the replicas differently, or
+    an autoscaler the chart renders, makes the replicas unknown; a condition
+    that is not read makes the workload one branch."""
+    prod, scaled, branch = tmp_path / "prod", tmp_path / "scaled", tmp_path / "branch"
+    write(prod, APP, CHART, '''
+        # file: chart/values-prod.yaml
+        worker:
+          replicaCount: 6
+    ''')
+    assert processes(cli, prod)[("helm", "worker/worker")]["replicas"] is None
+    write(scaled, APP, CHART.replace("replicaCount: 3", "replicaCount: 3\n      hpa: true"), '''
+        # file: chart/templates/hpa.yaml
+        {{- if .Values.worker.hpa }}
+        apiVersion: autoscaling/v2
+        kind: HorizontalPodAutoscaler
+        spec:
+          scaleTargetRef:
+            name: {{ include "proj.fullname" . }}-worker
+        {{- end }}
+    ''')
+    assert processes(cli, scaled)[("helm", "worker/worker")]["replicas"] is None
+    write(branch, APP, CHART.replace("{{- if .Values.beat.enabled }}",
+                                     '{{- if semverCompare ">=1.2" .Capabilities.KubeVersion.Version }}'))
+    beat = processes(cli, branch)[("helm", "beat/beat")]
+    assert beat["conditional"] is True and beat["replicas"] is None
+    _, findings, _ = lint_json(branch, "--select", "CL121")
+    assert [f["code"] for f in findings] == ["CL121"]  # the scaled worker+beat alone, not the beat branch

@@ -12,6 +12,7 @@ that process, and is not counted again on its own.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from ...core.source import read_capped
 
 from ..celeryconf.launch_files import launch_texts
 from ..celeryconf.paths import LAUNCH_FILE_MAX_BYTES
-from . import compose, dockerfile, kubernetes, procfile, shell, supervisor, systemd
+from . import compose, dockerfile, helm, kubernetes, procfile, shell, supervisor, systemd
 from .apps import named_apps
 from .cmdline import UNKNOWN, Command, parse_words, split
 from .paths import COMPOSE as _COMPOSE, YAML_NOTICE, is_deployment_path
@@ -87,6 +88,19 @@ class _Reader:
         return None
 
 
+    def chart_files(self, chart: str) -> list[str]:
+        """The files of a chart directory and of its ``templates/``, relative to it."""
+        prefix = chart + "/" if chart else ""
+        if self.root is None:
+            return [p[len(prefix):] for p in self.texts if p.startswith(prefix)]
+        out = []
+        for sub in ("", "templates/"):
+            try:
+                out += [sub + n for n in sorted(os.listdir(self.root / (prefix + sub or ".")))]
+            except OSError:
+                continue
+        return out
+
     def text_of(self, path: str) -> str | None:
         """The text of a file of the tree (a compose file another one ``extends``)."""
         return self.texts[path] if path in self.texts or self._load(path) else None
@@ -126,9 +140,17 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
     out = Deployment()
     reader = _Reader(texts, root)
     yaml_files = False
+    charted: set[str] = set()  # the templates of the charts read
+    if yaml_available():
+        for chart in helm.charts(list(texts), reader.text_of):
+            found, templates = helm.read(chart, reader.chart_files(chart), reader.text_of, reader.follow)
+            out.processes.extend(found)
+            charted.update(templates)
     for path in sorted(texts):
         text = texts[path]
         parse = _reader_for(path, text)
+        if path in charted:
+            continue
         if parse is None or ("celery" not in text and not (parse is compose.read and "extends" in text)):
             continue
         if parse in (compose.read, kubernetes.read):
