@@ -585,3 +585,18 @@ def test_helm_values_a_release_may_change_are_unknown(cli, tmp_path):
     assert beat["conditional"] is True and beat["replicas"] is None
     _, findings, _ = lint_json(branch, "--select", "CL121")
     assert [f["code"] for f in findings] == ["CL121"]  # the scaled worker+beat alone, not the beat branch
+
+
+def test_app_named_as_a_dotted_attribute(cli, tmp_path):
+    """``-A celery_app.celery``: the attribute ``celery`` of the module
+    ``celery_app``, as Celery's ``find_app`` reads it."""
+    write(tmp_path, '''
+        # file: celery_app.py
+        from celery import Celery
+        celery = Celery("mes", broker="redis://r//")
+        # file: Procfile
+        worker: celery -A celery_app.celery worker --concurrency=2
+        beat: celery -A celery_app.celery beat
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert [(p["name"], p["role"]) for p in app["processes"]] == [("worker", "worker"), ("beat", "beat")]

@@ -1,8 +1,12 @@
 """Which app a process's ``-A`` names, beyond the app's own module.
 
-Two shapes public projects use, each read only when the ``-A`` module is no
+Three shapes public projects use, each read only when the ``-A`` module is no
 app's module (so a tree whose commands name the app's module reads nothing
 more):
+
+- ``-A celery_app.celery`` names the attribute ``celery`` of the module
+  ``celery_app`` (``celery.app.utils.find_app`` tries ``symbol_by_name``
+  first, which reads the last dotted part as an attribute).
 
 - The worker runs inside the project's top directory, which is itself a
   package: ``-A app.task.celery`` started from ``backend/`` names the app of
@@ -62,6 +66,9 @@ def _named(m, target: str) -> set[str]:
     keys = [a.key for a in m.relevant_apps()]
     if not module or any(k.rpartition(":")[0] == module for k in keys):
         return set()
+    owner, _, name = module.rpartition(".")
+    if not attr and f"{owner}:{name}" in keys:  # ``-A celery_app.celery``: Celery takes the module's attribute first
+        return {f"{owner}:{name}"}
     by_suffix = [k for k in keys if k.rpartition(":")[0].endswith("." + module)
                  and (not attr or k.rpartition(":")[2] == attr)]
     if len({k.rpartition(":")[0] for k in by_suffix}) == 1:
