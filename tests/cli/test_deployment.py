@@ -500,12 +500,15 @@ CHART = '''
       args:
         - --pool=threads
     beat:
-      enabled: false
+      enabled: true
+      mode: embedded
     # file: chart/templates/_helpers.tpl
     {{- define "proj.labels" -}}
     app: proj
     {{- end }}
     # file: chart/templates/worker.yaml
+    {{/* the worker; a comment and an assignment print nothing */}}
+    {{- $fullName := include "proj.fullname" . -}}
     apiVersion: apps/v1
     kind: Deployment
     metadata:
@@ -526,7 +529,7 @@ CHART = '''
                 {{- toYaml .Values.worker.command | nindent 16 }}
               args: {{ toJson .Values.worker.args }}
     # file: chart/templates/beat.yaml
-    {{- if .Values.beat.enabled }}
+    {{- if and .Values.beat.enabled (eq .Values.beat.mode "separate") }}
     apiVersion: apps/v1
     kind: Deployment
     metadata:
@@ -547,10 +550,10 @@ def test_helm_chart_rendered_with_its_values(cli, tmp_path):
     from a value); a template string left in a value is unknown."""
     write(tmp_path, APP, CHART)
     found = processes(cli, tmp_path)
-    assert set(found) == {("helm", "worker/worker")}  # beat.enabled is false
+    assert set(found) == {("helm", "worker/worker")}  # beat.mode is not "separate"
     worker = found[("helm", "worker/worker")]
     assert (worker["role"], worker["replicas"], worker["path"], worker["line"]) == (
-        "worker+beat", 3, "chart/templates/worker.yaml", 17)
+        "worker+beat", 3, "chart/templates/worker.yaml", 19)
     assert worker["options"] == {"queues": "?", "pool": "threads"}
     _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL122")
     assert sorted((f["code"], f["path"]) for f in findings) == [
@@ -579,7 +582,7 @@ def test_helm_values_a_release_may_change_are_unknown(cli, tmp_path):
         {{- end }}
     ''')
     assert processes(cli, scaled)[("helm", "worker/worker")]["replicas"] is None
-    write(branch, APP, CHART.replace("{{- if .Values.beat.enabled }}",
+    write(branch, APP, CHART.replace('{{- if and .Values.beat.enabled (eq .Values.beat.mode "separate") }}',
                                      '{{- if semverCompare ">=1.2" .Capabilities.KubeVersion.Version }}'))
     beat = processes(cli, branch)[("helm", "beat/beat")]
     assert beat["conditional"] is True and beat["replicas"] is None

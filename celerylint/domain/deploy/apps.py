@@ -26,7 +26,7 @@ import re
 from ...core.modules import absolute_module
 from ..celeryconf.texts import read
 
-_FROM_IMPORT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^)\n]*)", re.M)
+_FROM_IMPORT = re.compile(r"^from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^)\n]*)", re.M)
 
 
 def _module_file(m, module: str) -> tuple[str, bool] | None:
@@ -40,7 +40,9 @@ def _module_file(m, module: str) -> tuple[str, bool] | None:
 def _imports(text: str, module: str, is_package: bool) -> dict[str, tuple[str, str]]:
     """``local name -> (module, name)`` of the file's ``from x import y`` statements."""
     out: dict[str, tuple[str, str]] = {}
-    for dots, source, names in _FROM_IMPORT.findall(text):
+    for written, names in _FROM_IMPORT.findall(text):
+        source = written.lstrip(".")
+        dots = written[:len(written) - len(source)]
         base = absolute_module(module, "x/__init__.py" if is_package else "x.py", len(dots), source)
         for item in names.split(","):
             words = item.split()

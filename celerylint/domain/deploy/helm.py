@@ -75,7 +75,10 @@ def read(chart: str, names: list[str], load: Callable[[str], str | None], follow
         if text is None:
             continue
         out = render(text, values)
-        docs = [d for d in documents(out.text) or [] if isinstance(d, dict)]
+        loaded = documents(out.text)
+        if loaded is None:  # not YAML once rendered: left to the unread templates
+            continue
+        docs = [d for d in loaded if isinstance(d, dict)]
         scaled = scaled or any(d.get("kind") in _SCALERS for d in docs)
         rendered.append((path, out, docs))
     processes: list[Process] = []

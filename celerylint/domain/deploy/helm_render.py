@@ -55,11 +55,22 @@ def _lookup(values: Any, path: tuple[str, ...]) -> Any:
     return values
 
 
-_ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
-_WHOLE = re.compile(r"^\s*\{\{-?\s*(if|else if|else|end|with|range|define|block)\b\s*(.*?)\s*-?\}\}\s*$")
+# ``{{ ... }}``: what is inside has no brace but a lone ``}`` (linear on hostile text); the trim
+# marks and spaces around it are taken off by ``_inside``
+_ACTION = re.compile(r"\{\{([^{}]*(?:\}(?!\})[^{}]*)*)\}\}")
+_WHOLE = re.compile(r"^[ \t]*\{\{-?[ \t]*(if|else if|else|end|with|range|define|block)\b([^{}\n]*)\}\}[ \t]*$")
 _KEYWORDS = re.compile(r"\{\{-?\s*(?:if|else|end|with|range|define|block)\b")
 _PATH = re.compile(r"^\$?\.Values((?:\.[A-Za-z_][\w-]*)+)$")
+_SILENT = re.compile(r"^(?:/\*.*\*/|\$\w+\s*:?=.*)$", re.S)
 _STRING = re.compile(r'^"((?:[^"\\]|\\.)*)"$')
+
+
+def _inside(text: str) -> str:
+    """An action's text without its trim marks (``{{- x -}}``) and spaces."""
+    text = text.strip()
+    text = text[1:] if text.startswith("-") and not text[1:2].isdigit() else text
+    text = text[:-1] if text.endswith("-") else text
+    return text.strip()
 
 
 def _path(word: str, dot: tuple[str, ...] | None) -> tuple[str, ...] | None:
@@ -77,7 +88,10 @@ def _path(word: str, dot: tuple[str, ...] | None) -> tuple[str, ...] | None:
 def _literal(word: str) -> Any:
     found = _STRING.match(word)
     if found:
-        return json.loads(f'"{found.group(1)}"')
+        try:
+            return json.loads(f'"{found.group(1)}"')
+        except ValueError:
+            raise Unknown(word) from None
     if re.match(r"^-?\d+$", word):
         return int(word)
     if word in ("true", "false"):
@@ -211,7 +225,7 @@ def render(template: str, values: Values) -> Rendered:
         dot = next((d for _, d in reversed(stack) if d is not None), None)
         whole = _WHOLE.match(line)
         if whole:
-            keyword, argument = whole.groups()
+            keyword, argument = whole.group(1), _inside(whole.group(2))
             if keyword in ("if", "with"):
                 state = condition(argument, values, dot)
                 path = _path(argument.strip(), dot) if keyword == "with" else None
@@ -237,6 +251,8 @@ def render(template: str, values: Values) -> Rendered:
             certain = False
             line = _ACTION.sub(MARK, line)
         text = _line(line, values, dot)
+        if text == "" and line.strip():
+            continue
         if text is None:  # an action alone on its line that is not read: what the key above holds is unknown
             if out:
                 uncertain.add(len(out))
@@ -269,15 +285,17 @@ def _line(line: str, values: Values, dot) -> str | None:
     if found is None:
         return line
     if found.start() == len(line) - len(line.lstrip()) and found.end() == len(line.rstrip()):
+        if _SILENT.match(_inside(found.group(1))):  # a comment or a variable assignment prints nothing
+            return ""
         try:  # an action alone on its line: ``{{- toYaml .Values.x | nindent 12 }}``
-            printed, indent = _print(found.group(1), values, dot, block=True)
+            printed, indent = _print(_inside(found.group(1)), values, dot, block=True)
         except Unknown:
             return None
         return " " * (indent if indent is not None else found.start()) + printed
 
     def one(match: re.Match) -> str:
         try:
-            return _print(match.group(1), values, dot)[0]
+            return _print(_inside(match.group(1)), values, dot)[0]
         except Unknown:
             return MARK
     return _ACTION.sub(one, line)
