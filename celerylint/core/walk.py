@@ -62,7 +62,7 @@ DEFAULT_EXCLUDE = (
 # The names of launch files (``domain/celeryconf/launch_files``, the deployment model): what
 # they hold decides findings, so their sizes and times are part of the key
 # of the cached project findings (run/discovery.py).
-LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|service|ini|toml|cfg|conf|ya?ml|json|dockerfile))$")
+LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|bash|service|ini|toml|cfg|conf|ya?ml|json|dockerfile))$")
 
 
 def ancestors(directory: str):

@@ -3,6 +3,7 @@ from __future__ import annotations
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.values import number, plain
+from ..domain.deploy.configmod import setting as config_module_setting
 from ..domain.deploy.model import processes_for
 from ..domain.deploy.pools import ENFORCED, pool_name, process_pool
 from ..domain.unacked import seconds_option
@@ -27,6 +28,9 @@ def _limits(m: Model, app: App, p=None) -> dict[str, list[str]]:
         for kind, option in (("hard", "time_limit"), ("soft", "soft_time_limit")):
             if seconds_option(p.option(option)):
                 out[kind].append(f"`--{option.replace('_', '-')}`")
+            r = config_module_setting(m, app, p, f"task_{option}")  # the worker's ``--config`` module
+            if r is not None and number(r.value) and r.at is not None:
+                out[kind].append(f"`task_{option}` at {r.at.path}:{r.at.line} (its `--config` module)")
     return out
 
 
@@ -61,6 +65,11 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
     `time_limit`/`soft_time_limit`, the worker's `--time-limit`/
     `--soft-time-limit`). The pool is the worker's `-P`/`--pool`
     (deployment model), else the app's `worker_pool` setting.
+
+    A worker started with `celery --config=mod ... worker` takes
+    `worker_pool` and the time limits from `mod` as Celery does: only for
+    an app that has no configuration source (`config_from_object`
+    replaces what `--config` names) and does not set them itself.
 
     What each pool enforces, read in Celery 5.x's source:
 
@@ -121,6 +130,30 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
     TAGS = ("configuration", "deployment", "time-limit")
 
     VALID = (
+        # `--config` is ignored by an app that has a configuration source;
+        # after the subcommand (Celery 4's form) it is unknown
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            # file: celeryconfig.py
+            broker_url = "redis://r//"
+            # file: workerconf.py
+            worker_pool = "threads"
+            task_time_limit = 600
+            # file: Procfile
+            worker: celery --config=workerconf -A proj worker -c 8
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_time_limit=600)
+            # file: workerconf.py
+            worker_pool = "threads"
+            # file: Procfile
+            worker: celery -A proj worker --config=workerconf -c 8
+            """),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -149,6 +182,16 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
             """),
     )
     INVALID = (
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: workerconf.py
+            worker_pool = "threads"
+            task_time_limit = 600
+            # file: Procfile
+            worker: celery --config=workerconf -A proj worker -c 8
+            """, message="`task_time_limit` at workerconf.py:2 (its `--config` module)", at="1:1"),
         Invalid("""
             # file: proj.py
             from celery import Celery
@@ -184,6 +227,9 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
                 if p.role == "beat":
                     continue
                 pool, written = process_pool(p, configured)
+                module_pool = None if written else config_module_setting(m, app, p, "worker_pool")
+                if module_pool is not None:  # the worker's ``--config`` module sets it
+                    pool, written = (None if module_pool.is_unknown else pool_name(module_pool.value)), True
                 overridden = overridden and written
                 if pool is None or not written and configured != "prefork" and resolved.is_set:
                     continue  # a pool from the configuration is reported where it is set

@@ -7,6 +7,22 @@ from ..domain.deploy.routes import called_queues, routed_queues
 from ..rule import Invalid, Valid
 
 
+def _consumed(workers) -> set[str] | None:
+    """The queues the workers consume, when every one names them with
+    ``-Q`` (less its ``-X``: Celery selects the ``-Q`` queues, then removes
+    the excluded ones); None when one does not, or no worker is found."""
+    if not workers:
+        return None
+    out: set[str] = set()
+    for p in workers:
+        queues = p.command.queues()
+        excluded = p.command.queues("exclude_queues") if "exclude_queues" in p.command.options else ()
+        if queues is None or excluded is None:
+            return None
+        out |= set(queues) - set(excluded)
+    return out
+
+
 class RoutedQueueNotConsumed(ConfigRule):
     """
     ## What it does
@@ -17,9 +33,10 @@ class RoutedQueueNotConsumed(ConfigRule):
     the app that the deployment model found names the queues it consumes
     with `-Q`, and none names this one.
 
-    Nothing is reported when a worker has no `-Q` (or one from a variable),
-    uses `-X`, or when no worker is found; routers written as functions are
-    not read; `queue=` given to `apply_async` is not read yet.
+    A worker's `-X` queues are taken out of its `-Q` list, as Celery does.
+    Nothing is reported when a worker has no `-Q` (or one from a variable,
+    or an `-X` from a variable), or when no worker is found; routers written
+    as functions are not read.
 
     ## Why is this bad?
     Messages sent to a queue no worker consumes wait there forever: the
@@ -109,9 +126,23 @@ class RoutedQueueNotConsumed(ConfigRule):
             # file: proj.py
             from celery import Celery
             app = Celery("proj", task_routes={"proj.report": "reports"})
+            # file: Procfile
+            worker: celery -A proj worker -Q celery,reports -X celery
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_routes={"proj.report": "reports"})
             """),
     )
     INVALID = (
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", task_routes={"proj.report": "reports"})
+            # file: Procfile
+            worker: celery -A proj worker -Q celery,reports -X reports
+            """, message="`reports`", at="2:1"),
         Invalid("""
             # file: proj.py
             from celery import Celery
@@ -148,9 +179,9 @@ class RoutedQueueNotConsumed(ConfigRule):
             if not routed and not called:
                 continue
             workers = [p for p in processes_for(m, app) if p.role != "beat"]
-            if not workers or any(p.command.queues() is None or "exclude_queues" in p.command.options for p in workers):
+            consumed = _consumed(workers)
+            if consumed is None:
                 continue
-            consumed = {q for p in workers for q in p.command.queues() or ()}
             names = ", ".join(f"{p.kind} `{p.name}` ({p.path}:{p.line})" for p in workers[:3])
             for queue, at in sorted(routed.items()):
                 if queue in consumed or not at:

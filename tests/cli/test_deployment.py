@@ -385,3 +385,221 @@ def test_compose_extends_in_the_same_file(cli, tmp_path):
     assert found[("compose", "worker-short")]["role"] == "worker"
     _, findings, _ = lint_json(tmp_path, "--select", "CL121")
     assert [f["code"] for f in findings] == ["CL121"]  # beat in `worker` and in two replicas of `worker-big`
+
+
+def test_bash_script_is_a_shell_entrypoint(cli, tmp_path):
+    write(tmp_path, APP, '''
+        # file: docker/entrypoint_worker.bash
+        #!/bin/bash
+        exec celery -A proj worker -Q celery,reports -X reports --pool=threads
+    ''')
+    found = processes(cli, tmp_path)
+    assert found[("shell", "entrypoint_worker.bash")]["options"]["pool"] == "threads"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL122,CL123")
+    # threads enforce no time limit; `-X reports` takes the routed queue out of `-Q`
+    assert sorted(f["code"] for f in findings) == ["CL122", "CL123"]
+
+
+def test_app_named_from_inside_a_top_level_package(cli, tmp_path):
+    """``backend/`` is a package, and the worker runs from inside it:
+    ``-A app.task.celery`` names the app of ``backend.app.task.celery``."""
+    write(tmp_path, '''
+        # file: backend/__init__.py
+        # file: backend/app/__init__.py
+        # file: backend/app/task/__init__.py
+        # file: backend/app/task/celery.py
+        from celery import Celery
+        app = Celery("fba", broker="redis://r//", task_time_limit=60)
+        # file: deploy/supervisor/worker.conf
+        [program:worker]
+        directory=/srv/backend
+        command=celery -A app.task.celery worker -P gevent -c 100
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert [(p["kind"], p["options"]["pool"]) for p in app["processes"]] == [("supervisor", "gevent")]
+
+
+def test_app_imported_by_the_module_a_worker_names(cli, tmp_path):
+    """``-A app.worker`` names a module that imports the app: Celery finds it
+    among the module's attributes.  A module importing two apps names none."""
+    write(tmp_path, '''
+        # file: app/__init__.py
+        # file: app/celery_app.py
+        from celery import Celery
+        celery_app = Celery("w", broker="redis://r//", task_time_limit=300)
+        other = Celery("o", broker="redis://r//")
+        # file: app/worker.py
+        from .celery_app import celery_app
+        @celery_app.task
+        def crunch(): ...
+        # file: app/both.py
+        from app.celery_app import celery_app, other
+        # file: start.sh
+        exec celery -A app.worker worker --pool=solo
+        exec celery -A app.both worker --pool=solo
+    ''')
+    apps = {a["variable"]: a for a in show(cli, tmp_path)}
+    assert [p["line"] for p in apps["celery_app"]["processes"]] == [1]
+    assert apps["other"]["processes"] == []
+    _, findings, _ = lint_json(tmp_path, "--select", "CL122")
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [("CL122", "start.sh", 1)]
+
+
+def test_compose_extends_a_service_of_another_file(cli, tmp_path):
+    """``extends: {file:, service:}`` reads the other file of the tree,
+    relative to the extending one, and follows its own ``extends``; a file
+    outside the tree or missing leaves the service unknown."""
+    write(tmp_path, APP, '''
+        # file: deploy/common/services.yml
+        services:
+          base:
+            image: proj
+            command: celery -A proj worker -B -Q celery,reports
+            environment:
+              LEVEL: info
+          scaled:
+            extends: base
+            deploy:
+              replicas: 3
+        # file: deploy/docker-compose.yml
+        services:
+          worker:
+            extends:
+              file: common/services.yml
+              service: scaled
+            environment:
+              EXTRA: "1"
+          outside:
+            extends:
+              file: ../../elsewhere.yml
+              service: base
+          missing:
+            extends:
+              file: common/none.yml
+              service: base
+    ''')
+    found = processes(cli, tmp_path)
+    assert set(found) == {("compose", "worker")}
+    assert found[("compose", "worker")]["replicas"] == 3 and found[("compose", "worker")]["role"] == "worker+beat"
+    assert found[("compose", "worker")]["path"] == "deploy/docker-compose.yml"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121")
+    assert [(f["code"], f["path"]) for f in findings] == [("CL121", "deploy/docker-compose.yml")]
+
+
+CHART = '''
+    # file: chart/Chart.yaml
+    apiVersion: v2
+    name: proj
+    version: 0.1.0
+    # file: chart/values.yaml
+    worker:
+      replicaCount: 3
+      autoscaling:
+        enabled: false
+      command: ["celery", "-A", "proj", "worker", "-B", "-Q", "celery,{{ .Values.extraQueue }}"]
+      args:
+        - --pool=threads
+    beat:
+      enabled: true
+      mode: embedded
+    # file: chart/templates/_helpers.tpl
+    {{- define "proj.labels" -}}
+    app: proj
+    {{- end }}
+    # file: chart/templates/worker.yaml
+    {{/* the worker; a comment and an assignment print nothing */}}
+    {{- $fullName := include "proj.fullname" . -}}
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: {{ include "proj.fullname" . }}-worker
+      labels:
+        {{- include "proj.labels" . | nindent 4 }}
+        tier: worker
+    spec:
+      {{- if not .Values.worker.autoscaling.enabled }}
+      replicas: {{ .Values.worker.replicaCount }}
+      {{- end }}
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+              command:
+                {{- toYaml .Values.worker.command | nindent 16 }}
+              args: {{ toJson .Values.worker.args }}
+    # file: chart/templates/beat.yaml
+    {{- if and .Values.beat.enabled (eq .Values.beat.mode "separate") }}
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: beat
+    spec:
+      template:
+        spec:
+          containers:
+            - name: beat
+              command: ["celery", "-A", "proj", "beat"]
+    {{- end }}
+'''
+
+
+def test_helm_chart_rendered_with_its_values(cli, tmp_path):
+    """A chart of the tree: its templates are rendered with ``values.yaml``
+    (conditions on values, ``toYaml``/``toJson`` of a value, ``replicas``
+    from a value); a template string left in a value is unknown."""
+    write(tmp_path, APP, CHART)
+    found = processes(cli, tmp_path)
+    assert set(found) == {("helm", "worker/worker")}  # beat.mode is not "separate"
+    worker = found[("helm", "worker/worker")]
+    assert (worker["role"], worker["replicas"], worker["path"], worker["line"]) == (
+        "worker+beat", 3, "chart/templates/worker.yaml", 19)
+    assert worker["options"] == {"queues": "?", "pool": "threads"}
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL122")
+    assert sorted((f["code"], f["path"]) for f in findings) == [
+        ("CL121", "chart/templates/worker.yaml"), ("CL122", "chart/templates/worker.yaml")]
+
+
+def test_helm_values_a_release_may_change_are_unknown(cli, tmp_path):
+    """Another values file of the chart setting the replicas differently, or
+    an autoscaler the chart renders, makes the replicas unknown; a condition
+    that is not read makes the workload one branch."""
+    prod, scaled, branch = tmp_path / "prod", tmp_path / "scaled", tmp_path / "branch"
+    write(prod, APP, CHART, '''
+        # file: chart/values-prod.yaml
+        worker:
+          replicaCount: 6
+    ''')
+    assert processes(cli, prod)[("helm", "worker/worker")]["replicas"] is None
+    write(scaled, APP, CHART.replace("replicaCount: 3", "replicaCount: 3\n      hpa: true"), '''
+        # file: chart/templates/hpa.yaml
+        {{- if .Values.worker.hpa }}
+        apiVersion: autoscaling/v2
+        kind: HorizontalPodAutoscaler
+        spec:
+          scaleTargetRef:
+            name: {{ include "proj.fullname" . }}-worker
+        {{- end }}
+    ''')
+    assert processes(cli, scaled)[("helm", "worker/worker")]["replicas"] is None
+    write(branch, APP, CHART.replace('{{- if and .Values.beat.enabled (eq .Values.beat.mode "separate") }}',
+                                     '{{- if semverCompare ">=1.2" .Capabilities.KubeVersion.Version }}'))
+    beat = processes(cli, branch)[("helm", "beat/beat")]
+    assert beat["conditional"] is True and beat["replicas"] is None
+    _, findings, _ = lint_json(branch, "--select", "CL121")
+    assert [f["code"] for f in findings] == ["CL121"]  # the scaled worker+beat alone, not the beat branch
+
+
+def test_app_named_as_a_dotted_attribute(cli, tmp_path):
+    """``-A celery_app.celery``: the attribute ``celery`` of the module
+    ``celery_app``, as Celery's ``find_app`` reads it."""
+    write(tmp_path, '''
+        # file: celery_app.py
+        from celery import Celery
+        celery = Celery("mes", broker="redis://r//")
+        # file: Procfile
+        worker: celery -A celery_app.celery worker --concurrency=2
+        beat: celery -A celery_app.celery beat
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert [(p["name"], p["role"]) for p in app["processes"]] == [("worker", "worker"), ("beat", "beat")]

@@ -16,8 +16,10 @@ from .tree_files import TreeFiles, linted_tree as _linted_tree, shared_tree_file
 
 _MAX_BYTES = OTHER_FILE_MAX_BYTES  # 1 MiB, as for the files the project phase reads
 # What makes a launch file worth keeping: a worker command line, the
-# environment variables Celery reads before its configuration, and RabbitMQ's consumer_timeout (domain/deploy).
-_WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RESULT_BACKEND", b"consumer_timeout")
+# environment variables Celery reads before its configuration, RabbitMQ's consumer_timeout, and a compose
+# service extending one of another file, which may hold the worker's command (domain/deploy).
+_WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RESULT_BACKEND", b"consumer_timeout",
+           b"extends")
 
 
 def prefetch_set_elsewhere(m: Model) -> bool:

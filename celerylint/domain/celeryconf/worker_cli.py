@@ -43,7 +43,7 @@ _PROSE = re.compile(r"^[a-z]+$")
 _LAUNCHERS = frozenset({"exec", "run", "env", "sudo", "nice", "gosu", "su", "hupper", "watchmedo", "poetry", "pipenv",
                         "uv", "python", "python3", "sh", "bash", "command", "cmd", "time", "nohup"})
 # Files whose environment settings are a deployment's: compose files, Dockerfiles, shell scripts, systemd units.
-_ENV_FILES = re.compile(r"(?:^|/)(?:(?:docker-)?compose[^/]*\.ya?ml|Dockerfile[^/]*|[^/]*\.sh|[^/]*\.service|Procfile[^/]*)$")
+_ENV_FILES = re.compile(r"(?:^|/)(?:(?:docker-)?compose[^/]*\.ya?ml|Dockerfile[^/]*|[^/]*\.(?:ba)?sh|[^/]*\.service|Procfile[^/]*)$")
 _ENV = re.compile(r"""^\s*(?:-\s*|ENV\s+|export\s+|Environment=)?["']?(CELERY_BROKER_URL|CELERY_RESULT_BACKEND)["']?"""
                   r"""\s*[:=]\s*["']?([^"'\s#]*)""")
 ENV_SETTINGS = {"CELERY_BROKER_URL": "broker_url", "CELERY_RESULT_BACKEND": "result_backend"}

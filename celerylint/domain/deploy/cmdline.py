@@ -38,11 +38,12 @@ _VALUED = {
     "max_memory_per_child": ("--max-memory-per-child",),
     "time_limit": ("--time-limit",),
     "soft_time_limit": ("--soft-time-limit",),
+    "config": ("--config",),  # Celery's global option: sets CELERY_CONFIG_MODULE (domain/deploy/configmod.py)
 }
 _BY_FLAG = {flag: option for option, flags in _VALUED.items() for flag in flags}
 # options of Celery's commands that take a value read nowhere here (so that
 # it is not taken for the subcommand)
-_SKIPPED = frozenset({"-b", "--broker", "--result-backend", "--loader", "--config", "--workdir", "-n", "--hostname",
+_SKIPPED = frozenset({"-b", "--broker", "--result-backend", "--loader", "--workdir", "-n", "--hostname",
                       "-l", "--loglevel", "-f", "--logfile", "--pidfile", "-s", "--schedule", "--schedule-filename",
                       "-S", "--scheduler", "--statedb", "--uid", "--gid", "--umask", "--executable", "-I", "--include",
                       "--heartbeat-interval", "--max-interval", "--settings", "--pythonpath"})
@@ -140,7 +141,7 @@ def _parse_segment(words: list[str]) -> Command | None:
 
 
 def _subcommand(words: list[str], launcher: str) -> Command | None:
-    app = None
+    app = config = None
     i = 0
     while i < len(words):
         word = words[i]
@@ -152,6 +153,11 @@ def _subcommand(words: list[str], launcher: str) -> Command | None:
             app = resolve(value)
         elif word.startswith("-A") and len(word) > 2:
             app = resolve(word[2:])
+        elif flag == "--config":  # a global option, written before the subcommand
+            if not eq:
+                value = words[i + 1] if i + 1 < len(words) else ""
+                i += 1
+            config = resolve(value) if value else UNKNOWN
         elif flag in _SKIPPED:
             i += 0 if eq else 1
         elif word.startswith("-"):
@@ -168,6 +174,8 @@ def _subcommand(words: list[str], launcher: str) -> Command | None:
                 return None
             if app is not None and "app" not in found.options:
                 found.app = app
+            if config is not None:
+                found.options.setdefault("config", config)
             return found
         i += 1
     return None
@@ -202,6 +210,8 @@ def _options(words: list[str], role: str, launcher: str, nodes_first: bool = Fal
             elif not eq:
                 value = words[i + 1] if i + 1 < len(words) else ""
                 i += 1
+            if option == "config":  # after the subcommand: Celery 4 read it, Celery 5 has no such worker option
+                value = ""
             command.options.setdefault(option, resolve(value) if value else UNKNOWN)
         elif flag in _SKIPPED:
             i += 0 if eq else 1

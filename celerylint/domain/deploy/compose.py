@@ -1,25 +1,34 @@
 """Compose files: each service's ``entrypoint:`` and ``command:`` (a string
 or a list), its replicas (``deploy.replicas``, else ``scale``, else 1), and
 its ``environment:`` (a list or a mapping).  A service that ``extends:``
-another service of the same file takes what it does not set itself from
-it, as compose merges them (``command``/``entrypoint`` replaced,
-``environment`` and ``deploy`` merged key by key); one that extends a
-service of another file (``file:``) is unknown.  Read with PyYAML
+another service takes what it does not set itself from it, as compose
+merges them (``command``/``entrypoint`` replaced, ``environment`` and
+``deploy`` merged key by key); the other service may be in another file
+(``extends: {file: common.yml, service: x}``, relative to the extending
+file), read only when it is a file of the tree outside test and
+documentation paths (a missing file, a path leaving the tree, a cycle or
+a chain deeper than ``MAX_EXTENDS`` leave the service unknown).  Read with PyYAML
 (``yamlfile``); a value left templated (``${N}`` without a default) is
 unknown."""
 
 from __future__ import annotations
 
-from typing import Any
+import posixpath
+from functools import lru_cache
+from typing import Any, Callable
 
 from .cmdline import UNKNOWN, resolve
 from .process import Process
 from .yamlfile import documents, line_of
 
+MAX_EXTENDS = 8  # services in one ``extends`` chain
 
+
+@lru_cache(maxsize=16)  # a file several services extend is parsed once
 def services(text: str) -> dict[str, Any] | None:
-    """The ``services:`` mapping, or None when the file does not load."""
-    docs = documents(text)
+    """The ``services:`` mapping, or None when the file does not load (a
+    template among them)."""
+    docs = documents(text) if "{{" not in text else None
     if not docs or not isinstance(docs[0], dict):
         return None
     found = docs[0].get("services")
@@ -61,20 +70,30 @@ def _env_mapping(env: Any) -> dict[str, Any] | None:
     return None
 
 
-def extended(name: str, found: dict[str, Any], seen: frozenset = frozenset()) -> dict[str, Any] | None:
-    """The service ``name`` with what it ``extends:`` in the same file merged
-    in; None when that cannot be read (another file, a missing service, a
-    cycle)."""
+def extended(name: str, found: dict[str, Any], seen: frozenset = frozenset(), path: str = "",
+             load: Callable[[str], str | None] | None = None) -> dict[str, Any] | None:
+    """The service ``name`` of the file ``path`` (its services ``found``)
+    with what it ``extends:`` merged in; None when that cannot be read (a
+    file not in the tree or not given ``load``, a missing service, a cycle,
+    a chain too deep)."""
     service = found.get(name)
-    if not isinstance(service, dict) or name in seen:
+    if not isinstance(service, dict) or (path, name) in seen or len(seen) >= MAX_EXTENDS:
         return None
     ext = service.get("extends")
     if ext is None:
         return service
     base_name = ext if isinstance(ext, str) else ext.get("service") if isinstance(ext, dict) else None
-    if not isinstance(base_name, str) or (isinstance(ext, dict) and ext.get("file") is not None):
+    if not isinstance(base_name, str):
         return None
-    base = extended(base_name, found, seen | {name})
+    base_path, base_found = path, found
+    other = ext.get("file") if isinstance(ext, dict) else None
+    if other is not None:
+        base_path = posixpath.normpath(posixpath.join(posixpath.dirname(path), str(other)))
+        text = load(base_path) if load is not None and not base_path.startswith("..") and "$" not in str(other) else None
+        base_found = services(text) if text is not None else None
+        if base_found is None:
+            return None
+    base = extended(base_name, base_found, seen | {(path, name)}, base_path, load)
     if base is None:
         return None
     merged = {**base, **{k: v for k, v in service.items() if k != "extends"}}
@@ -96,11 +115,13 @@ def _words(value: Any) -> list[str] | str | None:
     return None
 
 
-def read(path: str, text: str, follow) -> list[Process]:
+def read(path: str, text: str, follow, load: Callable[[str], str | None] | None = None) -> list[Process]:
+    """The processes of the compose file ``path``; ``load(path)`` gives the
+    text of another file of the tree a service ``extends``."""
     found = services(text)
     out: list[Process] = []
     for name in found or {}:
-        service = extended(name, found)
+        service = extended(name, found, path=path, load=load)
         if service is None:
             continue
         entrypoint, command = _words(service.get("entrypoint")), _words(service.get("command"))

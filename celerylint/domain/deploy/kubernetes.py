@@ -32,9 +32,13 @@ def _strings(value: Any) -> list[str] | None:
 
 
 def read(path: str, text: str, follow) -> list[Process]:
+    return read_docs(path, documents(text) or [], follow)
+
+
+def read_docs(path: str, docs: list, follow) -> list[Process]:
+    """The processes of the manifests ``docs`` (loaded YAML documents)."""
     out: list[Process] = []
     scaled = set()
-    docs = documents(text) or ()
     for doc in docs:
         if isinstance(doc, dict) and doc.get("kind") == "HorizontalPodAutoscaler":
             target = (doc.get("spec") or {}).get("scaleTargetRef") or {}

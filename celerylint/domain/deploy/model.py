@@ -12,6 +12,7 @@ that process, and is not counted again on its own.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -21,8 +22,9 @@ from ...core.source import read_capped
 
 from ..celeryconf.launch_files import launch_texts
 from ..celeryconf.paths import LAUNCH_FILE_MAX_BYTES
-from . import compose, dockerfile, kubernetes, procfile, shell, supervisor, systemd
-from .cmdline import Command, parse_words, split
+from . import compose, dockerfile, helm, kubernetes, procfile, shell, supervisor, systemd
+from .apps import named_apps
+from .cmdline import UNKNOWN, Command, parse_words, split
 from .paths import COMPOSE as _COMPOSE, YAML_NOTICE, is_deployment_path
 from .process import Process
 from .rabbitmq import ConsumerTimeout, consumer_timeouts
@@ -31,7 +33,7 @@ from .yamlfile import available as yaml_available
 _YAML = re.compile(r"\.ya?ml$")
 _PROCFILE = re.compile(r"(?:^|/)Procfile[^/]*$")
 _DOCKERFILE = re.compile(r"(?:^|/)(?:Dockerfile[^/]*|[^/]*\.[Dd]ockerfile)$")
-_SHELL = re.compile(r"\.sh$")
+_SHELL = re.compile(r"\.(?:ba)?sh$")
 _SCRIPT_WORD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+$")
 
 
@@ -86,6 +88,23 @@ class _Reader:
         return None
 
 
+    def chart_files(self, chart: str) -> list[str]:
+        """The files of a chart directory and of its ``templates/``, relative to it."""
+        prefix = chart + "/" if chart else ""
+        if self.root is None:
+            return [p[len(prefix):] for p in self.texts if p.startswith(prefix)]
+        out = []
+        for sub in ("", "templates/"):
+            try:
+                out += [sub + n for n in sorted(os.listdir(self.root / (prefix + sub or ".")))]
+            except OSError:
+                continue
+        return out
+
+    def text_of(self, path: str) -> str | None:
+        """The text of a file of the tree (a compose file another one ``extends``)."""
+        return self.texts[path] if path in self.texts or self._load(path) else None
+
     def _load(self, path: str) -> bool:
         """Read a script no launch-file pattern names (``compose/django/start``)."""
         if self.root is None or path.startswith("..") or not is_deployment_path(path):
@@ -121,10 +140,18 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
     out = Deployment()
     reader = _Reader(texts, root)
     yaml_files = False
+    charted: set[str] = set()  # the templates of the charts read
+    if yaml_available():
+        for chart in helm.charts(list(texts), reader.text_of):
+            found, templates = helm.read(chart, reader.chart_files(chart), reader.text_of, reader.follow)
+            out.processes.extend(found)
+            charted.update(templates)
     for path in sorted(texts):
         text = texts[path]
         parse = _reader_for(path, text)
-        if parse is None or "celery" not in text:
+        if path in charted:
+            continue
+        if parse is None or ("celery" not in text and not (parse is compose.read and "extends" in text)):
             continue
         if parse in (compose.read, kubernetes.read):
             yaml_files = True
@@ -133,7 +160,7 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
             if "{{" in text:  # a Helm or Jinja template: what it renders is not known
                 out.unread.append(path)
                 continue
-        found = parse(path, text, reader.follow)
+        found = compose.read(path, text, reader.follow, reader.text_of) if parse is compose.read else parse(path, text, reader.follow)
         out.processes.extend(found)
     for path in sorted(texts):  # scripts no other file runs: processes of their own
         if _SHELL.search(path) and path not in reader.followed:
@@ -155,9 +182,11 @@ def deployment(m) -> Deployment:
 
 
 def processes_for(m, app) -> list[Process]:
-    """The processes that start ``app``: named by their ``-A``, or, when the
-    project has one app that runs workers, every process without ``-A``."""
+    """The processes that start ``app``: named by their ``-A`` (the app's
+    module or object, or a module ``apps.named_apps`` ties to it), or, when
+    the project has one app that runs workers, every process without ``-A``."""
     module, _, var = app.key.rpartition(":")
     workers = [a for a in m.relevant_apps() if not a.send_only]
     only = len(workers) == 1 and workers[0].key == app.key and workers[0].path == app.path
-    return [p for p in deployment(m).processes if p.starts(module, var, only)]
+    return [p for p in deployment(m).processes
+            if p.starts(module, var, only) or (p.command.app not in (None, UNKNOWN) and app.key in named_apps(m, p.command.app))]
