@@ -41,7 +41,9 @@ class Entry:
     # False: off by default, run only when ``select``/``extend-select`` names it
     default_enabled: bool = True
     gate: str | None = None  # "module:function" over the file's ``ast`` (rule.Checker.GATE)
-    project_part: bool = False  # a file rule with a ``check_project`` (rule.Rule)
+    # a file rule with a ``check_project`` (rule.Rule): "project" when it reads
+    # facts of every file, "own" when only of the files it reports in; "" without
+    project_part: str = ""
     # a fact collector's readers (``Checker.CONSUMERS``): it runs only when one of them is enabled
     consumers: tuple[str, ...] = ()
 
@@ -171,7 +173,7 @@ def catalog_rows() -> list[tuple]:
             tuple(o if isinstance(o, str) else o.as_row() for o in getattr(cls, "OPTIONS", ())),
             bool(getattr(cls, "DEFAULT_ENABLED", True)),
             getattr(cls, "GATE", None),
-            kind == "file" and hasattr(cls, "check_project"),
+            getattr(cls, "PROJECT_FACTS", "project") if kind == "file" and hasattr(cls, "check_project") else "",
             tuple(getattr(cls, "CONSUMERS", ())),
         ))
     codes = [r[0] for r in rows if r[0]]

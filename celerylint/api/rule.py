@@ -144,7 +144,12 @@ class Rule(_Declared, Checker):
     whole project is known (a value read from the Django settings) records
     a fact with ``self.ctx.fact(...)`` and defines the classmethod
     ``check_project(project)``, which the project phase calls as it calls a
-    ``ProjectRule``'s ``check``."""
+    ``ProjectRule``'s ``check``.  ``PROJECT_FACTS = "own"`` says that its
+    project part judges only facts of the files it reports in (its deferred
+    findings): a run on some files then runs it on those files only, not on
+    every other file of the project for its facts."""
+
+    PROJECT_FACTS = "project"
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None,
                when: dict[str, Any] | None = None, *, severity: str | None = None) -> None:

@@ -133,6 +133,7 @@ class LockWithoutTtl(PendingTakes, Rule):
     """
 
     CODE = "CL203"
+    PROJECT_FACTS = "own"  # its project part judges its deferred findings only
     NAME = "lock-without-ttl"
     SEVERITY = "error"
     SUMMARY = "A Redis or cache lock without an expiry: a crashed worker holds it forever"

@@ -119,6 +119,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
     """
 
     CODE = "CL204"
+    PROJECT_FACTS = "own"  # its project part judges its deferred findings only
     NAME = "unsafe-lock-release"
     SEVERITY = "warning"
     SUMMARY = "A lock released with a plain delete: a worker whose lock expired deletes the next holder's lock"

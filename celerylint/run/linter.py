@@ -61,7 +61,7 @@ class Linter:
         # a run on some files of a project (focus.py): the other files are read
         # only for what the project phase and the indexes take from them
         self.focus = None
-        self.context = [e for e in self.entries if e.kind in ("collector", "syntax") or e.project_part]
+        self.context = [e for e in self.entries if e.kind in ("collector", "syntax") or e.project_part == "project"]
         # with ``closure`` (closure.py): the files outside it give only the configuration's facts
         self.closure: set[str] | None = None
         self.config_context = config_entries(self.context)

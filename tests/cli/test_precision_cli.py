@@ -109,3 +109,33 @@ def test_a_noqa_comment_silences_a_finding_judged_in_the_project_phase(cli, tmp_
     write(tmp_path, _BACKEND_LOCK.format(backend="redis://localhost:6379/1", noqa="  # noqa: CL203"))
     proc = cli("--select", "CL203,CL002", "--format", "json", ".", cwd=tmp_path)
     assert json.loads(proc.stdout) == []  # silenced, and the comment counts as used (no CL002)
+
+
+def test_a_run_on_another_file_does_not_run_the_lock_rules_on_this_one(tmp_path, monkeypatch):
+    """CL203's and CL204's project part judges only their own findings
+    (``PROJECT_FACTS = "own"``): a run on some files runs them on those
+    files, not on every other file of the project for its facts."""
+    from click.testing import CliRunner
+
+    from celerylint.cli.commands import main
+    from celerylint.run import jobs
+
+    write(tmp_path, _BACKEND_LOCK.format(backend="redis://localhost:6379/1", noqa="") + '''
+    # file: proj/other.py
+    from proj.celery import app
+    from proj.tasks import sync  # in the closure of this file: read for its facts
+    @app.task
+    def ping():
+        return 1
+''')
+    analysed: list[tuple[str, set[str]]] = []
+    real = jobs.analyze
+    monkeypatch.setattr(jobs, "analyze", lambda rel, text, data, settings, entries, active, *rest: (
+        analysed.append((rel, {e.code for e in active})) or real(rel, text, data, settings, entries, active, *rest)))
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["--no-cache", "--jobs", "1", "--format", "json", "proj/other.py"])
+    assert done.exit_code in (0, 1), done.output
+    assert analysed and not [rel for rel, codes in analysed if codes & {"CL203", "CL204"}]
+    done = CliRunner().invoke(main, ["--no-cache", "--jobs", "1", "--format", "json", "--select", "CL203",
+                                     "proj/tasks.py"])
+    assert [f["line"] for f in json.loads(done.stdout)] == [4]
