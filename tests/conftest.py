@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,9 @@ def lint_json(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[in
     assert result.exit_code in (0, 1), result.output
     return result.exit_code, json.loads(result.stdout), result.stderr
 
+
+def default_sigint() -> None:
+    """A child's ``preexec_fn``: SIGINT as at a terminal, whatever the test
+    runner inherited (a background job ignores SIGINT, and celerylint keeps a
+    signal ignored by whoever started it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -11,19 +11,15 @@ import threading
 import time
 from pathlib import Path
 
+from conftest import default_sigint
+
 TASKS = "from celery import shared_task\n\n@shared_task\ndef ok():\n    return 1\n"
 LATER = "\n@shared_task\ndef later():\n    ok.apply_async(countdown=86400 * 3)\n"
 
 
-def _default_sigint() -> None:
-    # as at a terminal, whatever the test runner inherited: a background job
-    # ignores SIGINT, and celerylint keeps a signal ignored by whoever started it
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _start(cwd: Path, *args: str) -> tuple[subprocess.Popen, queue.Queue]:
     proc = subprocess.Popen([sys.executable, "-m", "celerylint", "--watch", *args], cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_default_sigint)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=default_sigint)
     lines: queue.Queue = queue.Queue()
 
     def pump() -> None:

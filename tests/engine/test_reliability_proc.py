@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import default_sigint
+
 CMD = [sys.executable, "-m", "celerylint"]
 ENV = {**os.environ, "NO_COLOR": "1"}
 
@@ -242,14 +244,9 @@ def pool_tree(tmp_path):
             pass
 
 
-def _default_sigint() -> None:
-    # as at a terminal, whatever the test runner inherited (a background job ignores SIGINT)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _start(cwd: Path, *args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen([*CMD, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
-                            preexec_fn=_default_sigint, **kw)
+                            preexec_fn=default_sigint, **kw)
 
 
 def _children(pid: int) -> list[int]:
