@@ -16,6 +16,7 @@ from ..domain.tasks import (
 from ..domain.task_syntax import CALL_METHODS, EXECUTION_OPTIONS
 from .task_calls import TASK_CALL
 from ..api.rule import All, Checker, Regex
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 # Options no task plausibly takes as a parameter of its own: reported even
 # when the task's signature cannot be seen (or takes ``**kwargs``).  Names
@@ -161,6 +162,7 @@ class TaskSignatures(Checker):
     """Records every task's keyword parameters and the ``.delay``/``.s``/``.si``
     calls that pass an execution option, for CL209's project phase."""
 
+    PATHS = TEST_PATHS_EXCLUDED
     # Calls: ``.delay(``, ``.s(``, ``.si(``; definitions: any task.
     REQUIRES = (
         # a call records a fact only when it passes an execution option by keyword

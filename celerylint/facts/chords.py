@@ -14,6 +14,7 @@ import ast
 
 from ..api.needles import All
 from ..api.syntax import SyntaxCollector, dotted
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 CHORD_FACT = "chord-use"
 CHORD = frozenset({"celery.chord", "celery.canvas.chord"})
@@ -24,6 +25,7 @@ CANVAS = CHORD | GROUP | CHAIN
 
 
 class Chords(SyntaxCollector):
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (All((b"celery", (b"chord", b"group"))),)  # imported from celery
     CONSUMERS = ("CL217", "CL219")
 

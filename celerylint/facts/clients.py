@@ -20,6 +20,7 @@ import sys
 
 from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector, dotted
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 from .client_index import CACHE, CACHE_MAPPINGS, CACHE_OBJECTS, LIBRARY_PREFIXES, PROVIDERS_FACT, REDIS, REDIS_CLASSES, REDIS_FACTORIES
 
 _DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "staticmethod", "classmethod"})
@@ -74,6 +75,7 @@ def _is_none(node: ast.AST | None) -> bool:
 
 
 class ClientProviders(SyntaxCollector):
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (Regex(rb"redis(?!tribut)"), b"core.cache")
 
     def collect(self, tree: ast.Module) -> None:

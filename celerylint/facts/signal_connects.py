@@ -14,6 +14,7 @@ import re
 from ..api.needles import All, Regex
 from ..api.syntax import SyntaxCollector, dotted
 from ..domain.dispatch_syntax import MODEL_SIGNAL_NAMES
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 CONNECT_FACT = "model-signal-connect"
 MODEL_SIGNALS = frozenset(f"django.db.models.signals.{s}" for s in MODEL_SIGNAL_NAMES)
@@ -21,6 +22,7 @@ _CONNECT = re.compile(r"connect")
 
 
 class SignalConnects(SyntaxCollector):
+    PATHS = TEST_PATHS_EXCLUDED
     # ``.connect(`` without its dot: a regular expression that starts with its literal is scanned for in C
     REQUIRES = (All((Regex(rb"connect\s*\("), (b"_save", b"_delete", b"m2m_changed"))),)
     CONSUMERS = ("CL216",)

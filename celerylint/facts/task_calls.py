@@ -11,6 +11,7 @@ import re
 
 from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector, SyntaxFile, dotted
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 ARGS_FACT = "task-call-arguments"
 QUEUE_FACT = "task-call-queue"  # ``apply_async``/``signature`` with a literal ``queue=``: CL123
@@ -67,6 +68,7 @@ class _Scope:
 
 
 class TaskCalls(SyntaxCollector):
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (TASK_CALL,)
 
     def __init__(self, file: SyntaxFile) -> None:

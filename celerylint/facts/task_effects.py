@@ -11,6 +11,7 @@ from ..domain.tasks import (
     CLASS_WITH_RUN, TaskBodies, TaskInfo, broad_exception, class_name, reaches_project_class, task_and,
 )
 from ..api.rule import Checker, Regex
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 EFFECTS_FACT = "task-effects"
 
@@ -63,6 +64,7 @@ class TaskEffects(TaskBodies, Checker):
     ``candidate`` (a class that is a task only if a base is), ``effects``
     (the first two, as shown), at the option or the task's name."""
 
+    PATHS = TEST_PATHS_EXCLUDED
     # a task with its own option, a ``base=`` or a class with a base; or a
     # class with a base and a ``run`` method (a task through an imported base)
     REQUIRES = (task_and((b"autoretry_for", Regex(rb"\bbase\s*="), Regex(rb"class\s+\w+\s*\(\s*\w"))), CLASS_WITH_RUN)

@@ -15,6 +15,7 @@ from ..domain.tasks import (
     is_task_class, maybe_project_class, module_classes, reaches_project_class, registered_classes,
 )
 from ..api.rule import All, Checker, Regex
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 from .task_class_index import TIME_LIMITS
 
 
@@ -25,6 +26,7 @@ TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_l
 
 
 class TaskCollector(Checker):
+    PATHS = TEST_PATHS_EXCLUDED
     # a task, or a class that may be a task class through a base of the
     # project: one whose name or a base's name says Task, or a class with a
     # base in a file that defines ``run``
@@ -98,6 +100,7 @@ class TaskCollector(Checker):
 
 
 class DelayCollector(Checker):
+    PATHS = TEST_PATHS_EXCLUDED
     # ``eta`` at a word start, written so that the regex engine scans for
     # the literal (``\beta`` would be tried at every position)
     REQUIRES = (b"countdown", Regex(rb"eta(?<!\weta)\s*="))
@@ -115,6 +118,7 @@ class RetryDelayCollector(Checker):
     spec; ``via`` for a class that is a task only if a base of the
     project is (``domain.task_classes.confirmed``)."""
 
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (All((b"default_retry_delay", (TASK_DEFINITION, CLASS_WITH_RUN, Regex(rb"class\s+\w+\s*\(\s*\w")))),)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -151,6 +155,7 @@ class BroadAutoretryCollector(Checker):
     a task class here, or may be one through a base of the project
     (``via``: its bases, confirmed in the project phase), at the option."""
 
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (All((b"autoretry_for", (TASK_DEFINITION, Regex(rb"class\s+\w+\s*\(\s*\w")))),)
 
     def __init__(self, ctx) -> None:

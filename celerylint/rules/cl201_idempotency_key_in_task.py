@@ -9,6 +9,7 @@ from ..domain.dataflow import flow, fresh_origin, params_of
 from ..domain.side_effects import side_effect
 from ..domain.tasks import TaskRule, task_and
 from ..rule import FileContext, Invalid, Regex, Valid
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 KEY_NAME = re.compile(r"idempot|dedup", re.IGNORECASE)
 _EMPTY = cst.Module([])
@@ -97,6 +98,7 @@ class IdempotencyKeyInTask(TaskRule):
     SUMMARY = "An idempotency/dedup key made inside the task from a random or time value: it changes on every redelivery"
     HINT = "make the key where the work is decided and pass it in: `task.delay(..., idempotency_key=f\"charge-{order.id}\")`"
     TAGS = ("idempotency",)
+    PATHS = TEST_PATHS_EXCLUDED
     # a task, a use of a key (a Redis client or Django cache, both known only
     # through an import, or a name saying idempotency/dedup), and an import
     # of a fresh-value source (uuid, time/datetime/timezone, random, secrets,

@@ -5,6 +5,7 @@ import libcst as cst
 from ..domain.dataflow import Flow, flow, marks_done, statements_movable_after, throttles, within
 from ..domain.tasks import TaskRule, task_and
 from ..rule import Fix, Invalid, MoveLinesAfter, Valid
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 
 class MarkerBeforeSideEffect(TaskRule):
@@ -87,6 +88,7 @@ class MarkerBeforeSideEffect(TaskRule):
     HINT = "write the marker only after the side effect succeeded"
     TAGS = ("idempotency",)
     OPTIONS = ("side-effect-calls",)
+    PATHS = TEST_PATHS_EXCLUDED
     # a task, and a Redis/cache client ("edis", "cache") or a model flag save
     REQUIRES = (task_and((b"edis", b"cache", b"save")),)
 

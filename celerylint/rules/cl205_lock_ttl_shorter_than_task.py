@@ -11,6 +11,7 @@ from ..domain.locks import LockTake
 from ..domain.tasks import CLASS_WITH_RUN, TimeLimit
 from ..domain.values import numeric_literal
 from ..rule import All, Finding, Fix, Invalid, Replace, Rule, Valid, django_project
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 MARGIN = 60  # seconds the fix adds to the task's time limit
 FACT = "lock-ttl-setting"  # a lock in a task whose time limit is read from a Django setting
@@ -108,6 +109,7 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
     FIX = "sometimes"
     HINT = "make the lock TTL longer than the task's time_limit (or shorten the time limit)"
     TAGS = ("locks", "redis")
+    PATHS = TEST_PATHS_EXCLUDED
     # A time limit in the file, or a task that may inherit one (``base=``, a
     # class with ``run`` and a base), and a client made or imported (see CL203).
     REQUIRES = (All(((b"time_limit", b"base=", CLASS_WITH_RUN), (REDIS_IMPORT_NEEDLE, b"core.cache", BACKEND_CLIENT_NEEDLE))),)

@@ -5,6 +5,7 @@ import libcst as cst
 from ..domain.dataflow import Event, Flow, flow
 from ..domain.tasks import TaskRule, task_and
 from ..rule import Invalid, Valid
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 
 # Exception classes that catch much more than a duplicate key: a handler naming
@@ -100,6 +101,7 @@ class SideEffectBeforeDedupCheck(TaskRule):
     HINT = "take a lock (SET NX EX) or check for the existing row before the external call"
     TAGS = ("idempotency", "locks")
     OPTIONS = ("side-effect-calls",)
+    PATHS = TEST_PATHS_EXCLUDED
     # the handler and the task are in one file: IntegrityError and a task marker
     REQUIRES = (task_and((b"IntegrityError",)),)
 

@@ -4,6 +4,7 @@ import libcst as cst
 
 from ..domain.transaction_dispatch import FollowsTransactions, TransactionFrames, dispatched
 from ..rule import All, Invalid, Rule, Valid
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 
 class DispatchInTransaction(FollowsTransactions, Rule):
@@ -80,6 +81,7 @@ class DispatchInTransaction(FollowsTransactions, Rule):
     FIX = "sometimes"
     HINT = "dispatch in `transaction.on_commit(...)`, or with `delay_on_commit()`"
     TAGS = ("django", "calling")
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (All((b"atomic", b"transaction", (b"delay", b"apply_async", b"send_task"))),)
     GATE = "celerylint.domain.transactions:may_dispatch_in_atomic"
 

@@ -4,6 +4,7 @@ import libcst as cst
 
 from ..domain.tasks import TASK_DEFINITION, TaskRule
 from ..rule import Invalid, Valid
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 
 class TaskWithoutName(TaskRule):
@@ -61,6 +62,7 @@ class TaskWithoutName(TaskRule):
     HINT = "give the task a stable `name=`"
     TAGS = ("naming",)
     DEFAULT_ENABLED = False
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (TASK_DEFINITION,)
 
     VALID = (

@@ -136,6 +136,20 @@ class TaskCallSignatureMismatch(ProjectRule):
     TAGS = ("calling",)
 
     VALID = (
+        # a test that checks a wrong call fails (celery's own integration tests): tests are not linted
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/tasks.py
+            from celery import shared_task
+            @shared_task
+            def add(x, y): ...
+            # file: proj/tests/test_tasks.py
+            from proj.tasks import add
+            result = add.delay(5, wrong_arg=5)
+            # file: proj/tests.py
+            from proj.tasks import add
+            add.delay(5)
+        """),
         Valid("""
             # file: proj/__init__.py
             # file: proj/tasks.py

@@ -8,6 +8,7 @@ from ..domain.tasks import TaskRule, task_and, task_time_limit
 from ..domain.values import evaluate, seconds
 from ..facts.lock_library_config import CLEAR_LOCKS_FACT, ONCE_FACT, SINGLETON_FACT
 from ..rule import Finding, Invalid, Valid
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 FACT = "lock-library-task"
 ONCE_BASES = frozenset({"celery_once.QueueOnce", "celery_once.tasks.QueueOnce"})
@@ -110,6 +111,7 @@ class LockLibraryExpiry(TaskRule):
     SUMMARY = "A celery-once or celery-singleton lock that expires before the task's time limit, or never"
     HINT = "make the lock expiry longer than the task's time limit (and its time in the queue)"
     TAGS = ("locks",)
+    PATHS = TEST_PATHS_EXCLUDED
     REQUIRES = (task_and((b"QueueOnce", b"Singleton")),)
 
     VALID = (

@@ -7,7 +7,8 @@ phase records a ``noqa-used`` fact for every finding a comment silenced
 dropped (project.py).  A code is reported only when celerylint can be sure
 it is unused: a full code ``CLnnn`` (not a prefix, not another tool's code,
 not a bare ``# noqa``) of a rule that ran on the file (selected, not
-ignored for it), or a ``CLnnn`` that is no celerylint code at all.  A line
+ignored for it, and not kept off it by its ``PATHS``: the task-code rules
+do not run in tests), or a ``CLnnn`` that is no celerylint code at all.  A line
 whose comment names CL002 is left alone, and so is a file with
 ``# celerylint: skip-file``.  The comment must be a real comment (Python's
 tokenizer says so): a ``"# noqa: CL203"`` inside a string is text.
@@ -35,7 +36,7 @@ _DOCTOR = frozenset(f"CL{n}" for n in range(150, 156))  # celerylint doctor's, p
 def unused_noqa(results: dict[Path, FileResult], silenced: list[Finding], linter: Linter,
                 texts: dict[str, str]) -> list[Finding]:
     from ..config.settings import relative_path
-    from ..registry import known_codes
+    from ..registry import by_code, known_codes
 
     used: dict[str, set[tuple[int, str]]] = {}
     for result in results.values():
@@ -58,8 +59,13 @@ def unused_noqa(results: dict[Path, FileResult], silenced: list[Finding], linter
         if text is None or "noqa" not in text.lower() or "skip-file" in text and _skipped(text):
             continue
         here = used.get(rel, set())
+
+        def ran(code: str, rel: str = rel, local=local) -> bool:  # enabled, and its ``PATHS`` take the file
+            entry = by_code(code)
+            return settings.enabled(code, local) and (entry is None or entry.wanted_for(rel))
+
         for line, col, comment, line_text in _comments(text):
-            finding = _check(rel, line, col, comment, line_text, here, known, lambda c: settings.enabled(c, local))
+            finding = _check(rel, line, col, comment, line_text, here, known, ran)
             if finding is not None:
                 out.append(finding)
     return out

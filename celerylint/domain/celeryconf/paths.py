@@ -10,11 +10,14 @@ import re
 # name of many "settings" is not scanned again from each)
 SETTINGS_PATH = re.compile(r"(?:^|/)(?:(?=[^/]*(?:settings|config|conf))[^/]*\.py|(?:settings|config|conf)/[^/]+\.py)$")
 
-# Tests and their fixtures: the configuration model leaves their facts out,
-# and the lock rules leave tests alone (a lock there is a fixture).
-TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$")
+# Tests and their fixtures (Django's ``tests.py`` too): the configuration
+# model leaves their facts out, and the task-code rules (CL2xx) and the
+# collectors of tasks, calls, clients and chords do not run there: a test
+# sends wrong arguments, waits on eager results and takes locks as fixtures
+# on purpose.
+TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|t)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|tests|conftest)\.py$")
 # The paths that are not tests, as a ``PATHS`` pattern.
-TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|conftest)\.py$)"
+TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/]*|[^/]*_tests?|tests|conftest)\.py$)"
 
 # ``DJANGO_SETTINGS_MODULE`` named in a launch file (Procfile, Dockerfile, .env,
 # compose, shell), and how much of such a file is read.
