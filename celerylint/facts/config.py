@@ -28,7 +28,7 @@ import libcst as cst
 
 from ..domain.apps import send_only
 from ..domain.tasks import APP_FACTORIES
-from ..domain.celeryconf.paths import SETTINGS_PATH
+from ..domain.celeryconf.paths import SETTINGS_PATH, TEST_PATHS_EXCLUDED
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
 from ..domain.celeryconf.values_origin import traced_value
@@ -69,6 +69,7 @@ _SETTING_AT_LINE_START = (
 
 
 class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
+    PATHS = TEST_PATHS_EXCLUDED  # the configuration model leaves tests' facts out
     # Literal-first patterns: the prefilter runs on every file of the tree.
     # Settings are looked for at the start of a line (indented ones only
     # inside ``if``/``try`` blocks of a file that also has one at column 0, or

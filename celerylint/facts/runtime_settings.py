@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 
 from ..api.syntax import SyntaxCollector
+from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 GLOBALS_HANDED = "globals-handed"
 RUNTIME_NAMES = "runtime-setting-names"
@@ -37,7 +38,7 @@ class RuntimeSettings(SyntaxCollector):
     REQUIRES = (b"globals()", b"global_name")
     # ``settings.py``, ``settings_prod.py``, ``settings/base.py``: a literal
     # first, so that the test of every path of the tree is a fast scan
-    PATHS = r"settings(?:[^/]*|/[^/]*)\.py$"
+    PATHS = (r"settings(?:[^/]*|/[^/]*)\.py$", TEST_PATHS_EXCLUDED)
 
     def collect(self, tree: ast.Module) -> None:
         for statement in tree.body:  # what runs at import, not in a function or class

@@ -9,7 +9,7 @@ import re
 import libcst as cst
 
 from ..api.context import FileContext, dotted_name
-from ..domain.celeryconf.paths import SETTINGS_PATH
+from ..domain.celeryconf.paths import SETTINGS_PATH, TEST_PATHS_EXCLUDED
 from ..api.rule import Checker, Regex
 
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
@@ -92,7 +92,7 @@ class SettingsChainCollector(Checker):
     whose path looks like settings; elsewhere ``ConfigCollector`` records star
     imports of the files it reads anyway."""
 
-    PATHS = SETTINGS_PATH.pattern
+    PATHS = (SETTINGS_PATH.pattern, TEST_PATHS_EXCLUDED)
     REQUIRES = (Regex(rb"import[ \t]+\*"),)
 
     def __init__(self, ctx: FileContext) -> None:
@@ -136,7 +136,7 @@ class SettingsClassCollector(Checker):
     - ``settings_include``: django-split-settings ``include("a.py",
       optional("b.py"))``, the files run in the module's namespace."""
 
-    PATHS = SETTINGS_PATH.pattern
+    PATHS = (SETTINGS_PATH.pattern, TEST_PATHS_EXCLUDED)
     # A settings class holds indented Celery settings, or is exported by a
     # loader, or is a django-configurations class; an intermediate class of a
     # file with none of these is not read, and the chain through it is unknown.
