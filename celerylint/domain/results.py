@@ -15,13 +15,11 @@ from __future__ import annotations
 import libcst as cst
 
 from ..api.context import FileContext
+from .wait_syntax import DISPATCH, RESULT_FACTORIES, WAITS  # noqa: F401 - WAITS: CL214 takes it from here
 
-DISPATCH = frozenset({"delay", "apply_async", "send_task"})
 CANVAS = frozenset({"celery.group", "celery.chord", "celery.chain", "celery.canvas.group", "celery.canvas.chord",
                     "celery.canvas.chain", "celery.canvas._chain"})
 RESULT_CLASSES = frozenset({"celery.result.AsyncResult", "celery.result.GroupResult", "celery.result.ResultSet"})
-RESULT_FACTORIES = frozenset({"AsyncResult", "GroupResult"})  # app.AsyncResult(id), self.AsyncResult(id)
-WAITS = frozenset({"get", "wait", "join", "join_native", "collect"})
 ALLOW_JOIN = "celery.result.allow_join_result"
 # what a file that makes a result says (the prefilter of the rules built on this module)
 RESULT_SOURCES = (b"delay", b"apply_async", b"send_task", b"Result", b"group", b"chord", b"chain")

@@ -112,6 +112,7 @@ class WaitOnResultInTask(TaskRule):
     TAGS = ("calling",)
     REQUIRES = (task_and((b"get", b"wait", b"join", b"collect", b"ready"), RESULT_SOURCES),)
     PATHS = TEST_PATHS_EXCLUDED  # a test may wait on an eager result
+    GATE = "celerylint.domain.wait_syntax:may_wait_on_result"
 
     VALID = (
         Valid("""
