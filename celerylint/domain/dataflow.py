@@ -27,11 +27,10 @@ from .clients import client_kind
 from .fresh import TIME_CALLS, _bound, fresh_origin, params_of
 from .keys import spelled
 from .side_effects import side_effect
+from .marker_syntax import CHECKS, MARKS
 
 __all__ = ["Event", "Flow", "flow", "fresh_origin", "key_id", "marks_done", "params_of", "throttles", "within"]
 
-CHECKS = frozenset({"get", "exists", "has_key"})
-MARKS = frozenset({"set", "setex", "psetex"})
 LOCKS = frozenset({"setnx", "lock", "add"})
 RELEASES = frozenset({"delete", "unlink", "delete_many"})
 DB_WRITES = frozenset({

@@ -91,6 +91,7 @@ class MarkerBeforeSideEffect(TaskRule):
     PATHS = TEST_PATHS_EXCLUDED
     # a task, and a Redis/cache client ("edis", "cache") or a model flag save
     REQUIRES = (task_and((b"edis", b"cache", b"save")),)
+    GATE = "celerylint.domain.marker_syntax:may_mark_before_effect"
 
     VALID = (
         # the corrected version
