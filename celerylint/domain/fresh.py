@@ -7,17 +7,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ..api.context import FileContext
-from .values import NOW_CALLS
+from .fresh_syntax import RANDOM_CALLS, TIME_CALLS  # noqa: F401 - dataflow takes TIME_CALLS from here
 
 _MAX_DEPTH = 8
 
-RANDOM_CALLS = frozenset(
-    {"uuid.uuid1", "uuid.uuid4", "os.urandom"}
-    | {f"secrets.{n}" for n in ("token_hex", "token_urlsafe", "token_bytes", "randbelow", "randbits", "choice")}
-    | {f"random.{n}" for n in ("random", "randint", "randrange", "getrandbits", "choice", "choices", "sample",
-                               "uniform", "randbytes")}
-)
-TIME_CALLS = frozenset({"time.time", "time.time_ns"} | (NOW_CALLS - {"django.utils.timezone.localtime"}))
 # conversions and methods that keep a value fresh (others, like strftime or
 # date(), may bucket a time value and make a deliberate key)
 KEEP_FRESH_FUNCS = frozenset({"str", "repr", "int", "float", "bytes"})

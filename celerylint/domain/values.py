@@ -19,6 +19,7 @@ from typing import Any
 import libcst as cst
 
 from ..api.context import FileContext
+from .fresh_syntax import NOW_CALLS
 
 
 class _NoneValue:
@@ -44,11 +45,6 @@ class Env:
     default: Any
 
 
-NOW_CALLS = frozenset({
-    "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
-    "django.utils.timezone.now", "django.utils.timezone.localtime", "arrow.utcnow", "arrow.now",
-    "pendulum.now",
-})
 ENV_CALLS = frozenset({"os.environ.get", "os.getenv", "os.environ.setdefault"})
 ENV_LIB_HEADS = ("environ.Env", "decouple.config", "environs.Env")
 _OPS = {

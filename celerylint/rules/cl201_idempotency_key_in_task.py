@@ -107,6 +107,7 @@ class IdempotencyKeyInTask(TaskRule):
         (REDIS_IMPORT_NEEDLE, b"cache", Regex(rb"(?i)idempot|dedup")),
         (b"uuid", b"time", b"random", b"secrets", b"urandom", b"arrow", b"pendulum"),
     ),)
+    GATE = "celerylint.domain.fresh_syntax:may_make_fresh_value"  # a call that makes a fresh value
 
     VALID = (
         # the corrected version: the caller passes the key
