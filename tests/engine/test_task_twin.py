@@ -61,16 +61,37 @@ SHAPES = [
 ]
 
 
+SIGNATURE_SHAPES = [
+    HEAD + "@shared_task(bind=True)\ndef a(self, x, /, y, z=1, *args, k, m=2, **kw):\n    pass\n",
+    HEAD + "@shared_task(bind=False)\ndef a(x, /, *, k):\n    pass\n",
+    HEAD + "@shared_task(bind=True)\ndef a():\n    pass\n",
+    HEAD + "@shared_task(bind=1)\ndef a(self):\n    pass\n",
+    HEAD + "from django.db import transaction\n@shared_task\n@transaction.atomic\ndef a(x):\n    pass\n",
+    HEAD + "import functools\n@shared_task\n@functools.lru_cache\ndef a(x):\n    pass\n",
+    HEAD + "if True:\n    @app.task\n    def a(x):\n        pass\ndef b():\n    @app.task\n    def c(y):\n        pass\n",
+    HEAD + "class K:\n    def run(self, x):\n        pass\ndef helper(x):\n    pass\n",
+    HEAD + "@shared_task\ndef a(x):\n    pass\ndef b():\n    a.delay(1, queue='q')\n",
+    HEAD + "@shared_task(bind=True, base=celery.Task)\ndef a(self):\n    pass\n",
+]
+
+
+@pytest.mark.parametrize("twin", list(bench.TWINS))
 @pytest.mark.parametrize(("name", "rel", "text"), list(case_files()), ids=lambda v: v if isinstance(v, str) and "\n" not in v else "")
-def test_twin_matches_libcst_on_rule_cases(name, rel, text):
-    accepted, difference = bench.compare(rel, text, rel.removesuffix(".py").replace("/", "."))
+def test_twin_matches_libcst_on_rule_cases(name, rel, text, twin):
+    accepted, difference = bench.compare(rel, text, rel.removesuffix(".py").replace("/", "."), twin)
     assert difference is None
 
 
-@pytest.mark.parametrize("text", SHAPES)
-def test_twin_matches_libcst_on_shapes(text):
-    accepted, difference = bench.compare("proj/tasks.py", text, "proj.tasks")
+@pytest.mark.parametrize("twin", list(bench.TWINS))
+@pytest.mark.parametrize("text", SHAPES + SIGNATURE_SHAPES)
+def test_twin_matches_libcst_on_shapes(text, twin):
+    accepted, difference = bench.compare("proj/tasks.py", text, "proj.tasks", twin)
     assert difference is None
+
+
+def test_signature_twin_accepts_task_functions_and_declines_calls_and_bases():
+    accepted = [bool(bench.compare("proj/tasks.py", t, "proj.tasks", "signatures")[0]) for t in SIGNATURE_SHAPES]
+    assert accepted == [True] * 8 + [False, False]
 
 
 def test_twin_accepts_the_common_shapes_and_declines_the_value_model():
@@ -112,3 +133,16 @@ def test_a_run_records_the_twins_facts_without_libcst(tmp_path):
     out = subprocess.run([sys.executable, "-m", "celerylint", "--no-cache", "--exit-zero", "--select", "CL102", "."],
                          cwd=tmp_path, capture_output=True, text=True)
     assert "proj/tasks.py:2:" in out.stdout and "CL102" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_signature_comparison_can_fail(monkeypatch):
+    """A twin that keeps ``self`` of a bound task is caught."""
+    import celerylint.domain.signature_twin as twin
+
+    original = twin.signature_facts
+
+    def unbound(*args, **kwargs):
+        return [{**f, "params": ["self", *f["params"]]} for f in original(*args, **kwargs)]
+
+    monkeypatch.setitem(bench.TWINS, "signatures", (unbound, *bench.TWINS["signatures"][1:]))
+    assert bench.compare("proj/tasks.py", SIGNATURE_SHAPES[0], "proj.tasks", "signatures")[1] is not None
