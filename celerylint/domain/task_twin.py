@@ -6,7 +6,8 @@ imported.
 A file is handled when every shape that could make a task fact is one
 read without the value model: task decorators that are Celery's imported
 names or ``app.task`` on an imported app, with keyword options whose
-values are plain literals, and classes without bases.  Anything else
+values are literals, attribute chains (unknown values) or lists and
+tuples of these, and classes without bases.  Anything else
 (classes with bases, ``register``, names bound in the file used as
 decorators or apps, options that are names or calls, ``base=``,
 non-ASCII text, lone carriage returns, a task name defined twice) is
@@ -42,8 +43,17 @@ def _file(tree: ast.Module, text: str, path: str = "", module_name: str | None =
     return source
 
 
-def _literal(node: ast.expr, source: SyntaxFile):
-    """The encoded value (``celeryconf.values.encode``) of a plain literal, else Declined."""
+def _literal(node: ast.expr, source: SyntaxFile, inner: bool = False):
+    """The encoded value (``celeryconf.values.encode(setting_value(...))``)
+    of a plain literal, an attribute chain (``settings.QUEUE``: unknown to
+    ``evaluate``, None) or a list or tuple of these, else Declined."""
+    if isinstance(node, ast.Attribute) and dotted(node) is not None:
+        return None
+    if isinstance(node, (ast.List, ast.Tuple)) and not inner:
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            raise Declined
+        items = [_literal(e, source, True) for e in node.elts]
+        return {"const": [i["const"] for i in items]} if all(i is not None for i in items) else None
     if isinstance(node, ast.Constant):
         value = node.value
         if value is None:

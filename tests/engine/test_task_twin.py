@@ -58,6 +58,8 @@ SHAPES = [
     "from celery.decorators import task\n@task(queue='x', acks_late=True)\ndef a():\n    pass\n",
     "from django.conf import settings as app\n@app.task\ndef a():\n    pass\n",
     HEAD + "@shared_task(queue=['a', 'b'], expires=-1)\ndef a():\n    pass\n",
+    "from django.conf import settings\nfrom proj.celery import app\n@app.task(queue=settings.Q, acks_late=settings.A, expires=(1, 2.5, 'x'))\ndef a():\n    pass\n",
+    HEAD + "@shared_task(queue=[settings.Q, 'b'], time_limit=[], soft_time_limit=(1, [2]))\ndef a():\n    pass\n",
 ]
 
 
