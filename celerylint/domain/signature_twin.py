@@ -11,12 +11,16 @@ functions with literal ``bind`` and ``base`` absent are recorded; a
 from __future__ import annotations
 
 import ast
+import re
 
 from ..api.syntax import SyntaxFile, dotted, statements
-from .task_syntax import CALL_METHODS, EXECUTION_OPTIONS, may_record_signatures
-from .task_twin import Declined, _decorator, _file
+from .task_syntax import EXECUTION_OPTIONS, may_record_signatures
+from .task_twin import Declined, Stored, _decorator, _file
 
 TASK_FACT = "celery-task-signature"
+# ``.delay(``/``.s(``/``.si(`` and an execution option passed by keyword (``TaskSignatures``' needle)
+_CALL = re.compile(r"\.\s*(?:delay|si?)\s*\(")
+_OPTION = re.compile(r"\b(?:" + "|".join(sorted(EXECUTION_OPTIONS)) + r")\s*=")
 SIGNATURE_KEEPING = frozenset({"django.db.transaction.atomic"})  # as facts/calls.py
 
 
@@ -58,16 +62,13 @@ def _binding(args: ast.arguments, bound: bool) -> dict | None:
 
 def signature_facts(tree: ast.Module, text: str, path: str = "", module_name: str | None = None) -> list[dict]:
     """The facts ``TaskSignatures`` records in the file, or Declined."""
-    if not text.isascii() or "register" in text:
-        raise Declined
-    for node in ast.walk(tree):
+    if not text.isascii() or "register" in text or (_CALL.search(text) and _OPTION.search(text)):
+        raise Declined  # a call with an execution option may be there: its fact has libcst's text and position
+    for node in statements(tree.body):
         if isinstance(node, ast.ClassDef) and (node.bases or node.keywords):
             raise Declined  # may be a task class (value model)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CALL_METHODS
-                and any(k.arg in EXECUTION_OPTIONS for k in node.keywords)):
-            raise Declined  # a call fact: libcst's text and position
     source = _file(tree, text, path, module_name)
-    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored = Stored(tree)
     facts = []
     for node in statements(tree.body, definitions=False):  # module-level definitions
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -109,4 +110,4 @@ def handles_signatures(tree: ast.Module, text: str) -> bool:
 
 def signatures_need_libcst(tree: ast.Module, text: str) -> bool:
     """``TaskSignatures``' gate: a file it may record a fact in that its ``ast`` twin declines."""
-    return may_record_signatures(tree, text) and not handles_signatures(tree, text)
+    return not handles_signatures(tree, text) and may_record_signatures(tree, text)

@@ -37,6 +37,20 @@ class Declined(Exception):
     """A shape the twin does not read exactly as libcst does."""
 
 
+class Stored:
+    """The names the file binds, found only when asked (a decorator not
+    imported: rare), since walking every node costs more than the rest."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.names: set[str] | None = None
+
+    def __contains__(self, name: str) -> bool:
+        if self.names is None:
+            self.names = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        return name in self.names
+
+
 def _file(tree: ast.Module, text: str, path: str = "", module_name: str | None = None) -> SyntaxFile:
     source = SyntaxFile(path, text, module_name, None)
     source.record_imports(tree)
@@ -108,7 +122,7 @@ def task_facts(tree: ast.Module, text: str, path: str = "", module_name: str | N
     if not text.isascii() or text.count("\r") != text.count("\r\n") or "register" in text:
         raise Declined
     source = _file(tree, text, path, module_name)
-    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored = Stored(tree)
     defs: dict[str, int] = {}
     for m in _DEFINITION.finditer(text):
         if m.group(1) == "def":
