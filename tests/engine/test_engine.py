@@ -101,18 +101,18 @@ def test_a_file_that_only_calls_tasks_is_not_parsed_by_libcst(tmp_path):
     assert job is not None and [e.code for e in job.active] == ["CL210"]
 
 
-def test_a_test_module_that_only_mentions_execution_options_is_not_parsed_by_libcst(tmp_path):
+def test_a_module_that_only_mentions_execution_options_is_not_parsed_by_libcst(tmp_path):
     """TaskSignatures' prefilter passes ``.delay(`` and ``queue=`` anywhere in
     the file; its gate asks for a call that passes the option, a task
     decorator or a ``run`` method, and otherwise keeps the file from libcst."""
     from celerylint.config.settings import Settings
     from celerylint.run.linter import Linter
 
-    path = tmp_path / "test_views.py"
+    path = tmp_path / "views.py"
     path.write_text(
-        "from unittest.mock import patch\nfrom proj.tasks import ping\n\n\n"
-        "@patch('proj.views.publish')\ndef test_view(publish):\n    ping.delay(1)\n"
-        "    publish.assert_called_once_with(queue='high')\n"
+        "from proj.events import publish\nfrom proj.tasks import ping\n\n\n"
+        "def notify(order):\n    ping.delay(1)\n"
+        "    publish(queue='high')\n"
     )
     linter = Linter(Settings(root=tmp_path, config_dir=tmp_path))
     _, job = linter.prepare(path, path.read_bytes())
