@@ -15,36 +15,8 @@ from .task_classes import (  # noqa: F401 - re-exported: the task model's public
     reaches_project_class, registered_classes,
 )
 from .delays import resolve_setting_delay, setting_delay
-from .task_syntax import TASK_DECORATORS
+from .task_syntax import CLASS_WITH_RUN, TASK_DECORATORS, TASK_DEFINITION  # noqa: F401 - re-exported
 from .values import evaluate, seconds
-
-# Every file that defines a task (as this module recognises one) says "task"
-# or "Task", in one of these ways: a decorator whose name ends in "task"
-# (@shared_task, @app.task, @app.periodic_task), a call that makes a
-# decorator or registers a function (app.task(fn), task_with_retry =
-# shared_task(...); a bare task( without a space, unlike prose), an import
-# alias (shared_task as job, Task as BaseTask; the alias ends the line or is
-# followed by a comma, parenthesis or comment, unlike "a task as well"), or
-# a class with a ...Task base, or a class registered with
-# ``app.register_task(...)``/``app.tasks.register(...)``.
-TASK_DEFINITION = All((b"ask", (b"task", b"Task"), (  # "ask": one search refutes both spellings
-    Regex(rb"\.(?:register_task|tasks\s*\.\s*register)\s*\("),
-    Regex(rb"@\s*[\w.]*task\b"),
-    # one expression per prefix, each starting with its literal (which the
-    # regex engine scans for; an alternation first is tried at every byte)
-    Regex(rb"\.task\s*\("), Regex(rb"shared_task\s*\("), Regex(rb"periodic_task\s*\("),
-    Regex(rb"\btask\("),
-    Regex(rb"[tT]ask\s+as\s+\w+[ \t]*(?:[,)#;\r\n]|\Z)"),
-    # the bases up to a colon or to the next ``class`` (a keyword cannot be a
-    # base): a header left open is not scanned again from every class after it
-    Regex(rb"class\s+\w+\s*\((?:[^:c]|\Bc|c(?!lass\b))*Task\b"),
-)))
-
-
-# plain substrings before the expressions, "class" before "run": most files
-# of a tree define no class, and "run" is a short, slow needle
-CLASS_WITH_RUN = All((b"class", b"run", Regex(rb"def\s+run\s*\("), Regex(rb"class\s+\w+\s*\(\s*\w")))
-
 
 def task_and(*groups: tuple[bytes, ...]) -> All:
     """A needle for a file that defines a task, or a class with ``run`` that

@@ -10,12 +10,12 @@ import libcst as cst
 from ..api.context import FileContext, dotted_name
 
 from ..domain.tasks import (
-    CLASS_WITH_RUN, TASK_BASES, TASK_DEFINITION, class_name, function_task_options, is_task_class,
+    TASK_BASES, class_name, function_task_options, is_task_class,
     reaches_project_class, task_options,
 )
 from ..domain.task_syntax import CALL_METHODS, EXECUTION_OPTIONS
-from .task_calls import TASK_CALL
-from ..api.rule import All, Checker, Regex
+from .task_signatures import SIGNATURES_REQUIRES
+from ..api.rule import Checker
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 # Options no task plausibly takes as a parameter of its own: reported even
@@ -163,18 +163,9 @@ class TaskSignatures(Checker):
     calls that pass an execution option, for CL209's project phase."""
 
     PATHS = TEST_PATHS_EXCLUDED
-    # Calls: ``.delay(``, ``.s(``, ``.si(``; definitions: any task.
-    REQUIRES = (
-        # a call records a fact only when it passes an execution option by keyword
-        All((
-            TASK_CALL,  # implied by the next, and searched already for TaskCalls: refutes most files at no cost
-            Regex(rb"\.\s*(?:delay|si?)\s*\("),
-            Regex(rb"\b(?:" + b"|".join(sorted(o.encode() for o in EXECUTION_OPTIONS)) + rb")\s*="),
-        )),
-        TASK_DEFINITION,
-        CLASS_WITH_RUN,  # a task class through a base imported from the project
-    )
-    GATE = "celerylint.domain.task_syntax:may_record_signatures"
+    REQUIRES = SIGNATURES_REQUIRES
+    # a file it may record a fact in (``may_record_signatures``) that its ``ast`` twin declines
+    GATE = "celerylint.domain.signature_twin:signatures_need_libcst"
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)

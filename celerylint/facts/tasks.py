@@ -16,6 +16,7 @@ from ..domain.tasks import (
 )
 from ..api.rule import All, Checker, Regex
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
+from ..domain.task_syntax import TASK_COLLECTOR_REQUIRES
 from .task_class_index import TIME_LIMITS
 
 
@@ -27,15 +28,9 @@ TASK_OPTIONS = ("acks_late", "reject_on_worker_lost", "time_limit", "soft_time_l
 
 class TaskCollector(Checker):
     PATHS = TEST_PATHS_EXCLUDED
-    # a task, or a class that may be a task class through a base of the
-    # project: one whose name or a base's name says Task, or a class with a
-    # base in a file that defines ``run``
-    # (the name checked by a lookahead, which is not backtracked into; the
-    # bases scanned up to the next ``class``, as in ``TASK_DEFINITION``)
-    REQUIRES = (TASK_DEFINITION,
-                All((b"ask", b"Task", (Regex(rb"class\s+(?=\w*Task)\w+\s*\("),
-                                       Regex(rb"class\s+\w+\s*\((?:[^:)c]|\Bc|c(?!lass\b))*Task")))),
-                CLASS_WITH_RUN)
+    REQUIRES = TASK_COLLECTOR_REQUIRES
+    # the files its ``ast`` twin (facts/task_defs.py) does not read
+    GATE = "celerylint.domain.task_twin:tasks_need_libcst"
 
     def _options(self, options: dict[str, cst.BaseExpression]) -> dict:
         return {k: encode(setting_value(options[k], self.ctx)) for k in TASK_OPTIONS if k in options}

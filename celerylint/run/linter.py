@@ -38,7 +38,8 @@ def enabled_entries(settings: Settings) -> list[Entry]:
     return chosen
 
 
-INDEX_COLLECTORS = {("celerylint.facts.clients", "ClientProviders"), ("celerylint.facts.tasks", "TaskCollector")}
+INDEX_COLLECTORS = {("celerylint.facts.clients", "ClientProviders"), ("celerylint.facts.tasks", "TaskCollector"),
+                    ("celerylint.facts.task_defs", "TaskDefinitions")}
 
 
 class Linter:
