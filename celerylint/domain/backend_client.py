@@ -66,8 +66,30 @@ def _task_app(name: str, ctx: FileContext) -> str | None:
         bind = options.get("bind")
         if not (isinstance(bind, cst.Name) and bind.value == "True"):
             return None
-        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-        if isinstance(target, cst.Attribute) and is_celery_app(target.value, ctx):
-            return app_key(target.value, ctx)  # @app.task(bind=True)
-        return CURRENT_APP  # @shared_task(bind=True)
+        return decorator_app(decorator, ctx)
+    return None
+
+
+def decorator_app(decorator: cst.Decorator, ctx: FileContext) -> str | None:
+    """The app a task decorator registers its task on: ``module:var`` for
+    ``@app.task``, ``*`` for ``@shared_task`` (the app the worker runs)."""
+    target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+    if isinstance(target, cst.Name) and target.value not in ctx.imports:
+        bound = ctx.lookup(target.value)  # task_with_retry = app.task(...); @task_with_retry
+        if isinstance(bound, cst.Call):
+            target = bound.func
+    if isinstance(target, cst.Attribute) and is_celery_app(target.value, ctx):
+        return app_key(target.value, ctx)  # @app.task
+    return CURRENT_APP  # @shared_task
+
+
+def task_app(function: cst.FunctionDef, in_class: bool, ctx: FileContext) -> str | None:
+    """The app of the task whose body is ``function``: that of its task
+    decorator, ``*`` for the ``run`` of a ``Task`` subclass (``in_class``);
+    None when no decorator says."""
+    if in_class:
+        return CURRENT_APP
+    for decorator in function.decorators:
+        if task_options(decorator, ctx) is not None:
+            return decorator_app(decorator, ctx)
     return None

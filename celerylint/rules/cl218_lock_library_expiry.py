@@ -4,6 +4,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from ..domain.backend_client import task_app
 from ..domain.tasks import TaskRule, task_and, task_time_limit
 from ..domain.values import evaluate, seconds
 from ..facts.lock_library_config import CLEAR_LOCKS_FACT, ONCE_FACT, SINGLETON_FACT
@@ -29,8 +30,8 @@ def _dict_value(node: cst.BaseExpression | None, key: str):
     return None
 
 
-def _message(library: str, what: str, expiry: float, limit: float, which: str) -> str:
-    return (f"the {library} lock expires after {expiry:g} s ({what}), before the task's `{which}` of {limit:g} s: "
+def _message(library: str, what: str, expiry: float, limit: str) -> str:
+    return (f"the {library} lock expires after {expiry:g} s ({what}), before {limit}: "
             "a duplicate can be queued and run while this one still runs (the lock is taken when the task is "
             "sent, so queue time counts too)")
 
@@ -46,7 +47,11 @@ class LockLibraryExpiry(TaskRule):
     ## What it does
     Checks the lock expiry of tasks made unique with a lock library
     against the task's time limit (the `time_limit` or `soft_time_limit`
-    of the task, its class or a base class, as CL205 reads them):
+    of the task, its class or a base class, as CL205 reads them; for a
+    task that sets neither, the longer of its app's `task_time_limit` and
+    `task_soft_time_limit`, however the configuration sets them: the
+    constructor, `app.conf`, a configuration module, Django settings with
+    the `CELERY_` namespace):
 
     - celery-once (`base=QueueOnce`): the `once={"timeout": N}` of the
       task, else `default_timeout` of the `ONCE` configuration (`ONCE`,
@@ -61,11 +66,21 @@ class LockLibraryExpiry(TaskRule):
       `worker_ready` receiver, say), or `challenge_lock_on_startup=True` on
       the task.
 
+    The app's limit counts only when it is known in every settings profile
+    of the task's app (the app of `@app.task`; for `@shared_task` and a
+    class-based task, the project's one app that runs tasks), and the
+    finding names the shortest. It is unknown, and nothing is reported,
+    when a profile reads it from the environment or sets it in an `if`
+    branch, when a profile sets no limit, when `task_annotations` may set
+    the task's limit, or when a worker of the app is started with
+    `--time-limit`/`--soft-time-limit` (the command line wins).
+
     Unknown stays silent: a value that is not a literal number, a task
-    without a time limit (for the comparison), an `ONCE` configuration
-    celerylint does not find, `once={"unlock_before_run": True}` (the lock
-    is released before the task runs), a base class of the project that
-    derives from these bases.
+    without a time limit (for the comparison), a limit read from a Django
+    setting by the task itself (`time_limit=settings.X`), an `ONCE`
+    configuration celerylint does not find, `once={"unlock_before_run":
+    True}` (the lock is released before the task runs), a base class of
+    the project that derives from these bases.
 
     ## Why is this bad?
     Both libraries take the lock when the task is sent and release it when
@@ -237,6 +252,8 @@ class LockLibraryExpiry(TaskRule):
             return
         limit = task_time_limit(node, self.ctx)
         limit_data = (limit.limit, limit.which) if limit is not None and limit.limit is not None else (None, "")
+        # a task that sets no limit runs under its app's: the project phase reads it
+        app = task_app(node, task.cls is not None, self.ctx) if limit is None else None
         if library == "celery-once":
             once = task.option("once")
             timeout = _dict_value(once, "timeout") if once is not None else None
@@ -252,11 +269,16 @@ class LockLibraryExpiry(TaskRule):
             challenge = task.option("challenge_lock_on_startup")
             challenged = not (challenge is None or (isinstance(challenge, cst.Name) and challenge.value == "False"))
             self.ctx.fact(FACT, base, library=library, limit=limit_data[0], which=limit_data[1],
-                          challenged=challenged)
+                          challenged=challenged, **({"app": app} if app else {}))
             return
         value = seconds(evaluate(expiry, self.ctx))
-        if value is not None and limit_data[0] is not None and 0 < value < limit_data[0]:
-            self.report(expiry, _message(library, what, value, *limit_data))
+        if value is None or value <= 0:
+            return
+        if limit_data[0] is not None:
+            if value < limit_data[0]:
+                self.report(expiry, _message(library, what, value, _own(*limit_data)))
+        elif app:
+            self.ctx.fact(FACT, expiry, library=library, expiry=value, what=what, limit=None, which="", app=app)
 
     def _library(self, task) -> tuple[cst.CSTNode | None, str]:
         bases = [task.option("base")] if task.cls is None else [b.value for b in task.cls.bases if b.keyword is None]
@@ -270,22 +292,57 @@ class LockLibraryExpiry(TaskRule):
 
     @classmethod
     def check_project(cls, project) -> Iterable[Finding]:
-        """Tasks whose lock expiry is the configuration's."""
+        """Tasks whose lock expiry is the configuration's, or whose time
+        limit is their app's."""
         configured = {ONCE_FACT: [f["timeout"] for f in project.of_kind(ONCE_FACT)],
                       SINGLETON_FACT: [f["expiry"] for f in project.of_kind(SINGLETON_FACT)]}
         cleared = any(True for _ in project.of_kind(CLEAR_LOCKS_FACT))
+        m = None  # the configuration model: only for tasks that set no limit
         for f in project.of_kind(FACT):
             at = (f["path"], f["line"], f["col"], f["end_line"], f["end_col"])
-            found = configured[ONCE_FACT if f["library"] == "celery-once" else SINGLETON_FACT]
-            if None in found:
-                continue  # a configuration celerylint cannot read
-            if not found:
-                # a lock left by a dead worker is dropped by ``clear_locks`` or challenged: not forever
-                if f["library"] == "celery-singleton" and not cleared and not f.get("challenged"):
-                    yield cls.finding(_never(f["library"]), *at)
-                continue  # celery-once without a configuration found: unknown
-            expiry = max(found)
-            setting = "`default_timeout` of the celery-once configuration" if f["library"] == "celery-once" \
-                else "`singleton_lock_expiry` of the configuration"
-            if f["limit"] is not None and 0 < expiry < f["limit"]:
-                yield cls.finding(_message(f["library"], setting, expiry, f["limit"], f["which"]), *at)
+            if "expiry" in f:
+                expiry, setting = f["expiry"], f["what"]
+            else:
+                found = configured[ONCE_FACT if f["library"] == "celery-once" else SINGLETON_FACT]
+                if None in found:
+                    continue  # a configuration celerylint cannot read
+                if not found:
+                    # a lock left by a dead worker is dropped by ``clear_locks`` or challenged: not forever
+                    if f["library"] == "celery-singleton" and not cleared and not f.get("challenged"):
+                        yield cls.finding(_never(f["library"]), *at)
+                    continue  # celery-once without a configuration found: unknown
+                expiry = max(found)
+                setting = "`default_timeout` of the celery-once configuration" if f["library"] == "celery-once" \
+                    else "`singleton_lock_expiry` of the configuration"
+            if f["limit"] is not None:
+                limit = (f["limit"], _own(f["limit"], f["which"]))
+            elif f.get("app"):
+                if m is None:
+                    from ..domain.celeryconf.model import model
+
+                    m = model(project)
+                limit = _app_limit(m, f["app"])
+            else:
+                limit = None
+            if limit is not None and 0 < expiry < limit[0]:
+                yield cls.finding(_message(f["library"], setting, expiry, limit[1]), *at)
+
+
+def _own(limit: float, which: str) -> str:
+    return f"the task's `{which}` of {limit:g} s"
+
+
+def _app_limit(m, key: str) -> tuple[float, str] | None:
+    """The time limit of the app ``key`` (every settings profile of it,
+    the shortest named): None when it is unknown or unlimited in any."""
+    from ..domain.app_limits import app_time_limit  # the configuration model: only for these tasks
+    from ..domain.celeryconf.conditions import app_profiles
+
+    limits = []
+    for app in app_profiles(m, key):
+        found = app_time_limit(m, app)
+        if found is None or found[0] is None:
+            return None
+        profile = f", settings profile `{app.profile}`" if app.profile else ""
+        limits.append((found[0], f"its app's {found[1]} of {found[0]:g} s (the task sets no limit of its own{profile})"))
+    return min(limits, default=None)

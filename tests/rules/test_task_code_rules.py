@@ -145,6 +145,34 @@ def test_celery_once_configured_in_the_django_settings(tmp_path):
     assert again == []
 
 
+def test_celery_once_without_a_task_limit_is_judged_by_the_apps_limit_in_the_django_settings(tmp_path, cli):
+    """A task that sets no limit runs under ``CELERY_TASK_TIME_LIMIT`` of the
+    settings (namespace ``CELERY``): a run on the task's file alone reports
+    what the whole project does, and a limit raised in the settings is
+    seen through the cache."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    write_project(root, SETTINGS_BASE, """
+        CELERY_TASK_TIME_LIMIT = 600
+        # file: proj/settings/production.py
+        from .base import *
+        # file: proj/tasks.py
+        from celery import shared_task
+        from celery_once import QueueOnce
+        @shared_task(base=QueueOnce, once={"timeout": 60})
+        def export(): ...
+    """)
+    (root / ".git").mkdir()
+    _, findings, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
+    assert _codes(findings, "CL218") == [("proj/tasks.py", 3)]
+    assert "`task_time_limit` (proj/settings/base.py) of 600 s" in findings[0]["message"]
+    alone = cli("--select", "CL218", "--no-cache", "--format", "json", "tasks.py", cwd=root / "proj")
+    assert [(f["line"], f["message"]) for f in json.loads(alone.stdout)] == [(3, findings[0]["message"])]
+    base = root / "proj/settings/base.py"
+    base.write_text(base.read_text().replace("CELERY_TASK_TIME_LIMIT = 600", "CELERY_TASK_TIME_LIMIT = 30"))
+    _, again, _ = lint_json(root, "--select", "CL218", cache_dir=cache)
+    assert again == []
+
+
 def test_results_never_read_is_off_by_default_and_runs_when_selected(tmp_path, cli):
     write_project(tmp_path, """
         # file: proj/__init__.py

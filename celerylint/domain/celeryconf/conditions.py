@@ -45,12 +45,14 @@ def deferred_findings(project: Any, code: str) -> list[Finding]:
 def holds(m: Any, when: Any) -> bool:
     if not isinstance(when, dict) or when.get("result_backend") != "redis":
         return False
-    apps = _apps(m, str(when.get("app") or ""))
+    apps = app_profiles(m, str(when.get("app") or ""))
     return bool(apps) and all(redis_backend(app) for app in apps)
 
 
-def _apps(m: Any, key: str) -> list:
-    """Every profile of the app ``key`` stands for."""
+def app_profiles(m: Any, key: str) -> list:
+    """Every profile of the app ``key`` stands for (``module:var``, or
+    ``*``: the project's one app that runs tasks; none when there are
+    several)."""
     by_app: dict[str, list] = {}
     for name, app in m.apps.items():
         by_app.setdefault(name.partition("#")[0].partition("@")[0], []).append(app)
