@@ -34,6 +34,7 @@ class PendingTakes(TakeEvidence, Blocks):
         self.counters: list[NxCandidate] = []  # takes that initialise a counter (see ``_flush``)
         self.if_tests: dict[int, str] = {}  # id of an ``if``'s body -> the code of its test
         self.setnx_receivers: set[str] = set()  # code of objects ``setnx`` was called on (Redis clients)
+        self.discarded: set[int] = set()  # ids of calls that are whole statements (their result unused)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(NxScope())
@@ -58,8 +59,10 @@ class PendingTakes(TakeEvidence, Blocks):
         for c in scope.candidates:
             if c.key in scope.incremented:
                 # ``cache.add(key, 0, None)`` then ``cache.incr(key)``: the value
-                # initialises a counter, and no lock is held by the add
-                self.counters.append(c)
+                # initialises a counter, and no lock is held by the add; a
+                # semaphore tests what ``incr`` returns (``incr(key) <= 3``)
+                if c.key in scope.tested:
+                    self.counters.append(c)
                 continue
             expired = c.call.func.attr.value == "setnx" and c.key in scope.expires
             if c.lockish or c.key in scope.deleted or expired:
@@ -76,6 +79,7 @@ class PendingTakes(TakeEvidence, Blocks):
         self.if_tests[id(node.body)] = code_of(node.test)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.discarded.update(id(s.value) for s in node.body if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call))
         call = expire_statement(node)
         if call is not None:
             removable = bool(self.blocks) and len(self.blocks[-1].body) > 1
@@ -106,12 +110,15 @@ class PendingTakes(TakeEvidence, Blocks):
         return code_of(target) in self.setnx_receivers
 
     def note_count(self, node: cst.Call, method: str) -> None:
-        """``incr``/``decr`` of a key on a client: a counter, not a lock (unless decremented: a semaphore)."""
+        """``incr``/``decr`` of a key on a client: a counter, not a lock (unless its
+        ``incr`` is tested and it is decremented: a semaphore)."""
         if not node.args:
             return
         key = node.args[0].value
         if method.startswith("incr"):
             self.scopes[-1].incremented.add(code_of(key))
+            if id(node) not in self.discarded:
+                self.scopes[-1].tested.add(code_of(key))
         else:
             self.decremented.update(stable_texts(key, self.ctx))
 

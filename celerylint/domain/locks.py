@@ -272,6 +272,7 @@ class NxScope:
     # key -> (statement, expire call, whether the statement can be deleted)
     expires: dict[str, list[tuple[cst.SimpleStatementLine, cst.Call, bool]]] = field(default_factory=dict)
     incremented: set[str] = field(default_factory=set)  # keys this function ``incr``s: counters
+    tested: set[str] = field(default_factory=set)  # of those, keys whose ``incr`` result is used (a semaphore's take)
     guarded_expires: set[str] = field(default_factory=set)  # keys expired only ``if <the TTL>:``
 
 

@@ -79,8 +79,11 @@ class LockWithoutTtl(PendingTakes, Rule):
     take whose key the same function then `incr`s initialises a counter
     (`cache.add(key, 0, None)` then `cache.incr(key)`: a rate limit, a
     tally), which is no lock whatever else is said about it, unless the
-    module also `decr`s that key (a counting semaphore that is taken and
-    released). Test files are not checked.
+    function tests what `incr` returns (`cache.incr(key) <= 3`) and the
+    module also `decr`s that key: a counting semaphore, taken and released.
+    A counter whose `incr` result is discarded is data, even when another
+    function `decr`s it (a tally of pending changes). Test files are not
+    checked.
 
     ## Why is this bad?
     A worker that takes the lock and then dies (OOM kill, deploy, lost
@@ -452,6 +455,25 @@ class LockWithoutTtl(PendingTakes, Rule):
             def take_ticket(queue):
                 r.set(f"tickets:{queue}", 0, nx=True)
                 return r.incr(f"tickets:{queue}")
+        """),
+        # a tally kept in the cache: incremented (the result unused) and
+        # decremented elsewhere, and deleted when written out: no semaphore
+        Valid("""
+            from django.core.cache import cache
+            def increment_counter(pk, delta=1):
+                counter_key = f"counter:{pk}"
+                created = cache.add(counter_key, 1, timeout=None)
+                if not created:
+                    cache.incr(counter_key, delta=delta)
+            def decrement_counter(pk, delta=1):
+                counter_key = f"counter:{pk}"
+                if cache.get(counter_key) is not None:
+                    cache.decr(counter_key, delta=delta)
+            def commit_counters(pks):
+                for pk in pks:
+                    counter_key = f"counter:{pk}"
+                    save(pk, cache.get(counter_key, 0))
+                    cache.delete(counter_key)
         """),
         # a marker read later and never deleted: no evidence of a lock
         Valid("""
