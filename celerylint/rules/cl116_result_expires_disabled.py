@@ -9,12 +9,16 @@ from ..rule import Invalid, Valid, django_project
 def backend_in_use(value) -> bool:
     """A result backend is configured: a literal URL other than the ones
     whose results are not kept in a store (``rpc://`` sends them back as
-    messages), or a value read from the environment."""
+    messages), or a value read from the environment.  A backend class
+    named by its import path (``pkg.backends.JobResultBackend``; Celery
+    imports a name that is not one of its aliases) keeps and deletes
+    results as that class does: unknown."""
     if value.at is None:
         return False
     if value.is_set and isinstance(value.value, str):
         url = value.value.strip().lower()
-        return bool(url) and not url.startswith(("rpc", "disabled"))
+        name = url.partition("://")[0].partition("+")[0]
+        return bool(url) and not url.startswith(("rpc", "disabled")) and "." not in name and ":" not in name
     if value.env:  # the environment names it; its default may be empty
         return True
     from ..domain.celeryconf.values import plain
@@ -42,7 +46,11 @@ class ResultExpiresDisabled(ConfigRule):
     there, not stored), a configuration with no result backend, or one whose
     backend or expiry celerylint cannot read (a function's return value,
     `os.environ["X"]`). A backend read from the environment
-    (`os.environ.get("RESULT_BACKEND")`) counts as set.
+    (`os.environ.get("RESULT_BACKEND")`) counts as set. A backend class
+    given by its import path (`"myapp.backends.JobResultBackend"`) is not
+    judged: whether and how it deletes old results is up to that class
+    (Nautobot keeps job results as history and prunes them with a job of
+    its own).
 
     ## Example
     ```python
@@ -101,6 +109,12 @@ class ResultExpiresDisabled(ConfigRule):
             app = Celery("proj", broker="redis://localhost", backend="rpc://")
             app.conf.result_expires = None
         """),
+        # a backend class of the project: how long it keeps results is its own business
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_RESULT_BACKEND = "proj.celery_backends.JobResultBackend"
+            CELERY_RESULT_EXPIRES = None
+        """)),
         Valid("""
             # file: proj.py
             from celery import Celery
