@@ -149,6 +149,34 @@ class DeprecatedSettingName(ConfigRule):
         """),
     )
     INVALID = (
+        # Django settings read without a namespace: old names, one of which
+        # keeps its spelling once the namespace is added
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings.py
+            CELERY_RESULT_BACKEND = "redis://localhost/1"
+            """,
+            fixed=None,
+            message="(the name stays `CELERY_RESULT_BACKEND`)",
+        ),
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings.py
+            BROKER_URL = "redis://localhost"
+            """,
+            fixed=None,
+            message="(call it `CELERY_BROKER_URL`)",
+        ),
         Invalid(
             """
             # file: proj/__init__.py
@@ -344,9 +372,10 @@ class DeprecatedSettingName(ConfigRule):
                 if (source.django and not a.name.isupper()) or not t.is_old(a.name, source.namespace):
                     continue
                 if source.django and not source.namespace:
+                    spelled = f"CELERY_{t.to_new[a.name].upper()}"
+                    then = (f"the name stays `{spelled}`" if spelled == a.name else f"call it `{spelled}`")
                     yield self.at(f"`{a.name}` is an old setting name, deprecated and removed in Celery 6: load the "
-                                  "Django settings with `namespace=\"CELERY\"` and call it "
-                                  f"`CELERY_{t.to_new[a.name].upper()}`", a.path, a.pos)
+                                  f"Django settings with `namespace=\"CELERY\"` ({then})", a.path, a.pos)
                     continue
                 new = t.renamed(a.name, source.namespace)
                 existing = duplicate(source, a, t)
