@@ -514,3 +514,20 @@ def test_settings_a_registry_sets_at_run_time_are_unknown(cli, tmp_path):
     assert settings["task_serializer"]["value"] == "json"  # assigned after: what the file says
     assert settings["task_acks_late"] == {"state": "default", "value": False}
     assert "CL101" in {f["code"] for f in codes(tmp_path)}
+
+
+def test_a_profile_made_to_build_the_docs_is_not_checked(cli, tmp_path):
+    # course-discovery's shape: settings/docs_settings.py builds on base for Sphinx
+    cookiecutter_shape(tmp_path)
+    write(tmp_path, '''
+        # file: proj/settings/docs_settings.py
+        from .base import *
+        CELERY_TASK_ALWAYS_EAGER = True
+    ''')
+    (tmp_path / ".env").write_text("DJANGO_SETTINGS_MODULE=proj.settings.production\n")
+    profiles = by_profile(show(cli, tmp_path))
+    assert profiles["proj.settings.docs_settings"]["profile"]["checked"] is False
+    assert profiles["proj.settings.production"]["profile"]["checked"] is True
+    findings = codes(tmp_path)
+    assert sorted(f["code"] for f in findings) == ["CL101", "CL103"]  # no CL113 for the docs profile
+    assert all(f["message"].endswith("(settings profile `proj.settings.production`)") for f in findings)

@@ -10,8 +10,9 @@ directory (a star import, a django-split-settings ``include``, a settings
 class exported by a loader) and that no other one builds on, plus every
 module ``DJANGO_SETTINGS_MODULE`` names there.  The configuration rules check
 the profiles that are *checked*: the ``settings-profiles`` option when it is
-set, else every profile whose name is not a test, CI, development or local
-one (``test``, ``ci``, ``dev``, ``local``, ``sample``...) and that is not made
+set, else every profile whose name is not a test, CI, development, local
+or documentation one (``test``, ``ci``, ``dev``, ``local``, ``sample``,
+``docs``...) and that is not made
 for the tests otherwise (``test_profiles``); when none is left, the one
 ``os.environ.setdefault`` chooses, as without profiles."""
 
@@ -32,7 +33,7 @@ from .tree_files import PROFILE_FILES as _LAUNCH, TreeFiles, shared_tree_files
 
 _NOT_DEPLOYED = re.compile(
     r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|devstack|local|locals|debug"
-    r"|sample|example|examples|e2e|selenium|travis|github|jenkins)(?:[_-].*)?$",
+    r"|sample|example|examples|e2e|selenium|travis|github|jenkins|docs?|documentation|sphinx)(?:[_-].*)?$",
     re.IGNORECASE,
 )
 
