@@ -19,6 +19,33 @@ def _two_positional(node: cst.Call) -> bool:
 
 # a client's counter commands: a key they change is a counter (or a semaphore)
 _COUNTS = frozenset({"incr", "decr", "incrby", "decrby"})
+# what a redis-py ``Lock`` object made only to let go of a lock is used for
+_LETTING_GO = frozenset({"release", "do_release", "locked", "owned"})
+
+
+class _Uses(cst.CSTVisitor):
+    """How often a name occurs in a function, and how often as the object
+    of one of ``_LETTING_GO``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.uses = 0
+        self.letting_go = 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.uses += node.value == self.name
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name and node.attr.value in _LETTING_GO:
+            self.letting_go += 1
+
+
+def _only_lets_go(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` (bound once, to a new ``Lock``) is only released or asked
+    about in ``function``: ``LuaLock(r, key).do_release(token)`` takes nothing."""
+    uses = _Uses(name)
+    function.body.visit(uses)
+    return uses.letting_go > 0 and uses.uses == uses.letting_go + 1  # + the binding
 
 
 class LockWithoutTtl(PendingTakes, Rule):
@@ -32,7 +59,9 @@ class LockWithoutTtl(PendingTakes, Rule):
     - `setnx(...)`, even when an `expire(...)` follows, because the two
       commands are not atomic;
     - `client.lock(name)` and `Lock(client, name)` (redis-py) and
-      django-redis `cache.lock(name)` without `timeout`;
+      django-redis `cache.lock(name)` without `timeout` (not a `Lock`
+      bound to a name that the function only releases or asks about,
+      `lock = Lock(r, key); lock.do_release(token)`: it takes nothing);
     - Django `cache.add(key, value, None)` or `timeout=None`.
 
     Clients are recognised by how they were made or imported
@@ -180,6 +209,19 @@ class LockWithoutTtl(PendingTakes, Rule):
             def f(lock_id):
                 if cache.add(lock_id, "x", 600):
                     cache.delete(lock_id)
+        """),
+        # a Lock object made only to release a lock taken elsewhere (with its timeout)
+        Valid("""
+            from redis import Redis
+            from redis.exceptions import LockError
+            from redis.lock import Lock as LuaLock
+            r = Redis()
+            def release_lock(lock_name, token):
+                lock = LuaLock(r, lock_name)
+                try:
+                    lock.do_release(token)
+                except LockError:
+                    pass
         """),
         Valid("""
             import redis
@@ -537,6 +579,19 @@ class LockWithoutTtl(PendingTakes, Rule):
                 def release(self):
                     r.delete(self.key)
         """, fixed=None, message="`setnx` sets no expiry"),
+        # a Lock object released in the function, but also acquired there
+        Invalid("""
+            from redis import Redis
+            from redis.lock import Lock
+            r = Redis()
+            def run(name):
+                lock = Lock(r, name)
+                if lock.acquire(blocking=False):
+                    try:
+                        work()
+                    finally:
+                        lock.release()
+        """, message="redis-py `Lock` without `timeout`"),
         # a counting semaphore: incremented to take, decremented to release
         Invalid("""
             from django.core.cache import cache
@@ -569,11 +624,21 @@ class LockWithoutTtl(PendingTakes, Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.ttl = str(self.option("lock-ttl"))
+        self.letting_go: set[int] = set()  # ids of ``Lock(...)`` calls made only to release (``_only_lets_go``)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value, function = node.value, self.ctx.function
+        if (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(value, cst.Call)
+                and function is not None and self.ctx.imported_name(value.func) in LOCK_CLASSES
+                and _only_lets_go(function, node.targets[0].target.value)):
+            self.letting_go.add(id(value))
 
     def visit_Call(self, node: cst.Call) -> None:
         if has_star(node):
             return
         self.note_call(node)
+        if id(node) in self.letting_go:
+            return
         if self.ctx.imported_name(node.func) in LOCK_CLASSES:
             if not given(arg(node, "timeout", 2), self.ctx):
                 self.report(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever",
