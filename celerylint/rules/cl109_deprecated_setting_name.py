@@ -162,7 +162,7 @@ class DeprecatedSettingName(ConfigRule):
             CELERY_RESULT_BACKEND = "redis://localhost/1"
             """,
             fixed=None,
-            message="(the name stays `CELERY_RESULT_BACKEND`)",
+            message="`namespace=\"CELERY\"`, under which it keeps its name",
         ),
         Invalid(
             """
@@ -175,7 +175,7 @@ class DeprecatedSettingName(ConfigRule):
             BROKER_URL = "redis://localhost"
             """,
             fixed=None,
-            message="(call it `CELERY_BROKER_URL`)",
+            message="`namespace=\"CELERY\"` and call it `CELERY_BROKER_URL`",
         ),
         Invalid(
             """
@@ -373,9 +373,9 @@ class DeprecatedSettingName(ConfigRule):
                     continue
                 if source.django and not source.namespace:
                     spelled = f"CELERY_{t.to_new[a.name].upper()}"
-                    then = (f"the name stays `{spelled}`" if spelled == a.name else f"call it `{spelled}`")
+                    then = (", under which it keeps its name" if spelled == a.name else f" and call it `{spelled}`")
                     yield self.at(f"`{a.name}` is an old setting name, deprecated and removed in Celery 6: load the "
-                                  f"Django settings with `namespace=\"CELERY\"` ({then})", a.path, a.pos)
+                                  f"Django settings with `namespace=\"CELERY\"`{then}", a.path, a.pos)
                     continue
                 new = t.renamed(a.name, source.namespace)
                 existing = duplicate(source, a, t)
