@@ -99,6 +99,13 @@ class TaskAlwaysEager(ConfigRule):
             if DEBUG:
                 CELERY_TASK_ALWAYS_EAGER = True
         """)),
+        # set again under a condition to another value: unknown
+        Valid(django_project("""
+            import os
+            CELERY_TASK_ALWAYS_EAGER = True
+            if os.environ.get("WORKERS"):
+                CELERY_TASK_ALWAYS_EAGER = False
+        """)),
         Valid(django_project("""
             import environ
             env = environ.Env()
@@ -126,6 +133,16 @@ class TaskAlwaysEager(ConfigRule):
         """),
     )
     INVALID = (
+        # set again under a condition to the same value (onadata's docker
+        # settings): True on every path
+        Invalid(django_project("""
+            import os
+            TESTING = os.environ.get("TESTING") == "1"
+            CELERY_TASK_ALWAYS_EAGER = True
+            if TESTING:
+                CELERY_TASK_ALWAYS_EAGER = True
+                CELERY_RESULT_BACKEND = "cache"
+        """), at="3:28", message="`CELERY_TASK_ALWAYS_EAGER` is True"),
         Invalid("""
             # file: proj.py
             from celery import Celery

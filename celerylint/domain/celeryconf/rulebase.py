@@ -9,8 +9,8 @@ from typing import Any
 
 from ...core.model import Finding, Fix
 from ...api.rule import ProjectRule
-from .model import App, Assignment, Model, Pos, Resolved, Source, find, model
-from .settings import _resolved
+from .model import App, Assignment, Model, Pos, Resolved, Source, model
+from .settings import _resolved, find_all
 from .settings_table import table
 from .values import NULL
 from .worlds import in_every_world
@@ -170,9 +170,9 @@ def configurations(m: Model) -> list[Configuration]:
 
     def reader(source: Source) -> Callable[[str], Resolved]:
         def get(name: str) -> Resolved:
-            found = find(source, name, t)
-            if found is not None:
-                return _resolved(found)
+            assigned = find_all(source, name, t)
+            if assigned:
+                return _resolved(assigned[-1], assigned)
             if source.open:
                 return Resolved("unknown")
             default = t.defaults.get(name)

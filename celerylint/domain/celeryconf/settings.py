@@ -183,17 +183,18 @@ class App:
         for key in (name, old):
             assigned = self.preconf.get(key) if key else None
             if assigned:
-                return _resolved(assigned[-1])
+                return _resolved(assigned[-1], assigned)
         if self.open:
             return Resolved("unknown")
         if self.config is not None:
             if self.source is None:
                 return Resolved("unknown")
-            found = find(self.source, name, t)
+            assigned = find_all(self.source, name, t)
+            found = assigned[-1] if assigned else None
             if set_at_run_time(self.source, name, found, t):
                 return Resolved("unknown")
             if found is not None:
-                return _resolved(found)
+                return _resolved(found, assigned)
             if self.source.open:
                 return Resolved("unknown")
         default = t.defaults.get(name)
@@ -213,7 +214,12 @@ class App:
         return self.path
 
 
-def _resolved(a: Assignment) -> Resolved:
+def _resolved(a: Assignment, assigned: list[Assignment] | None = None) -> Resolved:
+    """What ``a``, the last assignment of a name (of ``assigned``, all of
+    them in the order they run), makes the value."""
+    kept = _kept(assigned) if a.cond and not a.alternatives and assigned else None
+    if kept is not None:
+        return kept
     taken = BRANCHES.get()
     if taken and a.cond and a.alternatives and a.alt and (a.path, a.alt[0]) in taken:
         chosen = a.alternatives[taken[(a.path, a.alt[0])]]
@@ -248,13 +254,38 @@ def _keys(source: Source, name: str, t: Table) -> list[str]:
     return [k for k in keys if k and not (source.django and not k.isupper())]
 
 
-def find(source: Source, name: str, t: Table) -> Assignment | None:
-    """The assignment of the source that Celery reads for ``name``."""
+def _kept(assigned: list[Assignment]) -> Resolved | None:
+    """``X = True`` then ``if testing: X = True`` (or in a ``try``, a loop):
+    whether the later assignments run or not, the value is the same.  The
+    last unconditional assignment and every one after it set the same
+    readable plain value: that value, at the unconditional one."""
+    values = []
+    for a in reversed(assigned):
+        if a.items or (a.cond and a.alternatives):
+            return None
+        value = plain(a.value)
+        if value[0] is None or isinstance(value[0], dict) or (values and value != values[0]):
+            return None
+        values.append(value)
+        if not a.cond:
+            return Resolved("set", value[0], value[1], a)
+    return None
+
+
+def find_all(source: Source, name: str, t: Table) -> list[Assignment] | None:
+    """The assignments of the source that Celery reads for ``name``, in the
+    order they run (the last one wins)."""
     for key in _keys(source, name, t):
         assigned = source.by_name.get(key)
         if assigned:
-            return assigned[-1]
+            return assigned
     return None
+
+
+def find(source: Source, name: str, t: Table) -> Assignment | None:
+    """The assignment of the source that Celery reads for ``name``."""
+    assigned = find_all(source, name, t)
+    return assigned[-1] if assigned else None
 
 
 def set_at_run_time(source: Source, name: str, found: Assignment | None, t: Table) -> bool:
