@@ -12,7 +12,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from ..domain.celeryconf.model import App, Model
+from ..domain.celeryconf.model import App, Model, runs_eagerly
 from ..domain.celeryconf.profiles import missing_profiles
 from ..domain.celeryconf.settings import Resolved
 from ..domain.celeryconf.values import NULL, plain
@@ -89,10 +89,13 @@ def _setting(resolved: Resolved) -> dict[str, Any]:
     return out
 
 
-def _kind(app: App, configured: list[App]) -> str:
-    if app.send_only:
+def _kind(app: App, listed: App, configured: list[App]) -> str:
+    """``listed``: the app as first listed, ``app``: its copy for one settings profile."""
+    if listed.send_only:
         return "send-only"
-    return "worker" if app in configured else "client"
+    if runs_eagerly(app):
+        return "eager"
+    return "worker" if listed in configured or runs_eagerly(listed) else "client"
 
 
 def _sources(app: App) -> list[dict[str, Any]]:
@@ -185,7 +188,7 @@ def describe(m: Model) -> dict[str, Any]:
             line, col = app.pos[0], app.pos[1]
             apps.append({
                 "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
-                "kind": _kind(listed, configured), "profile": profile, "missing_profiles": missing,
+                "kind": _kind(app, listed, configured), "profile": profile, "missing_profiles": missing,
                 "sources": _sources(app),
                 "unknown": list(app.open), "notes": list(app.notes),
                 "settings": {name: _setting(app.get(name)) for name in SHOWN},

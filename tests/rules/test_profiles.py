@@ -73,10 +73,33 @@ def test_every_leaf_is_a_profile_and_the_deployed_one_is_checked(cli, tmp_path):
 
 def test_one_finding_for_profiles_sharing_a_file(tmp_path):
     cookiecutter_shape(tmp_path)
-    (tmp_path / "celerylint.toml").write_text('settings-profiles = ["production", "local"]\n')
+    write(tmp_path, '''
+        # file: proj/settings/staging.py
+        from .base import *
+    ''')
+    (tmp_path / "celerylint.toml").write_text('settings-profiles = ["production", "staging", "local"]\n')
     findings = [f for f in codes(tmp_path) if f["code"] == "CL101"]
     assert len(findings) == 1
-    assert findings[0]["message"].endswith("(settings profiles `proj.settings.local`, `proj.settings.production`)")
+    # local runs tasks eagerly: no worker, so no worker setting is checked there
+    assert findings[0]["message"].endswith("(settings profiles `proj.settings.production`, `proj.settings.staging`)")
+
+
+def test_a_profile_that_runs_tasks_eagerly_gets_no_worker_findings(cli, tmp_path):
+    cookiecutter_shape(tmp_path)
+    (tmp_path / "celerylint.toml").write_text('settings-profiles = ["local"]\n')
+    findings = codes(tmp_path)
+    # CL113 says the queue is bypassed; acks_late and prefetch do not apply there
+    assert [f["code"] for f in findings] == []  # local is a development profile: CL113 stays quiet too
+    write(tmp_path, '''
+        # file: proj/settings/staging.py
+        from .base import *
+        CELERY_TASK_ALWAYS_EAGER = True
+    ''')
+    (tmp_path / "celerylint.toml").write_text('settings-profiles = ["staging"]\n')
+    assert [f["code"] for f in codes(tmp_path)] == ["CL113"]
+    profiles = by_profile(show(cli, tmp_path))
+    assert profiles["proj.settings.staging"]["kind"] == "eager"
+    assert profiles["proj.settings.production"]["kind"] == "worker"
 
 
 def test_a_value_set_in_the_profile_is_reported_there(tmp_path):

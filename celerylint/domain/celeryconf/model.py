@@ -424,13 +424,21 @@ class Model:
     def configured_apps(self) -> list[App]:
         """The apps worker settings are checked for (CL101-CL104): not an app
         that runs no tasks (``App.send_only``: made only to send, inspect or
-        monitor), and, when
+        monitor), nor one whose configuration sets ``task_always_eager``
+        (tasks run inline, no worker takes them from the broker: CL113 says
+        so), and, when
         some app loads a configuration source, not the apps without one:
         they are clients of the same project (``Celery(broker=settings.X)``
         to send tasks)."""
-        apps = [a for a in self.relevant_apps() if not a.send_only]
+        apps = [a for a in self.relevant_apps() if not a.send_only and not runs_eagerly(a)]
         with_source = [a for a in apps if a.config is not None]
         return with_source or apps
+
+
+def runs_eagerly(app: App) -> bool:
+    """The app's configuration sets ``task_always_eager`` (known True)."""
+    eager = app.get("task_always_eager")
+    return eager.is_set and eager.value is True
 
 
 def model(project) -> Model:
