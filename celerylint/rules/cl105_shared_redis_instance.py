@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..domain.celeryconf.model import Model, Resolved
+from ..domain.celeryconf.model import Model, Resolved, runs_eagerly
 from ..domain.celeryconf.redis_conf import RedisAddress
 from ..domain.celeryconf.redis_instances import cache_locations, cache_origins, comparable, instance_of, unknown_origin
 from ..domain.celeryconf.rulebase import ConfigRule
@@ -67,6 +67,12 @@ class SharedRedisInstance(ConfigRule):
     TAGS = ("configuration", "redis")
 
     VALID = (
+        # tasks run inline (onadata's docker settings): no broker in use
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://cache:6379"
+            CELERY_TASK_ALWAYS_EAGER = True
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": "redis://cache:6379"}}
+        """)),
         Valid(django_project("""
             CELERY_BROKER_URL = "redis://broker:6379/0"
             CACHES = {
@@ -235,6 +241,8 @@ class SharedRedisInstance(ConfigRule):
 
     def check_model(self, m: Model):
         for app in m.relevant_apps():
+            if runs_eagerly(app):
+                continue  # tasks run inline: the broker is not used
             broker = app.get("broker_url")
             if not broker.known:
                 yield from self._same_origin(app, broker)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.model import Model, runs_eagerly
 from ..domain.celeryconf.redis_conf import RedisAddress, policies
 from ..domain.celeryconf.redis_instances import cache_locations, instance_of
 from ..domain.celeryconf.rulebase import ConfigRule
@@ -24,8 +24,11 @@ def redis_instances(m: Model) -> set[tuple[str, int]]:
 
 
 def brokers(m: Model) -> list[RedisAddress]:
+    """The Redis brokers of the apps that send to one (not those that run tasks eagerly)."""
     out = []
     for app in m.relevant_apps():
+        if runs_eagerly(app):
+            continue
         r = app.get("broker_url")
         address = instance_of(r.value, r.env) if r.known else None
         if address is not None and address not in out:
@@ -95,6 +98,15 @@ class RedisEvictionPolicy(ConfigRule):
     OPTIONS = ("redis-config-files",)
 
     VALID = (
+        # tasks run inline: the broker is not used
+        Valid("""
+            # file: proj.py
+            import redis as r
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.task_always_eager = True
+            r.Redis().config_set("maxmemory-policy", "allkeys-lru")
+        """),
         Valid("""
             # file: proj.py
             import redis
