@@ -139,6 +139,16 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
+        # a broker in one branch, tasks run eagerly in the other (pretalx):
+        # the eager branch runs no worker and says nothing either way
+        Invalid(django_project("""
+            import os
+            if os.environ.get("BROKER"):
+                CELERY_BROKER_URL = os.environ["BROKER"]
+                CELERY_TASK_ALWAYS_EAGER = False
+            else:
+                CELERY_TASK_ALWAYS_EAGER = True
+        """), message="`task_acks_late` is not enabled"),
         Invalid(
             """
             # file: proj/core.py

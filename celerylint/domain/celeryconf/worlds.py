@@ -10,6 +10,8 @@ same code at the same place, where the assignments of one name in the
 branches of one ``if`` count as one place: ``prefetch = 8`` in one branch
 and ``prefetch = 16`` in the other give both findings, each at its own
 line, while ``acks_late = False`` / ``acks_late = True`` gives none.
+A world in which every app runs its tasks eagerly (``task_always_eager``:
+no broker, no worker) is left out, unless every world is one.
 Elsewhere (a setting missing where the app loads its configuration) the
 finding is the first world's, whose message may name that world's value
 of another setting; when the worlds' findings there differ, it has no
@@ -37,13 +39,14 @@ def in_every_world(m, run: Callable[[object], Iterable[Finding]], hint: str | No
         worlds *= branches
     if not ifs or worlds > MAX_WORLDS:
         return list(run(m))
-    results = []
+    results, eager = [], []
     for choice in product(*(range(branches) for _, _, branches in ifs)):
         token = BRANCHES.set({(path, if_id): branch for (path, if_id, _), branch in zip(ifs, choice)})
         try:
-            results.append(list(run(m)))
+            (eager if _runs_no_worker(m) else results).append(list(run(m)))
         finally:
             BRANCHES.reset(token)
+    results = results or eager
 
     def key(f: Finding) -> tuple:
         return f.code, f.path, place.get((f.path, f.line), f.line)
@@ -59,6 +62,17 @@ def in_every_world(m, run: Callable[[object], Iterable[Finding]], hint: str | No
                 # another world says it differently: its fix would not do for every branch
                 out[(key(f), f.line, f.col)] = replace(first, fix=None, hint=hint)
     return list(out.values())
+
+
+def _runs_no_worker(m) -> bool:
+    """In this world every app that could run tasks runs them eagerly
+    (``if broker: ... else: CELERY_TASK_ALWAYS_EAGER = True``, pretalx): no
+    message reaches a broker, so the world says nothing either way and is
+    left out, unless every world is such a one."""
+    from .model import runs_eagerly
+
+    apps = [a for a in m.relevant_apps() if not a.send_only]
+    return bool(apps) and all(runs_eagerly(a) for a in apps)
 
 
 def _varying(m) -> tuple[list[tuple[str, int, int]], dict[tuple[str, int], tuple]]:
