@@ -62,8 +62,14 @@ def dispatched(node: cst.Call) -> str | None:
     func = node.func
     if not isinstance(func, cst.Attribute) or func.attr.value not in DISPATCH_METHODS:
         return None
-    receiver = _EMPTY.code_for_node(func.value)
-    shown = receiver if len(receiver) <= 40 and "\n" not in receiver else "…"
+    value = func.value
+    receiver = _EMPTY.code_for_node(value)
+    if isinstance(value, cst.Name) or (len(receiver) <= 40 and "\n" not in receiver):
+        shown = receiver  # a task's own name, however long, says which task it is
+    elif isinstance(value, cst.Attribute):
+        shown = f"….{value.attr.value}"
+    else:
+        shown = "…"
     return f"{shown}.{func.attr.value}"
 
 

@@ -143,6 +143,21 @@ class DispatchInTransaction(FollowsTransactions, Rule):
         """),
     )
     INVALID = (
+        # a long task name is shown whole: it says which task
+        Invalid("""
+            from django.db import transaction
+            def update(request, obj):
+                with transaction.atomic():
+                    obj.save()
+                    notify_financial_assistance_request_denied_email.delay(obj.id)
+        """, message="`notify_financial_assistance_request_denied_email.delay()` inside"),
+        Invalid("""
+            from django.db import transaction
+            def update(request, obj):
+                with transaction.atomic():
+                    obj.save()
+                    notifications.emails.notify_financial_assistance_request_denied.delay(obj.id)
+        """, message="`….notify_financial_assistance_request_denied.delay()` inside"),
         Invalid(
             """
             from django.db import transaction
