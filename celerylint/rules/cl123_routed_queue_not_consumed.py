@@ -134,8 +134,49 @@ class RoutedQueueNotConsumed(ConfigRule):
             from celery import Celery
             app = Celery("proj", task_routes={"proj.report": "reports"})
             """),
+        # routes read from the Django settings (`settings.CELERY_ROUTES`):
+        # consumed; a name the settings module does not bind stays unknown
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/settings.py
+            CELERY_ROUTES = {"proj.tasks.report": {"queue": "reports"}}
+            # file: proj/celery.py
+            from celery import Celery
+            from django.conf import settings
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            app.conf.task_routes = settings.CELERY_ROUTES
+            # file: Procfile
+            worker: celery -A proj worker -Q celery,reports
+            """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/settings.py
+            CELERY_ROUTES = {"proj.tasks.report": {"queue": "reports"}}
+            # file: proj/celery.py
+            from celery import Celery
+            from django.conf import settings
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            app.conf.task_routes = settings.TASK_ROUTES
+            # file: Procfile
+            worker: celery -A proj worker -Q celery
+            """),
     )
     INVALID = (
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/settings.py
+            CELERY_ROUTES = {"proj.tasks.report": {"queue": "reports"}}
+            # file: proj/celery.py
+            from celery import Celery
+            from django.conf import settings
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            app.conf.task_routes = settings.CELERY_ROUTES
+            # file: Procfile
+            worker: celery -A proj worker -Q celery
+            """, message="`reports`", at="1:1"),
         Invalid("""
             # file: proj.py
             from celery import Celery

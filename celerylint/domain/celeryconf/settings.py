@@ -183,7 +183,7 @@ class App:
         for key in (name, old):
             assigned = self.preconf.get(key) if key else None
             if assigned:
-                return _resolved(assigned[-1], assigned)
+                return _from_django(assigned[-1], self.source) or _resolved(assigned[-1], assigned)
         if self.open:
             return Resolved("unknown")
         if self.config is not None:
@@ -212,6 +212,28 @@ class App:
         if self.source is not None:
             return self.source.path
         return self.path
+
+
+_DJANGO_ATTRIBUTE = "name:django.conf.settings."
+
+
+def _from_django(a: Assignment, source: Source | None) -> Resolved | None:
+    """``app.conf.task_routes = settings.CELERY_ROUTES`` (Django's
+    ``settings``) in an app that loads the Django settings: the value that
+    settings module binds the name to, as ``django.conf.settings`` gives
+    it at run time (None: not such an assignment)."""
+    origin = a.value.get("same") if isinstance(a.value, dict) else None
+    if not isinstance(origin, str) or not origin.startswith(_DJANGO_ATTRIBUTE) or a.value.get("suffix"):
+        return None
+    if a.cond or source is None or not source.django:
+        return Resolved("unknown", at=a)
+    name = origin[len(_DJANGO_ATTRIBUTE):]
+    assigned = source.by_name.get(name)
+    if not assigned or source.open or (source.hidden is not None and source.hidden(name)):
+        return Resolved("unknown", at=a)
+    if source.runtime is not None and name in source.runtime[1]:
+        return Resolved("unknown", at=a)
+    return _resolved(assigned[-1], assigned)
 
 
 def _resolved(a: Assignment, assigned: list[Assignment] | None = None) -> Resolved:
