@@ -42,7 +42,33 @@ def task_options(decorator: cst.Decorator, ctx: FileContext) -> dict[str, cst.Ba
         return None
     if call is None:
         return {}
-    return {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    options: dict[str, cst.BaseExpression] = {}
+    for arg in call.args:
+        if arg.keyword is not None:
+            options[arg.keyword.value] = arg.value
+        elif arg.star == "**":
+            options.update(_unpacked_options(arg.value, ctx, 0))
+    return options
+
+
+def _unpacked_options(node: cst.BaseExpression, ctx: FileContext, depth: int) -> dict[str, cst.BaseExpression]:
+    """``@shared_task(**TASK_DEFAULTS)``: the items of a dict display the
+    name is bound to in the file and never changed (``{**BASE, "k": v}``
+    too), by their literal keys; anything else gives nothing, as an
+    unpacked dict celerylint cannot read always did."""
+    if isinstance(node, cst.Name):
+        if depth > 4 or ctx.mutation_sites(node.value):
+            return {}
+        node = ctx.lookup(node.value)
+    if not isinstance(node, cst.Dict):
+        return {}
+    out: dict[str, cst.BaseExpression] = {}
+    for element in node.elements:
+        if isinstance(element, cst.StarredDictElement):
+            out.update(_unpacked_options(element.value, ctx, depth + 1))
+        elif isinstance(element.key, cst.SimpleString) and element.key.evaluated_value.isidentifier():
+            out[element.key.evaluated_value] = element.value
+    return out
 
 
 def function_task_options(func: cst.FunctionDef, ctx: FileContext) -> dict[str, cst.BaseExpression] | None:

@@ -42,7 +42,9 @@ class TaskCollector(Checker):
         base = options.get("base")
         self.ctx.definition_fact("task", node, name=node.name.value, options=self._options(options),
                       base=self._class_name(base) if base is not None else None, app=self._app(node))
-        if "acks_late" in options and "reject_on_worker_lost" not in options:  # where CL102 reports such a task
+        acks_late = options.get("acks_late")
+        if acks_late is not None and "reject_on_worker_lost" not in options and _keyword_of(node, acks_late, self.ctx):
+            # where CL102 reports such a task and adds ``, reject_on_worker_lost=True``
             self.ctx.fact("task_acks_late", options["acks_late"], name=node.name.value)
 
     def _app(self, node: cst.FunctionDef) -> str | None:
@@ -200,3 +202,16 @@ class BroadAutoretryCollector(Checker):
         if broad is not None:
             extra = {"via": via, "cls": cls} if via else {}
             self.ctx.fact(BROAD_AUTORETRY_FACT, option, what=what, exception=broad.value, **extra)
+
+
+def _keyword_of(func: cst.FunctionDef, value: cst.BaseExpression, ctx) -> bool:
+    """Whether ``value`` is written as a keyword of the function's decorator
+    call, or of the call a decorator name is bound to (not as an item of a
+    dict unpacked into it, after which no keyword can be added)."""
+    for decorator in func.decorators:
+        call = decorator.decorator
+        if isinstance(call, cst.Name):
+            call = ctx.lookup(call.value)
+        if isinstance(call, cst.Call) and any(a.value is value and a.keyword is not None for a in call.args):
+            return True
+    return False

@@ -62,6 +62,16 @@ class RejectOnWorkerLostMissing(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
+        # acks_late from an unpacked dict: no keyword can be added after it,
+        # so the task is not reported with the fix that adds one
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            LATE = {"acks_late": True}
+            @app.task(**LATE)
+            def crunch(): ...
+            """),
         Valid("""
             # file: proj.py
             from celery import Celery

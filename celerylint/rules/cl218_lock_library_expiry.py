@@ -130,6 +130,15 @@ class LockLibraryExpiry(TaskRule):
     REQUIRES = (task_and((b"QueueOnce", b"Singleton")),)
 
     VALID = (
+        # an options dict changed after it is bound: unknown, read as nothing
+        Valid("""
+            from celery import shared_task
+            from celery_once import QueueOnce
+            OPTIONS = {"base": QueueOnce, "time_limit": 7200, "once": {"timeout": 600}}
+            OPTIONS["once"] = {"timeout": 9000}
+            @shared_task(**OPTIONS)
+            def update_all(): ...
+        """),
         Valid("""
             from celery import shared_task
             from celery_once import QueueOnce
@@ -197,6 +206,15 @@ class LockLibraryExpiry(TaskRule):
         """),
     )
     INVALID = (
+        # options unpacked from dicts of the module (`**TASK_DEFAULTS_ONCE`)
+        Invalid("""
+            from celery import shared_task
+            from celery_once import QueueOnce
+            TASK_DEFAULTS = {"time_limit": 7200}
+            TASK_DEFAULTS_ONCE = {**TASK_DEFAULTS, "base": QueueOnce, "once": {"timeout": 600}}
+            @shared_task(**TASK_DEFAULTS_ONCE)
+            def update_all(): ...
+        """, message="600 s (`once` `timeout`), before the task's `time_limit` of 7200 s", at="4:79"),
         Invalid("""
             from celery import Task, shared_task
             from celery_singleton import Singleton as Unique
