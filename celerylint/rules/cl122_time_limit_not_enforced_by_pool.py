@@ -182,6 +182,17 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
             """),
     )
     INVALID = (
+        # `-A` names a module in folders without `__init__.py` (a namespace
+        # package), by its path
+        Invalid("""
+            # file: main.py
+            # file: app/c/worker.py
+            from celery import Celery
+            celery_app = Celery("w", broker="redis://r")
+            celery_app.conf.task_time_limit = 30
+            # file: start.sh
+            celery -A app.c.worker.celery_app worker --pool=threads
+            """, message="threads pool", at="1:1"),
         Invalid("""
             # file: proj.py
             from celery import Celery

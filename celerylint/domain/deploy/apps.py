@@ -1,6 +1,6 @@
 """Which app a process's ``-A`` names, beyond the app's own module.
 
-Three shapes public projects use, each read only when the ``-A`` module is no
+Four shapes public projects use, each read only when the ``-A`` module is no
 app's module (so a tree whose commands name the app's module reads nothing
 more):
 
@@ -12,6 +12,9 @@ more):
   package: ``-A app.task.celery`` started from ``backend/`` names the app of
   ``backend.app.task.celery``.  Taken when exactly one app's module ends
   with ``.<the -A module>``.
+- The ``-A`` module is a file of the tree by its path, in folders without
+  ``__init__.py`` (``-A app.c.worker.celery_app`` for ``app/c/worker.py``,
+  whose app's key is ``worker:celery_app``): the one app made there.
 - The ``-A`` module imports the app from where it is made
   (``from app.celery_app import celery_app`` in ``app/worker.py``): Celery
   finds an app among the module's attributes (``celery.app.utils.find_app``),
@@ -35,6 +38,18 @@ def _module_file(m, module: str) -> tuple[str, bool] | None:
     found = [(p, p.endswith("/__init__.py")) for p in m.project.python_files
              if ("/" + p).endswith(("/" + tail + ".py", "/" + tail + "/__init__.py"))]
     return found[0] if len(found) == 1 else None
+
+
+def _apps_in_file(m, module: str, var: str) -> set[str]:
+    """The one app (``var``, when given) made in the one file of the tree
+    that is ``module`` by its path, for a module inside folders without
+    ``__init__.py`` (namespace packages: Python imports them, and the app's
+    own key names it from its file only)."""
+    found = _module_file(m, module)
+    if found is None:
+        return set()
+    apps = {a.key for a in m.relevant_apps() if a.path == found[0] and (not var or a.var == var)}
+    return apps if len(apps) == 1 else set()
 
 
 def _imports(text: str, module: str, is_package: bool) -> dict[str, tuple[str, str]]:
@@ -75,6 +90,9 @@ def _named(m, target: str) -> set[str]:
                  and (not attr or k.rpartition(":")[2] == attr)]
     if len({k.rpartition(":")[0] for k in by_suffix}) == 1:
         return set(by_suffix)
+    in_file = _apps_in_file(m, module, attr) or (_apps_in_file(m, owner, name) if owner and not attr else set())
+    if in_file:
+        return in_file
     found = _module_file(m, module)
     text = read(m, found[0]) if found else None
     if text is None:
