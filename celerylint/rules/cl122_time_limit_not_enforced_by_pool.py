@@ -130,6 +130,30 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
     TAGS = ("configuration", "deployment", "time-limit")
 
     VALID = (
+        # argv changed after it is bound, or from a variable: not read
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", task_soft_time_limit=60)
+            # file: run_worker.py
+            import sys
+            from proj.celery import app
+            argv = ["worker", "--pool=threads"]
+            argv += sys.argv[1:]
+            app.worker_main(argv)
+            app.worker_main(sys.argv)
+            """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", task_soft_time_limit=60)
+            # file: proj/services.py
+            import subprocess
+            def start(pool):
+                subprocess.Popen(["celery", "-A", "proj", "worker", "-P", pool])
+            """),
         # `--config` is ignored by an app that has a configuration source;
         # after the subcommand (Celery 4's form) it is unknown
         Valid("""
@@ -182,6 +206,29 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
             """),
     )
     INVALID = (
+        # workers started from Python: `app.worker_main(argv)`, and a
+        # command line written as a list for subprocess
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", task_soft_time_limit=60)
+            # file: run_worker.py
+            from proj.celery import app
+            if __name__ == "__main__":
+                argv = ["worker", "--pool=threads", "--concurrency=8"]
+                app.worker_main(argv)
+            """, message="this worker (python `<module>`) runs the threads pool", at="4:1"),
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", task_time_limit=600)
+            # file: proj/services.py
+            import subprocess
+            def start(num):
+                subprocess.Popen(["celery", "-A", "proj", "worker", "-P", "solo", "-c", str(num)])
+            """, message="this worker (python `start`) runs the solo pool", at="3:1"),
         # `-A` names a module in folders without `__init__.py` (a namespace
         # package), by its path
         Invalid("""

@@ -34,7 +34,7 @@ from ..registry import Entry
 # the collectors of the configuration model and of the client index
 CONFIG_MODULES = frozenset({
     "celerylint.facts.config", "celerylint.facts.settings_chain", "celerylint.facts.settings_helpers",
-    "celerylint.facts.runtime_settings", "celerylint.facts.clients",
+    "celerylint.facts.runtime_settings", "celerylint.facts.clients", "celerylint.facts.python_workers",
 })
 
 

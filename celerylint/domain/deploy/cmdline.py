@@ -220,3 +220,19 @@ def _options(words: list[str], role: str, launcher: str, nodes_first: bool = Fal
     if app is not None:
         command.app = app
     return command
+
+
+def python_argv(argv: list[str | None], launcher: str) -> Command | None:
+    """The process a command line written in Python starts: the ``argv`` of
+    ``app.worker_main(argv)`` (``launcher`` ``worker_main``: Celery 5 wants
+    ``worker`` in it; Celery 4 took the program name first, then the
+    worker's options) or a list run as a program (``["celery", "-A", ...]``).
+    An item celerylint cannot read (``None``) is an unknown value."""
+    words = [w if w is not None else "${?}" for w in argv]
+    if launcher != "worker_main":
+        return parse_words(words)
+    if "worker" in words:
+        return _options(words[words.index("worker") + 1:], "worker", launcher)
+    if words and not words[0].startswith("-") and words[0] != "${?}":
+        return _options(words[1:], "worker", launcher)
+    return None

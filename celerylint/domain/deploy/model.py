@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.source import read_capped
+from ...facts.python_workers import PYTHON_WORKER
 
 from ..celeryconf.launch_files import launch_texts
 from ..celeryconf.paths import LAUNCH_FILE_MAX_BYTES
 from . import compose, dockerfile, helm, kubernetes, procfile, shell, supervisor, systemd
 from .apps import named_apps
-from .cmdline import UNKNOWN, Command, parse_words, split
+from .cmdline import UNKNOWN, Command, parse_words, python_argv, split
 from .paths import COMPOSE as _COMPOSE, YAML_NOTICE, is_deployment_path
 from .process import Process
 from .rabbitmq import ConsumerTimeout, consumer_timeouts
@@ -178,7 +179,22 @@ def deployment(m) -> Deployment:
     cached = getattr(m, "_deployment", None)
     if cached is None:
         cached = m._deployment = read(launch_texts(m), Path(m.root))
+        cached.processes.extend(python_processes(m.project.of_kind(PYTHON_WORKER)))
     return cached
+
+
+def python_processes(facts: list[dict]) -> list[Process]:
+    """Workers the project's Python code starts (``facts/python_workers.py``):
+    how many times that code runs is not known (replicas unknown)."""
+    out = []
+    for f in sorted(facts, key=lambda f: (f["path"], f["line"], f["col"])):
+        command = python_argv(f["argv"], f["launcher"]) if is_deployment_path(f["path"]) else None
+        if command is None:
+            continue
+        if f["app"] and f["launcher"] == "worker_main":
+            command.app = f["app"]  # the app object whose worker_main runs: an -A in argv changes nothing
+        out.append(Process(f["path"], f["line"], "python", f["name"], command, None))
+    return out
 
 
 def processes_for(m, app) -> list[Process]:

@@ -11,7 +11,7 @@ from .cmdline import UNKNOWN, Command
 class Process:
     path: str  # the file that defines it
     line: int
-    kind: str  # compose | procfile | dockerfile | kubernetes | systemd | supervisor | shell
+    kind: str  # compose | procfile | dockerfile | kubernetes | systemd | supervisor | shell | python
     name: str  # the service, process type, program or unit it is
     command: Command
     replicas: int | None = 1  # how many copies run; None: not stated or not readable
