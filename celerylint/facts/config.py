@@ -32,9 +32,10 @@ from ..domain.celeryconf.paths import SETTINGS_PATH, TEST_PATHS_EXCLUDED
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
 from ..domain.celeryconf.values_origin import traced_value
-from ..api.context import FileContext
+from ..api.context import FileContext, mutable_container
 from ..api.rule import All, Checker, Regex
 from .config_apps import AppCalls
+from .config_changes import conf_changed, derived_names
 from .config_redis import RedisConfigSet, string as _string
 from .config_shapes import CONFIG_CLASS, DEPLOYMENT_DEFAULT, AppShapes
 from .settings_chain import if_else_branches, module_info, record_star_import, unpacked
@@ -101,6 +102,8 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         # module-level settings, and their ``X["key"] = v`` items, by name (see ``_unknown_if_mutated``)
         self.module_settings: dict[str, list[dict]] = {}
         self.module_items: dict[str, int] = {}
+        self.conf_settings: list[tuple[dict, str, bool]] = []  # app settings (fact, name, container), see config_changes
+        self.containers: set[tuple[str, str]] = set()  # (source, name) of settings bound to a dict, list or set display
         self.module_apps: list[tuple[str, str]] = []  # (key, variable) of the apps made at module level
         self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
         self._shapes_init()
@@ -143,12 +146,20 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
     def _unknown_if_mutated(self) -> None:
         """A module-level setting whose container the module changes other than
         by the ``X["key"] = v`` items recorded at module level (``X.update()``,
-        ``X |= ...``, an item set in a function or nested, ``X += ...``) has a
-        value celerylint does not know: unknown, never its first literal."""
+        ``X |= ...``, an item set in a function or nested, ``X += ...``, a
+        change through another name: ``config_changes.py``), and an app
+        setting changed in place, have a value celerylint does not know:
+        unknown, never the first literal."""
+        text, module = self.ctx.text, f"module:{self.module}"
         for name, facts in self.module_settings.items():
-            if self.ctx.mutation_sites(name) > self.module_items.get(name, 0):
+            derived = derived_names(text, name) if (module, name) in self.containers else ()
+            if self.ctx.mutation_sites(name) > self.module_items.get(name, 0) \
+                    or any(self.ctx.mutation_sites(d) for d in derived):
                 for fact in facts:
                     fact["value"] = None
+        for fact, name, container in self.conf_settings:
+            if conf_changed(text, name, container):
+                fact["value"] = None
 
     # -- helpers ------------------------------------------------------------
     def _id(self) -> int:
@@ -162,6 +173,11 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         alt = self.alternatives.get(id(name_node)) if cond else None
         self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond,
                       **({"alt": alt} if alt else {}))
+        container = value_node is not None and mutable_container(value_node)
+        if container:
+            self.containers.add((source, name))
+        if source.startswith("app:"):
+            self.conf_settings.append((self.ctx.facts[-1][0], name, container))
         if value_node is not None:
             self.ctx.fact("setting_value", value_node, id=sid)
             # the keys of a dict setting rules look into one by one: transport

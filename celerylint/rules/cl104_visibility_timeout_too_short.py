@@ -74,6 +74,34 @@ class VisibilityTimeoutTooShort(ConfigRule):
     TAGS = ("configuration", "redis", "delivery")
 
     VALID = (
+        # transport options changed in place after they are set, or through
+        # another name: unknown, never the first literal
+        Valid("""
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0", task_acks_late=True, task_time_limit=7200)
+            app.conf.broker_transport_options = {}
+            app.conf.broker_transport_options.update(visibility_timeout=9000)
+            """),
+        Valid("""
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0", task_acks_late=True, task_time_limit=7200)
+            app.conf.update(broker_transport_options={})
+            opts = app.conf.broker_transport_options
+            opts["visibility_timeout"] = 9000
+            """),
+        Valid("""
+            # file: celeryconfig.py
+            broker_url = "redis://localhost:6379/0"
+            task_acks_late = True
+            task_time_limit = 7200
+            broker_transport_options = {}
+            opts = broker_transport_options
+            opts["visibility_timeout"] = 9000
+            # file: app.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """),
         Valid("""
             # file: proj.py
             from celery import Celery

@@ -73,6 +73,21 @@ class BeatEntryWithoutExpires(ConfigRule):
     DEFAULT_ENABLED = False
 
     VALID = (
+        # entries changed through a loop variable: unknown
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_BEAT_SCHEDULE = {
+                "cleanup": {"task": "proj.tasks.work", "schedule": 300.0},
+            }
+            for entry in CELERY_BEAT_SCHEDULE.values():
+                entry.setdefault("options", {})["expires"] = 240
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            """),
         Valid(django_project("""
             from celery.schedules import crontab
             CELERY_BEAT_SCHEDULE = {
