@@ -206,6 +206,17 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
             """),
     )
     INVALID = (
+        # `-A ops` run from inside the top package: Celery's find_app takes
+        # the package's `celery` submodule
+        Invalid("""
+            # file: apps/__init__.py
+            # file: apps/ops/__init__.py
+            # file: apps/ops/celery.py
+            from celery import Celery
+            app = Celery("proj", task_time_limit=600)
+            # file: Procfile
+            worker: cd apps && celery -A ops worker -P threads
+            """, message="runs the threads pool", at="1:1"),
         # workers started from Python: `app.worker_main(argv)`, and a
         # command line written as a list for subprocess
         Invalid("""

@@ -86,7 +86,9 @@ def _named(m, target: str) -> set[str]:
     owner, _, name = module.rpartition(".")
     if not attr and f"{owner}:{name}" in keys:  # ``-A celery_app.celery``: Celery takes the module's attribute first
         return {f"{owner}:{name}"}
-    by_suffix = [k for k in keys if k.rpartition(":")[0].endswith("." + module)
+    # a package's ``celery`` submodule too: ``find_app`` tries ``-A ops`` as ``ops.celery``
+    tails = ("." + module,) if attr else ("." + module, f".{module}.celery")
+    by_suffix = [k for k in keys if k.rpartition(":")[0].endswith(tails)
                  and (not attr or k.rpartition(":")[2] == attr)]
     if len({k.rpartition(":")[0] for k in by_suffix}) == 1:
         return set(by_suffix)
