@@ -35,6 +35,8 @@ class PendingTakes(TakeEvidence, Blocks):
         self.if_tests: dict[int, str] = {}  # id of an ``if``'s body -> the code of its test
         self.setnx_receivers: set[str] = set()  # code of objects ``setnx`` was called on (Redis clients)
         self.discarded: set[int] = set()  # ids of calls that are whole statements (their result unused)
+        self.module_read: set[str] = set()  # stable texts of keys a client reads anywhere (``get``)
+        self.named: list[NxCandidate] = []  # takes whose only evidence is their function's name
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(NxScope())
@@ -51,6 +53,9 @@ class PendingTakes(TakeEvidence, Blocks):
         for c in self.later:
             if any(t in self.module_deleted for t in c.stable):
                 self.report(c.call, c.message, c.fix)
+        for c in self.named:  # ``claim_bonus``: a marker when the file reads the key and never deletes it
+            if not (any(t in self.module_read for t in c.stable) and not any(t in self.module_deleted for t in c.stable)):
+                self.report(c.call, c.message, c.fix)
         for c in self.counters:  # a counting semaphore: incremented to take, decremented to release
             if any(t in self.decremented for t in c.stable):
                 self.report(c.call, c.message, c.fix)
@@ -65,7 +70,9 @@ class PendingTakes(TakeEvidence, Blocks):
                     self.counters.append(c)
                 continue
             expired = c.call.func.attr.value == "setnx" and c.key in scope.expires
-            if c.lockish or c.key in scope.deleted or expired:
+            if c.named and not (c.key in scope.deleted or expired):
+                self.named.append(c)
+            elif c.lockish or c.key in scope.deleted or expired:
                 guarded = expired and c.key in scope.guarded_expires
                 fix = setnx_fix(c.call, scope.expires[c.key], self.ttl) if expired and not guarded else c.fix
                 if guarded:
@@ -132,9 +139,15 @@ class PendingTakes(TakeEvidence, Blocks):
     def candidate(self, node: cst.Call, message: str, fix: Fix | None) -> None:
         key = node.args[0].value if node.args else None
         text, lockish = (code_of(key), key_says_lock(key, self.ctx)) if key is not None else (None, False)
-        lockish = lockish or self.take_evidence(node)
+        named = not lockish and not self.acted_evidence(node) and self.named_take()
+        lockish = lockish or self.acted_evidence(node)
         stable = stable_texts(key, self.ctx) if key is not None else ()
-        self.scopes[-1].candidates.append(NxCandidate(node, text, message, lockish, fix, stable))
+        self.scopes[-1].candidates.append(NxCandidate(node, text, message, lockish, fix, stable, named))
+
+    def note_read(self, node: cst.Call) -> None:
+        """``get`` of a key on a client: the key holds data someone reads."""
+        if node.args:
+            self.module_read.update(stable_texts(node.args[0].value, self.ctx))
 
 
 _NOT_HELPERS = frozenset(dir(builtins))  # print(key), str(key): never a module's release helper

@@ -247,10 +247,15 @@ class TakeEvidence:
             self.retried.add(id(take))
 
     def take_evidence(self, call: cst.Call) -> bool:
+        return self.acted_evidence(call) or self.named_take()
+
+    def acted_evidence(self, call: cst.Call) -> bool:
+        """What the code does says lock: a fresh token, a retry or a wait."""
         value = arg(call, "value", 1)
-        function = self.ctx.function.name.value if self.ctx.function else ""
-        return (id(call) in self.retried or names_a_take(function)
-                or (value is not None and is_fresh_token(value.value, self.ctx)))
+        return id(call) in self.retried or (value is not None and is_fresh_token(value.value, self.ctx))
+
+    def named_take(self) -> bool:
+        return names_a_take(self.ctx.function.name.value if self.ctx.function else "")
 
 
 @dataclass
@@ -263,6 +268,7 @@ class NxCandidate:
     lockish: bool
     fix: Fix | None
     stable: tuple[str, ...] = ()  # texts of the key that mean the same in every function
+    named: bool = False  # the only evidence is the function's name (``claim_x``): see PendingTakes
 
 
 @dataclass

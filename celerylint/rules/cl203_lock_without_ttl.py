@@ -88,7 +88,9 @@ class LockWithoutTtl(PendingTakes, Rule):
     (`lock_key`, `"import-lock"`, `LOCK_ID`; not `block`, `clock` or an
     account `lockout`), when the value is a fresh token (`uuid4()`,
     `secrets.token_hex()`), when the function is named for taking
-    (`acquire`, `lock`, `claim`, `take`, `grab`), when a failed take retries
+    (`acquire`, `lock`, `claim`, `take`, `grab`; unless the module reads
+    the key with `get` somewhere and never deletes it: then it is a marker,
+    `claim_signup_bonus`), when a failed take retries
     the task, sleeps or spins (`while not r.set(...)`), when the same
     function deletes the key, or a client deletes the same key expression
     anywhere in the module (also through a module function that deletes its
@@ -517,6 +519,18 @@ class LockWithoutTtl(PendingTakes, Rule):
                     save(pk, cache.get(counter_key, 0))
                     cache.delete(counter_key)
         """),
+        # a marker read later and never deleted, in a function named for
+        # taking: the name is no evidence against what the file does
+        Valid("""
+            from celery import shared_task
+            from django.core.cache import cache
+            @shared_task
+            def claim_signup_bonus(user_id):
+                if cache.add(f"signup-bonus:{user_id}", 1, timeout=None):
+                    grant_bonus(user_id)
+            def bonus_claimed(user_id):
+                return cache.get(f"signup-bonus:{user_id}") is not None
+        """),
         # a marker read later and never deleted: no evidence of a lock
         Valid("""
             from django.core.cache import cache
@@ -644,7 +658,7 @@ class LockWithoutTtl(PendingTakes, Rule):
                 self.report(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever",
                             add_keyword_fix(node, "timeout", self.ttl))
             return
-        found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink", *_COUNTS})
+        found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink", "get", *_COUNTS})
         if found is None:
             return
         method, target = found
@@ -658,6 +672,9 @@ class LockWithoutTtl(PendingTakes, Rule):
         if method in _COUNTS:
             if kind is not None:
                 self.note_count(node, method)
+            return
+        if method == "get" and kind is not None:
+            self.note_read(node)
             return
         found = unexpiring_take(node, method, kind, self.ctx, self.ttl) if kind is not None else None
         if found is not None:
