@@ -160,6 +160,27 @@ class PickleSerializer(ConfigRule):
         """)),
     )
     INVALID = (
+        # a settings module one folder below `config/` that only star-imports
+        # the base module, which star-imports the settings package
+        Invalid("""
+            # file: config/__init__.py
+            # file: config/settings/__init__.py
+            # file: config/settings/celery.py
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_TASK_SERIALIZER = "pickle"
+            # file: config/django/__init__.py
+            # file: config/django/base.py
+            from config.settings.celery import *  # noqa
+            # file: config/django/production.py
+            from .base import *  # noqa
+            DEBUG = False
+            # file: config/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.django.production")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            """, message="`CELERY_TASK_SERIALIZER` is 'pickle'", at="2:26"),
         Invalid(
             django_project("""
                 CELERY_BROKER_URL = "redis://redis:6379/0"
