@@ -43,7 +43,7 @@ def lint(root: Path, *args: str, cache_dir: Path | None = None) -> tuple[int, li
 def age(root: Path, seconds: int = 60) -> None:
     """Date every file back: the stat index does not trust files modified
     in the last two seconds."""
-    for path in root.rglob("*"):
+    for path in [root, *root.rglob("*")]:  # the root too: the first run made its cache directory there
         st = path.stat()
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9))
 
