@@ -160,6 +160,18 @@ class PickleSerializer(ConfigRule):
         """)),
     )
     INVALID = (
+        # a dict of another module unpacked into Celery(...): reported at the
+        # dict, with no fix (its items have no positions of their own)
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/settings.py
+            CELERY_TIMEZONE = "UTC"
+            CONF = {"broker_url": "redis://localhost:6379/0", "task_serializer": "pickle"}
+            # file: proj/worker.py
+            from celery import Celery
+            from proj.settings import CONF
+            app = Celery("proj", **CONF)
+            """, fixed=None, message="`task_serializer` is 'pickle'", at="2:1"),
         # a settings module one folder below `config/` that only star-imports
         # the base module, which star-imports the settings package
         Invalid("""

@@ -315,7 +315,8 @@ class Model:
             return
         call = fact_position(f)
         for name, encoded in items.items():
-            a = Assignment(name, encoded, found[0].path, found[0].pos, found[0].value_pos, False, "update_dict")
+            # at the dict, with no value position: a fix would replace the whole dict
+            a = Assignment(name, encoded, found[0].path, found[0].pos, None, False, "update_dict")
             assigned = app.preconf[name]
             # later settings of the app's own file, after the call, still win
             before = [x for x in assigned if not (x.path == f["path"] and call and x.pos and x.pos[:2] > call[:2])]
