@@ -108,6 +108,17 @@ class PickleSerializer(ConfigRule):
     TAGS = ("configuration", "security")
 
     VALID = (
+        # an unpacked dict of another module that changes it: unknown
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/config.py
+            CONF = {"task_serializer": "pickle"}
+            CONF["task_serializer"] = "json"
+            # file: proj/worker.py
+            from celery import Celery
+            from proj.config import CONF
+            app = Celery("proj", **CONF)
+            """),
         Valid(django_project("""
             CELERY_TASK_SERIALIZER = "signed-pickle"
             CELERY_RESULT_SERIALIZER = "signed-pickle"
@@ -172,6 +183,20 @@ class PickleSerializer(ConfigRule):
             from proj.settings import CONF
             app = Celery("proj", **CONF)
             """, fixed=None, message="`task_serializer` is 'pickle'", at="2:1"),
+        # the same from a module holding nothing else (read from its text)
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/config.py
+            CONF = {
+                "broker_url": "redis://localhost:6379/0",
+                "task_serializer": "pickle",
+            }
+            # file: proj/worker.py
+            from celery import Celery
+            from proj.config import CONF
+            app = Celery("proj")
+            app.conf.update(**CONF)
+            """, fixed=None, message="`task_serializer` is 'pickle'", at="1:1"),
         # a settings module one folder below `config/` that only star-imports
         # the base module, which star-imports the settings package
         Invalid("""

@@ -22,6 +22,8 @@ from ...facts.runtime_settings import GLOBALS_HANDED, RUNTIME_NAMES
 from ...facts.settings_helpers import HELPER_FACT
 from ...core.modules import absolute_module
 from .helpers import calls_resolver
+from .late_dicts import module_dict
+from .texts import read
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
@@ -139,7 +141,6 @@ class Model:
     def _assigned_unread(self, paths: tuple[str, ...], name: str) -> bool:
         """Whether one of ``paths`` (settings files read only for their Celery
         settings or star imports) has what looks like an assignment of ``name``."""
-        from .texts import read
 
         pattern = re.compile(rf"\b{re.escape(name)}\b[ \t]*(?::[^=:\n]*)?[-+*/|]?=(?!=)")
         texts = (read(self, path) for path in paths)
@@ -310,13 +311,18 @@ class Model:
         found = [a for a in self.by_path_assignments.get(path or "", ()) if a.name == f["name"]]
         value = found[-1].value if len(found) == 1 and not found[0].cond and not found[0].items else None
         items = value.get("dict") if isinstance(value, dict) else None
+        at = found[0].pos if found else None
+        if not found and path is not None and path not in self.unparsable:
+            text = read(self, path)  # a module the collectors passed over, or a name they do not record
+            late = module_dict(text, path, f["name"]) if text is not None else None
+            items, at = late if late is not None else (None, None)
         if not isinstance(items, dict):
             app.open.append(f["why"])
             return
         call = fact_position(f)
         for name, encoded in items.items():
             # at the dict, with no value position: a fix would replace the whole dict
-            a = Assignment(name, encoded, found[0].path, found[0].pos, None, False, "update_dict")
+            a = Assignment(name, encoded, path, at, None, False, "update_dict")
             assigned = app.preconf[name]
             # later settings of the app's own file, after the call, still win
             before = [x for x in assigned if not (x.path == f["path"] and call and x.pos and x.pos[:2] > call[:2])]
