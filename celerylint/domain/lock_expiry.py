@@ -37,6 +37,19 @@ class PendingTakes(TakeEvidence, Blocks):
         self.discarded: set[int] = set()  # ids of calls that are whole statements (their result unused)
         self.module_read: set[str] = set()  # stable texts of keys a client reads anywhere (``get``)
         self.named: list[NxCandidate] = []  # takes whose only evidence is their function's name
+        # takes on an object not known to be a client: reported once the module
+        # calls a Redis-only method on the same receiver expression (``eval``)
+        self.tentative: dict[int, str] = {}  # id(call) -> receiver code
+        self.unconfirmed: list[tuple[cst.Call, str, Fix | None, str]] = []
+
+    def take_found(self, call: cst.Call, message: str, fix: Fix | None) -> None:
+        """A take judged a lock without expiry: reported, or, on an object not
+        known to be a Redis client, held until the module has been read."""
+        target = self.tentative.get(id(call))
+        if target is None:
+            self.report(call, message, fix)
+        else:
+            self.unconfirmed.append((call, message, fix, target))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(NxScope())
@@ -52,13 +65,16 @@ class PendingTakes(TakeEvidence, Blocks):
                     self.module_deleted.update(args[i])
         for c in self.later:
             if any(t in self.module_deleted for t in c.stable):
-                self.report(c.call, c.message, c.fix)
+                self.take_found(c.call, c.message, c.fix)
         for c in self.named:  # ``claim_bonus``: a marker when the file reads the key and never deletes it
             if not (any(t in self.module_read for t in c.stable) and not any(t in self.module_deleted for t in c.stable)):
-                self.report(c.call, c.message, c.fix)
+                self.take_found(c.call, c.message, c.fix)
         for c in self.counters:  # a counting semaphore: incremented to take, decremented to release
             if any(t in self.decremented for t in c.stable):
-                self.report(c.call, c.message, c.fix)
+                self.take_found(c.call, c.message, c.fix)
+        for call, message, fix, target in self.unconfirmed:  # ``self.conn.set(..., nx=True)`` of an unknown object
+            if target in self.setnx_receivers:
+                self.report(call, message, fix)
 
     def _flush(self, scope: NxScope) -> None:
         for c in scope.candidates:
@@ -77,7 +93,7 @@ class PendingTakes(TakeEvidence, Blocks):
                 fix = setnx_fix(c.call, scope.expires[c.key], self.ttl) if expired and not guarded else c.fix
                 if guarded:
                     fix = None
-                self.report(c.call, c.message, fix)
+                self.take_found(c.call, c.message, fix)
             elif c.stable:
                 self.later.append(c)
 

@@ -133,6 +133,8 @@ class ClientProviders(SyntaxCollector):
                     sources = self._returns(inner, node.name, properties=True)
                 providers.setdefault(f"{prefix}.{inner.name}", []).extend(sources or ["?"])
         bases = [self._base(dotted(x)) for x in node.bases]
+        if any(b in REDIS_CLASSES for b in bases):  # ``class AppRedis(redis.StrictRedis)``: calling it makes a client
+            providers.setdefault(f"{prefix}()", []).append(REDIS)
         return {"bases": bases, "names": sorted(names)}  # a list: ``_walk`` appends to it
 
     def _base(self, name: str | None) -> str:
@@ -362,6 +364,8 @@ class ClientProviders(SyntaxCollector):
         if head in self.file.imports:
             return self.file.qualify(name)
         if head in ("self", "cls") and cls is not None:
+            if name == "cls":  # ``return cls(...)`` in a classmethod: the class itself
+                return f"{self.module}.{cls}"
             return f"{self.module}.{cls}.{name.partition('.')[2]}" if "." in name else None
         if head in self.defined:
             return f"{self.module}.{name}"

@@ -4,13 +4,18 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from ..domain.calls import arg, given, has_star
+from ..domain.calls import arg, code_of, given, has_star
 from ..domain.clients import (
     BACKEND_CLIENT_NEEDLE, CACHE_ALIAS, CACHE_HELPER, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver,
 )
 from ..domain.lock_syntax import LOCK_CLASSES
 from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, unexpiring_take
 from ..rule import All, Finding, Invalid, Option, Rule, Valid
+
+
+# methods only a Redis client has (no Django cache backend does): the
+# receiver is one (``self.conn.eval(RELEASE, 1, key, token)``)
+_REDIS_ONLY = frozenset({"eval", "evalsha", "pexpire"})
 
 
 def _two_positional(node: cst.Call) -> bool:
@@ -99,10 +104,13 @@ class LockWithoutTtl(PendingTakes, Rule):
     a client (`self.client` given to `__init__`, a parameter) is a Redis
     client's all the same: no other library has that method with that
     signature; a `delete` on the same receiver expression in the module
-    then counts as its release. `set(..., nx=True)` on such an object is no
-    evidence (django-redis caches take `nx` too, and their default timeout
-    expires), nor are `pexpire`, `eval` or `evalsha` (they say Redis, not
-    lock). A
+    then counts as its release. So do `eval`, `evalsha` and `pexpire`,
+    which no Django cache has: a `set(..., nx=True)` without expiry on the
+    same receiver expression anywhere in the module is then a Redis take,
+    judged by the evidence above (`acquire` sets the key, `release` runs a
+    compare-and-delete script). `set(..., nx=True)` on such an object is no
+    evidence by itself (django-redis caches take `nx` too, and their default
+    timeout expires). A
     `SET NX` that stores no token, is never deleted and is not retried is
     a permanent "done" marker, a legitimate idempotency pattern, and is not
     reported, even when a failure raises. `cache.add` needs exactly the same
@@ -291,6 +299,19 @@ class LockWithoutTtl(PendingTakes, Rule):
         """),
     )
     INVALID = (
+        # a receiver that runs a Lua script is a Redis client: its
+        # set(nx=True) without expiry is a take
+        Invalid("""
+            RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+            class AccountLock:
+                def __init__(self, conn, account_id):
+                    self.conn = conn
+                    self.key = f"lock:account:{account_id}"
+                def acquire(self, token):
+                    return self.conn.set(self.key, token, nx=True)
+                def release(self, token):
+                    return self.conn.eval(RELEASE, 1, self.key, token)
+        """, message="never expires", at="7:16"),
         # a property annotated as a Redis client, or returning one
         Invalid("""
             import redis
@@ -485,6 +506,19 @@ class LockWithoutTtl(PendingTakes, Rule):
     )
 
     VALID += (
+        # set(nx=True) on an object nothing shows to be Redis (a Django cache
+        # takes nx too): not judged
+        Valid("""
+            # redis-backed through Django's cache framework
+            class AccountLock:
+                def __init__(self, conn, account_id):
+                    self.conn = conn
+                    self.key = f"lock:account:{account_id}"
+                def acquire(self):
+                    return self.conn.set(self.key, 1, nx=True)
+                def release(self):
+                    self.conn.delete(self.key)
+        """),
         # a counter initialised without expiry, then incremented: no lock
         Valid("""
             from django.core.cache import cache
@@ -658,7 +692,7 @@ class LockWithoutTtl(PendingTakes, Rule):
                 self.report(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever",
                             add_keyword_fix(node, "timeout", self.ttl))
             return
-        found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink", "get", *_COUNTS})
+        found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink", "get", *_REDIS_ONLY, *_COUNTS})
         if found is None:
             return
         method, target = found
@@ -666,6 +700,13 @@ class LockWithoutTtl(PendingTakes, Rule):
         if kind is None and method == "setnx" and _two_positional(node):
             kind = REDIS  # ``setnx(key, value)`` is redis-py's alone: the receiver is a Redis client
             self.note_setnx_receiver(target)
+        if method in _REDIS_ONLY:
+            if kind is None:
+                self.note_setnx_receiver(target)  # no Django cache has these: a Redis client
+            return
+        if kind is None and method == "set" and not isinstance(target, cst.Call):
+            kind = REDIS  # tentatively: reported only if the module shows the receiver is Redis
+            self.tentative[id(node)] = code_of(target)
         if method in ("delete", "unlink"):
             self.note_delete(node, kind is not None or self.setnx_receiver(target))
             return
@@ -680,6 +721,6 @@ class LockWithoutTtl(PendingTakes, Rule):
         if found is not None:
             message, fix, always = found
             if always:
-                self.report(node, message, fix)
+                self.take_found(node, message, fix)
             else:
                 self.candidate(node, message, fix)

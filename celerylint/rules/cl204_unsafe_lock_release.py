@@ -257,6 +257,23 @@ class UnsafeLockRelease(TakeTracker, Rule):
         """),
     )
     INVALID = (
+        # a client made by a project subclass of redis.StrictRedis, through
+        # its classmethod factory
+        Invalid("""
+            import redis
+            class AppRedis(redis.StrictRedis):
+                @classmethod
+                def from_settings(cls):
+                    return cls(host="localhost", port=6379, db=0)
+            class AccountLock:
+                def __init__(self, account_id):
+                    self.client = AppRedis.from_settings()
+                    self.key = f"lock:account:{account_id}"
+                def acquire(self):
+                    return self.client.set(self.key, 1, nx=True, ex=60)
+                def release(self):
+                    self.client.delete(self.key)
+        """, message="plain `delete` of `self.key`", at="13:9"),
         # a context manager's __enter__ takes the key its __exit__ deletes
         Invalid("""
             import redis
