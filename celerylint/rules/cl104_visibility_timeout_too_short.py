@@ -3,7 +3,7 @@ from __future__ import annotations
 from ..domain.celeryconf.fixes import replace_at
 from ..domain.celeryconf.texts import read
 from ..domain.celeryconf.model import App, Model
-from ..domain.celeryconf.redis_conf import transport
+from ..domain.celeryconf.redis_conf import url_transport
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.delays import human
 from ..domain.unacked import above, longest_duration
@@ -290,7 +290,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
     def check_model(self, m: Model):
         for app in m.configured_apps():
             broker = app.get("broker_url")
-            kind = transport(broker.value) if isinstance(broker.value, str) else None
+            kind = url_transport(broker)
             if kind not in DEFAULT_VISIBILITY:
                 continue
             options = app.get("broker_transport_options")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
+from ..domain.celeryconf.redis_conf import url_transport
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.texts import read
 from ..domain.delays import human
@@ -8,8 +9,6 @@ from ..domain.deploy.model import deployment
 from ..domain.deploy.rabbitmq import effective
 from ..domain.unacked import longest_duration
 from ..rule import Invalid, Valid
-
-_AMQP = ("amqp://", "amqps://", "pyamqp://", "librabbitmq://")
 
 
 def _queues_set_their_own(m: Model, app) -> bool:
@@ -30,7 +29,9 @@ def _queues_set_their_own(m: Model, app) -> bool:
 class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     """
     ## What it does
-    For an app whose broker is RabbitMQ (`amqp://`, `pyamqp://`), compares
+    For an app whose broker is RabbitMQ (`amqp://`, `pyamqp://`; also a URL
+    built from unknown parts whose literal head gives the scheme,
+    `f"amqp://{user}@{host}//"`, `"amqp://{}//".format(...)`), compares
     RabbitMQ's `consumer_timeout` with the longest time a message can stay
     unacknowledged, reasoned as CL104 does for Redis: a literal
     `countdown`/`eta` in the code, and, with `task_acks_late`, the tasks'
@@ -92,6 +93,13 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     TAGS = ("configuration", "deployment", "rabbitmq")
 
     VALID = (
+        # a URL whose scheme itself is unknown
+        Valid("""
+            import os
+            from celery import Celery
+            SCHEME = os.environ["BROKER_SCHEME"]
+            app = Celery("proj", broker=f"{SCHEME}://rabbit//", task_acks_late=True, task_time_limit=3 * 3600)
+            """),
         # a queue with its own timeout: per queue from RabbitMQ 3.11.15
         Valid("""
             # file: proj.py
@@ -129,6 +137,22 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
             """),
     )
     INVALID = (
+        # a broker URL built from the environment: its scheme is known
+        Invalid("""
+            import os
+            from celery import Celery
+            USER = os.environ["RABBIT_USER"]
+            BROKER = os.environ.get("BROKER_URL", "amqp://{}@{}//".format(USER, os.environ["RABBIT_HOST"]))
+            app = Celery("proj", broker=BROKER, task_acks_late=True, task_time_limit=3 * 3600)
+            """, message="`task_time_limit` of 3 h", at="5:7"),
+        Invalid("""
+            import os
+            from celery import Celery
+            HOST = os.environ["RABBIT_HOST"]
+            USER = os.environ.get("RABBIT_USER")
+            BROKER = f"amqp://{USER}@{HOST}//" if USER else f"amqp://{HOST}//"
+            app = Celery("proj", broker=BROKER, task_acks_late=True, task_time_limit=3 * 3600)
+            """, message="`task_time_limit` of 3 h", at="6:7"),
         Invalid("""
             # file: proj.py
             from celery import Celery
@@ -150,7 +174,7 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     def check_model(self, m: Model):
         for app in m.configured_apps():
             broker = app.get("broker_url")
-            if not isinstance(broker.value, str) or not broker.value.startswith(_AMQP):
+            if url_transport(broker) != "amqp":
                 continue
             longest = longest_duration(m, app)
             if longest is None or _queues_set_their_own(m, app):

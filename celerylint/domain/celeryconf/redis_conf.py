@@ -37,6 +37,19 @@ def transport(url: str) -> str | None:
     return scheme or None
 
 
+def url_transport(resolved) -> str | None:
+    """The transport of a resolved broker URL setting: from its value, else
+    from the scheme an unknown value is known to have (``{"scheme": ...}``,
+    ``values.Scheme``), also as an environment variable's default."""
+    if isinstance(resolved.value, str):
+        return transport(resolved.value)
+    encoded = resolved.at.value if resolved.is_unknown and resolved.at is not None else None
+    if isinstance(encoded, dict) and "env" in encoded:
+        encoded = encoded.get("default")
+    scheme = encoded.get("scheme") if isinstance(encoded, dict) else None
+    return transport(scheme + "://") if isinstance(scheme, str) else None
+
+
 def parse_redis_url(url: str) -> RedisAddress | None:
     """(host, port, db) the way kombu and redis-py read it (celery-facts.md 6.3)."""
     url = url.split(";")[0].strip()

@@ -4,7 +4,8 @@ An encoded value is ``None`` (unknown), ``{"const": x}`` (a literal; a
 timedelta becomes seconds), ``{"env": NAME, "default": <encoded>}`` (read
 from the environment), ``{"same": origin, "shown": NAME, "suffix": s}`` (unknown,
 read from a known place: ``values_origin.py``; with ``env`` too when read
-from the environment without a default), ``{"dict": {key: <encoded>}}``, or ``{"call": ...}``:
+from the environment without a default), ``{"scheme": "amqp"}`` (an unknown URL
+of a known scheme), ``{"dict": {key: <encoded>}}``, or ``{"call": ...}``:
 a call of a function of the project that a settings file may define
 (``HelperCall``), which the model resolves (``helpers.py``) or makes unknown.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..values import NONE, Env, FromNow, agreed, evaluate, seconds
+from ..values import ENV_CALLS, NONE, Env, FromNow, agreed, evaluate, seconds
 from ...api.context import FileContext
 from .values_env import env_value, helper_return
 
@@ -32,6 +33,20 @@ class HelperCall:
     args: tuple
     kwargs: tuple
     item: int | None = None
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """An unknown URL whose scheme its literal head gives:
+    ``f"amqp://{user}:{password}@{host}//"``, ``"redis://{}:{}".format(...)``.
+    Enough to know the broker's transport; its value stays unknown."""
+
+    name: str  # ``amqp``
+
+
+def _scheme(head: str) -> Scheme | None:
+    scheme, sep, _ = head.partition("://")
+    return Scheme(scheme.lower()) if sep and scheme and scheme.replace("+", "").isalnum() else None
 
 
 @dataclass(frozen=True)
@@ -103,11 +118,18 @@ def setting_value(node: cst.BaseExpression | None, ctx: FileContext, depth: int 
             if isinstance(from_helper, (str, int, float, bool)):
                 return from_helper
         value = evaluate(node, ctx)
+        if isinstance(value, Env) and value.default is None and len(node.args) >= 2 \
+                and ctx.imported_name(node.func) in ENV_CALLS:  # ``os.environ.get("B", f"amqp://{host}//")``
+            default = setting_value(node.args[1].value, ctx, depth)
+            value = Env(value.name, default) if isinstance(default, Scheme) else value
+        if value is None and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" \
+                and isinstance(node.func.value, cst.SimpleString):  # ``"amqp://{}:{}@{}//".format(...)``
+            value = _scheme(str(node.func.value.evaluated_value).partition("{")[0])
         return value if value is not None else _helper_call(node, ctx, depth)
     if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
         bound = ctx.lookup(node.value)
         if bound is not None and isinstance(bound, (cst.BinaryOperation, cst.FormattedString, cst.Dict, cst.List,
-                                                    cst.Tuple, cst.Call)):
+                                                    cst.Tuple, cst.Call, cst.IfExp)):
             return setting_value(bound, ctx, depth)
         if bound is None and (unpacked := ctx.lookup_unpacked(node.value)) is not None:
             call = setting_value(unpacked[0], ctx, depth)  # ``A, B = helper(...)``
@@ -140,7 +162,10 @@ def _fstring(node: cst.FormattedString, ctx: FileContext, depth: int) -> Any:
             out.append(setting_value(part.expression, ctx, depth))
         else:
             return None
-    return joined(out)
+    value = joined(out)
+    if (value is None or (isinstance(value, Env) and value.default is None)) and isinstance(node.parts[0], cst.FormattedStringText):
+        return _scheme(node.parts[0].value) or value  # ``f"amqp://{user}@{host}//"``: the scheme is known
+    return value
 
 
 def joined(items: list[Any], numbers: bool = True) -> Any:
@@ -176,6 +201,8 @@ def encode(value: Any) -> Any:
     if isinstance(value, Same):
         same = {"same": value.origin, "shown": value.shown, "suffix": value.suffix}
         return {**same, "env": value.env, "default": None} if value.env else same
+    if isinstance(value, Scheme):
+        return {"scheme": value.name}
     if isinstance(value, HelperCall):
         return {"call": value.name, "args": [encode(a) for a in value.args],
                 "kwargs": {k: encode(v) for k, v in value.kwargs}, "item": value.item}
