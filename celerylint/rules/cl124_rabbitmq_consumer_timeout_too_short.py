@@ -93,6 +93,21 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     TAGS = ("configuration", "deployment", "rabbitmq")
 
     VALID = (
+        # a URL built from parts only under a condition: whatever else it is
+        # when the condition fails is unknown
+        Valid("""
+            # file: celeryconfig.py
+            import os
+            broker_url = os.getenv("CELERY_BROKER_URL")
+            if not broker_url:
+                broker_url = f"amqp://{os.getenv('RABBIT_HOST')}//"
+            task_acks_late = True
+            task_time_limit = 3 * 3600
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+            """),
         # a URL whose scheme itself is unknown
         Valid("""
             import os

@@ -43,7 +43,8 @@ def url_transport(resolved) -> str | None:
     ``values.Scheme``), also as an environment variable's default."""
     if isinstance(resolved.value, str):
         return transport(resolved.value)
-    encoded = resolved.at.value if resolved.is_unknown and resolved.at is not None else None
+    at = resolved.at
+    encoded = at.value if resolved.is_unknown and at is not None and not at.cond else None
     if isinstance(encoded, dict) and "env" in encoded:
         encoded = encoded.get("default")
     scheme = encoded.get("scheme") if isinstance(encoded, dict) else None
