@@ -38,10 +38,21 @@ def conf_changed(text: str, name: str, container: bool) -> bool:
 def derived_names(text: str, name: str) -> set[str]:
     """Names the module binds to ``name``'s object or to its items: ``A =
     NAME``, ``for A in NAME``, ``for A in NAME.values()``, ``for K, A in
-    NAME.items()``."""
+    NAME.items()``.  Only the lines that mention the name are matched."""
     n = re.escape(name)
-    found = set(re.findall(rf"^[ \t]*(\w+)[ \t]*=[ \t]*{n}[ \t]*(?:#.*)?$", text, re.M))
-    for targets in re.findall(rf"\bfor[ \t]+([\w, \t()]+?)[ \t]+in[ \t]+{n}(?:[ \t]*\.[ \t]*(?:values|items)[ \t]*\([ \t]*\))?[ \t]*:",
-                              text):
-        found.update(re.findall(r"\w+", targets))
+    alias = re.compile(rf"[ \t]*(\w+)[ \t]*=[ \t]*{n}[ \t]*(?:#.*)?$")
+    loop = re.compile(rf"[ \t]*for[ \t]+([\w, \t()]+?)[ \t]+in[ \t]+{n}"
+                      rf"(?:[ \t]*\.[ \t]*(?:values|items)[ \t]*\([ \t]*\))?[ \t]*:")
+    found: set[str] = set()
+    at = text.find(name)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if (m := alias.match(line)) is not None:
+            found.add(m.group(1))
+        elif (m := loop.match(line)) is not None:
+            found.update(re.findall(r"\w+", m.group(1)))
+        at = text.find(name, end)
     return found
