@@ -27,8 +27,8 @@ _CHANGE = (r"[ \t]*(?:\.[ \t]*(?:update|setdefault|pop|popitem|clear|append|exte
 def conf_changed(text: str, name: str, container: bool) -> bool:
     """Whether the file changes the app setting ``name`` in place, or, for a
     container, hands it to another name."""
-    if "conf" not in text:
-        return False
+    if f".{name}" not in text and f"{name}'" not in text and f'{name}"' not in text:
+        return False  # the name is written only where it is set
     ref = rf"\.conf(?:\.{re.escape(name)}\b|\[[ \t]*['\"]{re.escape(name)}['\"][ \t]*\])"
     if re.search(ref + _CHANGE, text):
         return True
@@ -39,6 +39,8 @@ def derived_names(text: str, name: str) -> set[str]:
     """Names the module binds to ``name``'s object or to its items: ``A =
     NAME``, ``for A in NAME``, ``for A in NAME.values()``, ``for K, A in
     NAME.items()``.  Only the lines that mention the name are matched."""
+    if text.count(name) < 2:
+        return set()  # only where it is bound
     n = re.escape(name)
     alias = re.compile(rf"[ \t]*(\w+)[ \t]*=[ \t]*{n}[ \t]*(?:#.*)?$")
     loop = re.compile(rf"[ \t]*for[ \t]+([\w, \t()]+?)[ \t]+in[ \t]+{n}"
