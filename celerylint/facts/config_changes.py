@@ -38,23 +38,23 @@ def conf_changed(text: str, name: str, container: bool) -> bool:
 def derived_names(text: str, name: str) -> set[str]:
     """Names the module binds to ``name``'s object or to its items: ``A =
     NAME``, ``for A in NAME``, ``for A in NAME.values()``, ``for K, A in
-    NAME.items()``.  Only the lines that mention the name are matched."""
-    if text.count(name) < 2:
-        return set()  # only where it is bound
-    n = re.escape(name)
-    alias = re.compile(rf"[ \t]*(\w+)[ \t]*=[ \t]*{n}[ \t]*(?:#.*)?$")
-    loop = re.compile(rf"[ \t]*for[ \t]+([\w, \t()]+?)[ \t]+in[ \t]+{n}"
-                      rf"(?:[ \t]*\.[ \t]*(?:values|items)[ \t]*\([ \t]*\))?[ \t]*:")
+    NAME.items()``.  Only the lines that mention the name are looked at."""
     found: set[str] = set()
+    if text.count(name) < 2:
+        return found  # only where it is bound
+    iterated = (name, f"{name}.values()", f"{name}.items()")
     at = text.find(name)
     while at >= 0:
         start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
-        line = text[start:end]
-        if (m := alias.match(line)) is not None:
-            found.add(m.group(1))
-        elif (m := loop.match(line)) is not None:
-            found.update(re.findall(r"\w+", m.group(1)))
+        line = text[start:end].partition("#")[0].strip()
+        left, sep, right = line.partition("=")
+        if sep and right.strip() == name and left.strip().isidentifier() and not right.startswith("="):
+            found.add(left.strip())
+        elif line.startswith("for ") and ":" in line and " in " in line:
+            targets, _, iterable = line[4:].partition(":")[0].rpartition(" in ")
+            if iterable.replace(" ", "") in iterated:
+                found.update(re.findall(r"\w+", targets))
         at = text.find(name, end)
     return found
