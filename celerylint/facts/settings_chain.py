@@ -86,17 +86,13 @@ def if_else_branches(node: cst.If, if_id: int) -> dict[int, list[int]]:
     return out
 
 
-SETTINGS_DIR_NESTED = r"(?:^|/)(?:settings|config|conf)/[^/]+/[^/]+\.py$"
-
-
 class SettingsChainCollector(Checker):
     """Star imports in settings modules (``from .base import *``), so that a
     settings file holding nothing else is still read.  Runs only on files
     whose path looks like settings; elsewhere ``ConfigCollector`` records star
     imports of the files it reads anyway."""
 
-    # also one folder deeper: ``config/django/production.py`` (``from .base import *``)
-    PATHS = (f"{SETTINGS_PATH.pattern}|{SETTINGS_DIR_NESTED}", TEST_PATHS_EXCLUDED)
+    PATHS = (SETTINGS_PATH.pattern, TEST_PATHS_EXCLUDED)
     REQUIRES = (Regex(rb"import[ \t]+\*"),)
 
     def __init__(self, ctx: FileContext) -> None:

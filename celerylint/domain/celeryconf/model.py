@@ -24,6 +24,7 @@ from ...core.modules import absolute_module
 from .helpers import calls_resolver
 from .late_dicts import module_dict
 from .texts import read
+from .values_origin import STAR_IMPORT
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
@@ -32,6 +33,10 @@ from .values import plain
 from .names import resolve_names
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
+
+
+# what makes a settings file's text worth a collector's reading after all
+_CELERYISH = re.compile(r"(?i:celery|broker)|CACHES")
 
 
 class Model:
@@ -183,14 +188,42 @@ class Model:
         seen.add(path)
         unread = "does not parse" if path in self.unparsable else \
             "was not read" if path not in self.read_paths and not SETTINGS_PATH.search(path) else None
-        if unread:
+        stars = self._text_stars(path) if unread == "was not read" else None
+        if unread and stars is None:
             problems.append(f"{path} {unread}, so its settings are unknown")
             return
         files.append(path)
+        if stars is not None:
+            stack.append((path, iter(stars)))
+            return
         own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
         stars = [(s["line"], 0, s) for s in self.by_path_stars.get(path, ())]
         marker = [(self.globals_handed[path], 2, None)] if path in self.globals_handed else []
         stack.append((path, iter(sorted(own + stars + marker, key=lambda x: (x[0], x[1])))))
+
+    def _text_stars(self, path: str) -> list[tuple[int, int, dict[str, Any]]] | None:
+        """A file of the chain no collector read, because nothing in it looks
+        like Celery's (``config/django/production.py``: ``from .base import
+        *`` and ``DEBUG = False``): its star imports, read from its text;
+        None when it names Celery, a broker or ``CACHES`` after all."""
+        text = read(self, path)
+        if text is None or _CELERYISH.search(text):
+            return None
+        parts = path[:-3].split("/") if path.endswith(".py") else []
+        package = parts[:-1]  # a module's package; ``__init__.py`` is its own
+        found = []
+        for star in STAR_IMPORT.finditer(text):
+            indent, dots, relative, absolute = star.groups()
+            if dots:
+                base = package[:len(package) - (len(dots) - 1)] if len(dots) - 1 <= len(package) else None
+                if base is None:
+                    continue
+                target = ".".join([*base, *(relative.split(".") if relative else [])])
+            else:
+                target = absolute
+            line = text.count("\n", 0, star.start()) + 1
+            found.append((line, 0, {"kind": "star_import", "target": target, "guarded": bool(indent), "line": line}))
+        return found
 
     def copy_of(self, module: str, path: str) -> None:
         """``module`` is the file ``path`` copied into place at deploy time
