@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from ..api.needles import All, Regex
+from ..api.needles import All
 from ..api.syntax import SyntaxCollector, dotted
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
@@ -83,8 +83,8 @@ def _own_nodes(body: list[ast.stmt]):
 
 class PythonWorkers(SyntaxCollector):
     # files that name Celery first (a substring other collectors look for too),
-    # then either shape
-    REQUIRES = (All((b"celery", (b"worker_main", Regex(rb"""['"]celery['"]\s*,""", b"celery", 1)))),)
+    # then either shape: ``worker_main``, or ``"celery"`` quoted as a list's item
+    REQUIRES = (All((b"celery", (b"worker_main", b"'celery'", b'"celery"'))),)
     PATHS = TEST_PATHS_EXCLUDED
 
     def collect(self, tree: ast.Module) -> None:
