@@ -12,7 +12,10 @@ from .celeryconf.paths import TEST_PATHS_EXCLUDED  # noqa: F401 - CL203 takes it
 from .calls import arg, code_of, given, with_keyword
 from .clients import CACHE, REDIS
 from .guards import Blocks
-from .locks import NxCandidate, NxScope, TakeEvidence, expire_statement, key_says_lock, setnx_as_set, setnx_fix, stable_texts
+from .locks import (
+    NxCandidate, NxScope, TakeEvidence, expire_statement, key_says_lock, may_name_a_take, setnx_as_set, setnx_fix,
+    stable_texts,
+)
 from .values import NONE, evaluate
 
 
@@ -36,6 +39,7 @@ class PendingTakes(TakeEvidence, Blocks):
         self.setnx_receivers: set[str] = set()  # code of objects ``setnx`` was called on (Redis clients)
         self.discarded: set[int] = set()  # ids of calls that are whole statements (their result unused)
         self.module_read: set[str] = set()  # stable texts of keys a client reads anywhere (``get``)
+        self.reads_matter = may_name_a_take(ctx.text)  # only a take named for taking asks what is read
         self.named: list[NxCandidate] = []  # takes whose only evidence is their function's name
         # takes on an object not known to be a client: reported once the module
         # calls a Redis-only method on the same receiver expression (``eval``)

@@ -211,6 +211,17 @@ def is_fresh_token(node: cst.BaseExpression | None, ctx: FileContext, depth: int
     return False
 
 
+# a ``def`` whose name is one ``names_a_take`` accepts, in a module's text
+_TAKING_DEF = re.compile(r"\bdef[ \t]+(?:\w*_)?(?:acquire|lock|claim|take|grab|try_lock|mutex)(?:_\w*)?[ \t]*\("
+                         r"|\bdef[ \t]+(?:acquire|lock|claim|take|grab)[A-Z]\w*[ \t]*\(", re.IGNORECASE)
+
+
+def may_name_a_take(text: str) -> bool:
+    """Whether some function of the module may be named for taking (a cheap
+    test of the text before anything is tracked for ``names_a_take``)."""
+    return _TAKING_DEF.search(text) is not None
+
+
 def names_a_take(function_name: str) -> bool:
     """The function's name says it takes something exclusively (acquire, lock, claim, take, grab)."""
     return bool(_TAKING.search(function_name))

@@ -24,6 +24,9 @@ def _two_positional(node: cst.Call) -> bool:
 
 # a client's counter commands: a key they change is a counter (or a semaphore)
 _COUNTS = frozenset({"incr", "decr", "incrby", "decrby"})
+# the methods CL203 looks at (``get`` only where a function may be named for taking)
+_WATCHED = frozenset({"set", "setnx", "lock", "add", "delete", "unlink", *_REDIS_ONLY, *_COUNTS})
+_WATCHED_READS = _WATCHED | {"get"}
 # what a redis-py ``Lock`` object made only to let go of a lock is used for
 _LETTING_GO = frozenset({"release", "do_release", "locked", "owned"})
 
@@ -692,7 +695,7 @@ class LockWithoutTtl(PendingTakes, Rule):
                 self.report(node, "redis-py `Lock` without `timeout`: a worker that dies holding it blocks the lock forever",
                             add_keyword_fix(node, "timeout", self.ttl))
             return
-        found = receiver(node, {"set", "setnx", "lock", "add", "delete", "unlink", "get", *_REDIS_ONLY, *_COUNTS})
+        found = receiver(node, _WATCHED_READS if self.reads_matter else _WATCHED)
         if found is None:
             return
         method, target = found
