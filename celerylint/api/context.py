@@ -37,6 +37,14 @@ _DELETION = re.compile(r"\bdel[ \t]+([A-Za-z_]\w*)[ \t]*\[")
 _CONTAINER_CALLS = frozenset({"dict", "list", "set"})
 
 
+def mutation_counts(text: str) -> Counter:
+    """Name -> how many places of ``text`` may change the container it holds
+    (an item set or deleted, a mutating method, an augmented assignment)."""
+    found = Counter(m.group(1) for m in _MUTATION.finditer(text))
+    found.update(m.group(1) for m in _DELETION.finditer(text))
+    return found
+
+
 def mutable_container(node: cst.BaseExpression) -> bool:
     """A dict, list or set display, or ``dict(...)``/``list(...)``/``set(...)``."""
     if isinstance(node, (cst.Dict, cst.List, cst.Set)):
@@ -197,8 +205,7 @@ class FileContext:
     def mutation_sites(self, name: str) -> int:
         """How many places of the text may change the container ``name`` holds."""
         if self._mutation_sites is None:
-            self._mutation_sites = Counter(m.group(1) for m in _MUTATION.finditer(self.text))
-            self._mutation_sites.update(m.group(1) for m in _DELETION.finditer(self.text))
+            self._mutation_sites = mutation_counts(self.text)
         return self._mutation_sites[name]
 
     def mutated(self, name: str) -> bool:

@@ -103,7 +103,7 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         self.module_settings: dict[str, list[dict]] = {}
         self.module_items: dict[str, int] = {}
         self.conf_settings: list[tuple[dict, str, bool]] = []  # app settings (fact, name, container), see config_changes
-        self.containers: set[tuple[str, str]] = set()  # (source, name) of settings bound to a dict, list or set display
+        self.containers: set[str] = set()  # module-level settings bound to a dict, list or set display
         self.module_apps: list[tuple[str, str]] = []  # (key, variable) of the apps made at module level
         self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
         self._shapes_init()
@@ -150,9 +150,9 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         change through another name: ``config_changes.py``), and an app
         setting changed in place, have a value celerylint does not know:
         unknown, never the first literal."""
-        text, module = self.ctx.text, f"module:{self.module}"
+        text = self.ctx.text
         for name, facts in self.module_settings.items():
-            derived = derived_names(text, name) if (module, name) in self.containers else ()
+            derived = derived_names(text, name) if name in self.containers else ()
             if self.ctx.mutation_sites(name) > self.module_items.get(name, 0) \
                     or any(self.ctx.mutation_sites(d) for d in derived):
                 for fact in facts:
@@ -173,10 +173,8 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         alt = self.alternatives.get(id(name_node)) if cond else None
         self.ctx.fact("setting", name_node, id=sid, source=source, name=name, value=value, via=via, cond=cond,
                       **({"alt": alt} if alt else {}))
-        container = value_node is not None and mutable_container(value_node)
-        if container:
-            self.containers.add((source, name))
         if source.startswith("app:"):
+            container = value_node is not None and mutable_container(value_node)
             self.conf_settings.append((self.ctx.facts[-1][0], name, container))
         if value_node is not None:
             self.ctx.fact("setting_value", value_node, id=sid)
@@ -261,6 +259,8 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
             return
         self.recorded_module = True
         self._setting(f"module:{self.module}", name, target, value, "assign", cond=self.depth > 0)
+        if mutable_container(value):
+            self.containers.add(name)
         self.module_settings.setdefault(name, []).append(next(f for f, _ in reversed(self.ctx.facts) if f["kind"] == "setting"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

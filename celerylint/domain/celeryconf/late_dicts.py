@@ -14,22 +14,19 @@ Each value is a literal (``ast.literal_eval``) or unknown.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
+from ...api.context import mutation_counts
 from ...api.syntax import SyntaxFile
 from .values import encode
 from .values_origin import assignment_pattern, other_binding_pattern
-
-_CHANGED = r"[ \t]*(?:\[[^\]\n]*\][ \t]*=(?!=)|\.[ \t]*(?:update|setdefault|pop|popitem|clear)[ \t]*\(|[|]=)"
-
 
 def module_dict(text: str, path: str, name: str) -> tuple[dict[str, Any], tuple[int, int, int, int]] | None:
     """``({key: encoded value}, position of the name)``, or None when the
     module does not bind ``name`` to such a dict."""
     if len(assignment_pattern(name).findall(text)) != 1 or other_binding_pattern(name).search(text):
         return None
-    if re.search(rf"(?<![\w.]){re.escape(name)}{_CHANGED}", text):
+    if mutation_counts(text)[name]:
         return None
     try:
         tree = ast.parse(text)
