@@ -72,9 +72,10 @@ def app_brokers(paths: list[Path], settings, notices: list[str], files: list | N
     settings = replace(settings, select=("CL104",), ignore=())  # a project rule: its fact collectors run
     linter = Linter(settings, None)
     found = discover(paths, settings)
+    python = found.python
     if files is not None:
-        files.extend(found.python)
-    results = lint_files(found.python, linter, 1, notices)
+        files.extend(python)
+    results = lint_files(python, linter, 1, notices)
     project = Project(settings=settings, facts=[f for r in results.values() for f in r.facts],
                       python_files=tuple(r.path for r in results.values()))
     m = model(project)

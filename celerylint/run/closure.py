@@ -71,14 +71,14 @@ def imported(text: str, module: str | None, is_package: bool) -> set[str]:
     return out
 
 
-def closure(named: dict[Path, bytes], python: list[Path], rel) -> set[str] | None:
+def closure(named: dict[Path, bytes], known: dict[str, str], rel) -> set[str] | None:
     """The relative paths (``rel(path)``) of the files whose task facts the
-    files ``named`` (path -> bytes) may need.  An imported module is looked
+    files ``named`` (path -> bytes) may need, among the project's Python
+    files ``known`` (relative path -> path).  An imported module is looked
     for under the source directory of each file named (the directory its
     top package is in)."""
     from ..core.source import DecodeError, decode
 
-    known = {rel(p): p for p in python}
     bases: set[str] = set()
     modules: dict[Path, str | None] = {}
     for path in named:
@@ -117,7 +117,7 @@ def closure(named: dict[Path, bytes], python: list[Path], rel) -> set[str] | Non
                     wanted_paths.add(target)
                     if hop == 0 and target.endswith("__init__.py"):
                         try:
-                            following.append((known[target], known[target].read_bytes()))
+                            following.append((Path(known[target]), Path(known[target]).read_bytes()))
                         except OSError:
                             pass
         frontier = following

@@ -14,13 +14,19 @@ from .focus import is_project_file, read_as_other
 
 @dataclass
 class Discovery:
-    python: list[Path] = field(default_factory=list)  # sorted, no duplicates
+    names: list[str] = field(default_factory=list)  # the Python files: sorted, no duplicates
     other: list[Path] = field(default_factory=list)  # non-Python files the project model reads
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     # (path, size, mtime_ns) of the launch files seen (Procfiles, Dockerfiles, ...): the deployment
     # model reads them in the project phase, so they are part of its cached findings' key
     launch: list[tuple[str, int, int]] = field(default_factory=list)
     nested: list[Path] = field(default_factory=list)  # directories that are projects of their own, not entered
+
+    @property
+    def python(self) -> list[Path]:
+        """``names`` as paths (a warm run of a large tree makes a path only
+        of the files it reads: ``runner.lint``)."""
+        return [Path(p) for p in self.names]
 
 
 def _excluded(rel: str, settings: Settings) -> bool:
@@ -51,9 +57,10 @@ def discover(paths: list[Path], settings: Settings, cache_dir: Path | None = Non
         if path.is_dir():
             top = str(path)  # a Path has no trailing separator: file[len(top):] starts with one
             absolute = os.path.abspath(top)
+            strip = 2 if top == "." else 0  # "./a.py": "a.py", as its Path prints (names are normal)
             for file, is_python in _walk(top, settings, found, cache_dir, nested):
                 # file starts with top: its absolute form without a syscall per file
-                add(python if is_python else other, file, absolute + file[len(top):])
+                add(python if is_python else other, file[strip:], absolute + file[len(top):])
         elif path.exists() or path.is_symlink():
             if settings.force_exclude and _excluded(_pattern_rel(path, settings), settings):
                 continue
@@ -64,7 +71,7 @@ def discover(paths: list[Path], settings: Settings, cache_dir: Path | None = Non
             add(python, str(path), os.path.abspath(path))  # named explicitly: always linted
         else:
             found.skipped.append((str(path), "no such file or directory"))
-    found.python = [Path(p) for p in sorted(python, key=_posix)]
+    found.names = sorted(python, key=_posix)
     found.other = [Path(p) for p in sorted(other, key=_posix)]
     return found
 
@@ -102,18 +109,19 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
                 continue
             keep.append(name)
         dirnames[:] = keep
+        head = dirpath if dirpath.endswith(os.sep) else dirpath + os.sep  # os.path.join, without a call per file
         for name in filenames:
             if LAUNCH_FILES.match(name) is not None:
                 try:
-                    stat = os.stat(os.path.join(dirpath, name))
-                    found.launch.append((os.path.join(dirpath, name), stat.st_size, stat.st_mtime_ns))
+                    stat = os.stat(head + name)
+                    found.launch.append((head + name, stat.st_size, stat.st_mtime_ns))
                 except OSError:
                     pass
         for name in wanted:
             if ignored and name in ignored:
                 continue
             is_python = name.endswith(_PYTHON)
-            path = os.path.join(dirpath, name)
+            path = head + name
             if not settings.exclude and is_python:
                 yield path, True
                 continue

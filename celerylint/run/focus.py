@@ -45,7 +45,9 @@ class Focus:
 
     def holds(self, rel: str) -> bool:
         """Whether the file ``rel`` is named, or inside a directory named."""
-        return rel in self.files or any(rel.startswith(d + "/") for d in self.directories)
+        if rel in self.files:
+            return True
+        return bool(self.directories) and any(rel.startswith(d + "/") for d in self.directories)
 
     def held(self, results) -> set[str]:
         """The paths of ``results`` (FileResults) that are named."""

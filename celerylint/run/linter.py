@@ -65,6 +65,9 @@ class Linter:
         self.context = [e for e in self.entries if e.kind in ("collector", "syntax") or e.project_part == "project"]
         # with ``closure`` (closure.py): the files outside it give only the configuration's facts
         self.closure: set[str] | None = None
+        # every Python file of the run, relative, when some are left out of the
+        # results (unchanged, with nothing to say: runner._unchanged_quiet)
+        self.python_files: tuple[str, ...] | None = None
         self.config_context = config_entries(self.context)
 
     def signature(self, path: Path) -> tuple[int, ...] | None:
@@ -82,15 +85,18 @@ class Linter:
     def rel(self, path: Path) -> str:
         """``relative_path(path, root)``, without its two ``abspath`` calls for
         the paths discovery makes (a ``Path`` is normal but for ``..``)."""
-        if type(path) is PosixPath:
-            text = str(path)
-            if ".." not in text:
-                if not text.startswith("/"):
-                    if self.prefix is not None:
-                        return self.prefix + text
-                elif self.base is not None and text.startswith(self.base):
-                    return text[len(self.base):]
-        return relative_path(path, self.settings.root)
+        return self.rel_name(str(path)) if type(path) is PosixPath else relative_path(path, self.settings.root)
+
+    def rel_name(self, name: str) -> str:
+        """``rel`` of a path given as the text of a normal ``Path`` (what
+        discovery finds), without making the ``Path``."""
+        if os.sep == "/" and ".." not in name:
+            if not name.startswith("/"):
+                if self.prefix is not None:
+                    return self.prefix + name
+            elif self.base is not None and name.startswith(self.base):
+                return name[len(self.base):]
+        return relative_path(Path(name), self.settings.root)
 
     def entries_for(self, path: Path, rel: str | None = None) -> list[Entry]:
         """The checkers of a file: every enabled one, or, for a file of the

@@ -85,6 +85,12 @@ def _distinct(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def reads_every_file(linter: Linter) -> bool:
+    """Whether the project phase reads the comments of every file: CL002
+    (unused_noqa.py, as ruff's RUF100)."""
+    return any(e.code == "CL002" for e in linter.entries) and not linter.settings.ignore_noqa
+
+
 def make_project(results: dict[Path, FileResult], other: dict[str, str], linter: Linter,
                  texts: dict[str, str] | None = None) -> Project:
     """The whole run as the project rules see it: every file's facts, the
@@ -93,7 +99,8 @@ def make_project(results: dict[Path, FileResult], other: dict[str, str], linter:
         settings=linter.settings,
         facts=[fact for r in results.values() for fact in r.facts],
         other_files=other,
-        python_files=tuple(r.path for r in results.values()),
+        python_files=(linter.python_files if linter.python_files is not None
+                      else tuple(r.path for r in results.values())),
         texts=dict(texts or {}),
     )
 
@@ -135,7 +142,7 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
     for finding in findings:
         suppressed = _suppressed_on_disk(finding, by_rel, project.texts, not linter.settings.ignore_noqa)
         (silenced if suppressed else kept).append(finding)
-    if any(e.code == "CL002" for e in linter.entries) and not linter.settings.ignore_noqa:  # as ruff's RUF100
+    if reads_every_file(linter):
         from .unused_noqa import unused_noqa
 
         kept += unused_noqa(results, silenced, linter, project.texts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from .focus import Focus, about, concerns, focus
 from .fixing import fix_files, fixes_shown, parses  # noqa: F401  (parses: for rule authors' tests)
 from .linter import Linter, lint_files
 from ..core.model import FileResult, Finding
-from .project import Project, project_findings
+from .project import Project, project_findings, reads_every_file
 from ..core.source import OTHER_FILE_MAX_BYTES, DecodeError, decode, read_capped
 
 INDEX_MIN_FILES = 64  # below this, reading and prefiltering cost less than loading the stat index
@@ -105,18 +106,26 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     seen = None if alone else focus(paths, settings, project)
     linter.focus = seen
     on_disk = [p for p in paths if not (linter.overlay and os.path.abspath(p) in linter.overlay) or p.exists()]
-    found = discover([seen.directory, *on_disk] if seen else on_disk, settings, directory, nested)
-    linter.launch_files = sorted(found.launch)
-    _add_overlay(found.python, paths, linter)
-    out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
-    out.nested.extend(found.nested)
     # A fix reads again the file it changes (fix_files): with fixes only to
     # the files named (focus.py), the rest of the project may come from the index.
-    if linter.cache is not None and (seen or not keep_digests) and len(found.python) >= INDEX_MIN_FILES:
-        linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
+    # It is read while the tree is walked (the walk waits on the file system).
+    index = _Loading(linter) if linter.cache is not None and (seen or not keep_digests) else None
+    found = discover([seen.directory, *on_disk] if seen else on_disk, settings, directory, nested)
+    linter.launch_files = sorted(found.launch)
+    names = found.names
+    _add_overlay(names, paths, linter)
+    out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
+    out.nested.extend(found.nested)
+    if index is not None:
+        linter.index = index.result() if len(names) >= INDEX_MIN_FILES else None
+    rels = [linter.rel_name(n) for n in names]
     if seen is not None:
-        linter.closure = _closure(seen, found.python, found.other, linter)
-    results = lint_files(found.python, linter, jobs, out.notices)
+        linter.closure = _closure(seen, names, rels, found.other, linter)
+    quiet: list[str] = []
+    if linter.index is not None and not keep_digests and not reads_every_file(linter):
+        names, quiet = _unchanged_quiet(names, rels, linter)
+        linter.python_files = tuple(rels)
+    results = lint_files([Path(n) for n in names], linter, jobs, out.notices)
     other, skipped = _read_other(found.other, linter)
     out.notices.extend(skipped)
     texts = _overlay_texts(linter)
@@ -126,37 +135,78 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
         for result in results.values():
             linter.index.put(result, linter.partial_kind(result.path))
         linter.index.save()
-    out.files = len(seen.held(results.values()) | (seen.files & set(other))) if seen else len(found.python)
+    if seen:
+        out.files = len(seen.held(results.values()) | (seen.files & set(other)) | {r for r in quiet if seen.holds(r)})
+    else:
+        out.files = len(rels)
     return Linted(linter, results, other, found_in_project, seen, texts)
 
 
-def _closure(seen: Focus, python: list[Path], other: list[Path], linter: Linter) -> set[str] | None:
-    """closure.py's files for a run on ``seen``; None: read every file whole."""
+class _Loading(threading.Thread):
+    """The stat index of ``linter``'s cache, read in a thread."""
+
+    def __init__(self, linter: Linter) -> None:
+        super().__init__(daemon=True)
+        self.linter, self.index, self.error = linter, None, None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.index = self.linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in self.linter.entries])
+        except BaseException as exc:  # raised again where the index is wanted
+            self.error = exc
+
+    def result(self):
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.index
+
+
+def _unchanged_quiet(names: list[str], rels: list[str], linter: Linter) -> tuple[list[str], list[str]]:
+    """The files to lint, and (by relative path) those the stat index finds
+    unchanged with nothing to say (no finding, no fact: most files of a
+    large tree).  Those need no ``Path``, no reading and no result: the
+    project keeps only their names (``Linter.python_files``)."""
+    index, overlay = linter.index, linter.overlay
+    rest: list[str] = []
+    quiet: list[str] = []
+    for name, rel in zip(names, rels):
+        if not (overlay and os.path.abspath(name) in overlay) and index.quiet(rel, name, linter.partial_kinds(rel)):
+            quiet.append(rel)
+        else:
+            rest.append(name)
+    return rest, quiet
+
+
+def _closure(seen: Focus, names: list[str], rels: list[str], other: list[Path], linter: Linter) -> set[str] | None:
+    """closure.py's files for a run on ``seen`` (the Python files' ``names``
+    and relative paths); None: read every file whole."""
     from .closure import closure, is_configuration
 
     if any(seen.holds(linter.rel(p)) for p in other):
         return None
     named: dict[Path, bytes] = {}
-    for path in python:
-        rel = linter.rel(path)
+    for name, rel in zip(names, rels):
         if seen.holds(rel):
+            path = Path(name)
             data = linter.read(path)[0]
             if data is None:
                 continue
             if is_configuration(data, rel, linter.entries_for(path)):
                 return None
             named[path] = data
-    return closure(named, python, linter.rel)
+    return closure(named, dict(zip(rels, names)), linter.rel)
 
 
-def _add_overlay(python: list[Path], paths: list[Path], linter: Linter) -> None:
+def _add_overlay(names: list[str], paths: list[Path], linter: Linter) -> None:
     """The files of the overlay named but not on disk (a new file's unsaved buffer)."""
     if not linter.overlay:
         return
-    known = {os.path.abspath(p) for p in python}
+    known = {os.path.abspath(p) for p in names}
     for path in paths:
         if os.path.abspath(path) in linter.overlay and os.path.abspath(path) not in known:
-            python.append(path)
+            names.append(str(path))
             known.add(os.path.abspath(path))
 
 

@@ -65,22 +65,36 @@ class StatIndex:
             self.entries = raw["files"]  # each entry is checked when used
             self.project = raw["project"]
 
-    def get(self, rel: str, path: Path, kinds: tuple[str, ...] = ()) -> FileResult | None:
+    def get(self, rel: str, path: Path | str, kinds: tuple[str, ...] = ()) -> FileResult | None:
         """The result of ``rel`` if its file is unchanged: its whole result,
         or a partial one of one of ``kinds`` (``Linter.partial_kinds``)."""
+        return self._find(rel, path, kinds, False)
+
+    def quiet(self, rel: str, path: Path | str, kinds: tuple[str, ...] = ()) -> bool:
+        """Whether ``get`` would give a result with no finding and no fact
+        (found without making it)."""
+        return self._find(rel, path, kinds, True) is not None
+
+    def _find(self, rel: str, path: Path | str, kinds: tuple[str, ...], quiet: bool) -> Any:
         self.seen.add(rel)
-        keys = (rel, *(f"{rel}\0{kind}" for kind in kinds))
-        entries = [(k, e) for k, e in ((k, self.entries.get(k)) for k in keys) if type(e) is list and len(e) == 2]
+        entry = self.entries.get(rel)
+        entries = [(True, entry)] if type(entry) is list and len(entry) == 2 else []  # (whole, entry)
+        for kind in kinds:
+            entry = self.entries.get(f"{rel}\0{kind}")
+            if type(entry) is list and len(entry) == 2:
+                entries.append((False, entry))
         if not entries:
             return None
         try:
             current = signature(os.stat(path))
         except OSError:
             return None
-        for key, (sig, stored) in entries:
-            found = self._result(rel, stored) if sig == current else None
+        for whole, (sig, stored) in entries:
+            if sig != current or (quiet and stored is not None):
+                continue
+            found = True if quiet else self._result(rel, stored)
             if found is not None:
-                if key == rel:
+                if whole:
                     self.whole.add(rel)
                 return found
         return None

@@ -162,7 +162,7 @@ class Session:
         scope = key[0]
         project = Project(key, scope, settings, linter, Linter(settings), notices=[why] if why else [])
         found = discover([scope], settings, directory, nested)
-        if linter.cache is not None and len(found.python) >= INDEX_MIN_FILES:
+        if linter.cache is not None and len(found.names) >= INDEX_MIN_FILES:
             linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
         project.results = lint_files(found.python, linter, None, project.notices)
         if linter.index is not None:
