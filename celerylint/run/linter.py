@@ -8,6 +8,8 @@ this process or shared with worker processes (``pool``).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path, PosixPath
 
 from . import pool
@@ -64,11 +66,28 @@ class Linter:
         self.focus = None
         self.context = [e for e in self.entries if e.kind in ("collector", "syntax") or e.project_part == "project"]
         # with ``closure`` (closure.py): the files outside it give only the configuration's facts
-        self.closure: set[str] | None = None
+        self._closure: set[str] | None = None
+        self._closure_from: Callable[[], set[str] | None] | None = None
         # every Python file of the run, relative, when some are left out of the
         # results (unchanged, with nothing to say: runner._unchanged_quiet)
         self.python_files: tuple[str, ...] | None = None
         self.config_context = config_entries(self.context)
+
+    @property
+    def closure(self) -> set[str] | None:
+        """closure.py's files, computed when first asked (``defer_closure``):
+        a warm run whose files all come whole from the stat index never asks."""
+        if self._closure_from is not None:
+            compute, self._closure_from = self._closure_from, None
+            self._closure = compute()
+        return self._closure
+
+    @closure.setter
+    def closure(self, value: set[str] | None) -> None:
+        self._closure, self._closure_from = value, None
+
+    def defer_closure(self, compute: Callable[[], set[str] | None]) -> None:
+        self._closure, self._closure_from = None, compute
 
     def signature(self, path: Path) -> tuple[int, ...] | None:
         """The file's stat signature, taken before it is read, when the stat
@@ -209,11 +228,13 @@ def lint_files(paths: list[Path], linter: Linter, jobs: int | None, notices: lis
         todo = []
         for path in paths:
             rel = linter.rel(path)
-            hit = None if linter.overlay and os.path.abspath(path) in linter.overlay else linter.index.get(rel, path, linter.partial_kinds(rel))
+            hit = None if linter.overlay and os.path.abspath(path) in linter.overlay else linter.index.get(rel, path, partial(linter.partial_kinds, rel))
             if hit is None:
                 todo.append(path)
             else:
                 results[path] = hit
+    if todo:
+        linter.closure  # computed here, not once per worker process
     workers = jobs or pool.default_jobs()
     if workers > 1 and len(todo) >= pool.PARALLEL_MIN_PATHS:
         triaged = pool.triage_chunks(todo, linter, workers)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from .cache import Cache, usable_cache_dir
@@ -106,21 +106,19 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     seen = None if alone else focus(paths, settings, project)
     linter.focus = seen
     on_disk = [p for p in paths if not (linter.overlay and os.path.abspath(p) in linter.overlay) or p.exists()]
-    # A fix reads again the file it changes (fix_files): with fixes only to
-    # the files named (focus.py), the rest of the project may come from the index.
-    # It is read while the tree is walked (the walk waits on the file system).
-    index = _Loading(linter) if linter.cache is not None and (seen or not keep_digests) else None
     found = discover([seen.directory, *on_disk] if seen else on_disk, settings, directory, nested)
     linter.launch_files = sorted(found.launch)
     names = found.names
     _add_overlay(names, paths, linter)
     out.notices.extend(f"{p}: skipped: {why}" for p, why in found.skipped)
     out.nested.extend(found.nested)
-    if index is not None:
-        linter.index = index.result() if len(names) >= INDEX_MIN_FILES else None
+    # A fix reads again the file it changes (fix_files): with fixes only to
+    # the files named (focus.py), the rest of the project may come from the index.
+    if linter.cache is not None and (seen or not keep_digests) and len(names) >= INDEX_MIN_FILES:
+        linter.index = linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in linter.entries])
     rels = [linter.rel_name(n) for n in names]
     if seen is not None:
-        linter.closure = _closure(seen, names, rels, found.other, linter)
+        linter.defer_closure(lambda: _closure(seen, names, rels, found.other, linter))
     quiet: list[str] = []
     if linter.index is not None and not keep_digests and not reads_every_file(linter):
         names, quiet = _unchanged_quiet(names, rels, linter)
@@ -133,34 +131,14 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     out.notices.extend(_yaml_notice(linter))
     if linter.index is not None:
         for result in results.values():
-            linter.index.put(result, linter.partial_kind(result.path))
+            if result.signature is not None:  # read in this run (one found in the index has none)
+                linter.index.put(result, linter.partial_kind(result.path))
         linter.index.save()
     if seen:
         out.files = len(seen.held(results.values()) | (seen.files & set(other)) | {r for r in quiet if seen.holds(r)})
     else:
         out.files = len(rels)
     return Linted(linter, results, other, found_in_project, seen, texts)
-
-
-class _Loading(threading.Thread):
-    """The stat index of ``linter``'s cache, read in a thread."""
-
-    def __init__(self, linter: Linter) -> None:
-        super().__init__(daemon=True)
-        self.linter, self.index, self.error = linter, None, None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self.index = self.linter.cache.stat_index([f"{e.code}:{e.module}.{e.cls}" for e in self.linter.entries])
-        except BaseException as exc:  # raised again where the index is wanted
-            self.error = exc
-
-    def result(self):
-        self.join()
-        if self.error is not None:
-            raise self.error
-        return self.index
 
 
 def _unchanged_quiet(names: list[str], rels: list[str], linter: Linter) -> tuple[list[str], list[str]]:
@@ -172,7 +150,7 @@ def _unchanged_quiet(names: list[str], rels: list[str], linter: Linter) -> tuple
     rest: list[str] = []
     quiet: list[str] = []
     for name, rel in zip(names, rels):
-        if not (overlay and os.path.abspath(name) in overlay) and index.quiet(rel, name, linter.partial_kinds(rel)):
+        if not (overlay and os.path.abspath(name) in overlay) and index.quiet(rel, name, partial(linter.partial_kinds, rel)):
             quiet.append(rel)
         else:
             rest.append(name)
@@ -225,12 +203,6 @@ def _yaml_notice(linter: Linter) -> list[str]:
     Kubernetes manifests of the tree, and PyYAML is not installed."""
     if not linter.launch_files:
         return []
-    from ..domain.deploy.paths import DEPLOYMENT_RULES, YAML_NOTICE, yaml_deployment_file
-
-    if not any(e.code in DEPLOYMENT_RULES for e in linter.entries):
-        return []
-    if not any(yaml_deployment_file(path) for path, _, _ in linter.launch_files):
-        return []
     import importlib.util
     import sys
 
@@ -239,7 +211,13 @@ def _yaml_notice(linter: Linter) -> list[str]:
         available = loaded.available()
     else:  # found without importing it (a tenth of a run's start-up)
         available = importlib.util.find_spec("yaml") is not None
-    return [] if available else [YAML_NOTICE]
+    if available:
+        return []
+    from ..domain.deploy.paths import DEPLOYMENT_RULES, YAML_NOTICE, yaml_deployment_file
+
+    if not any(e.code in DEPLOYMENT_RULES for e in linter.entries):
+        return []
+    return [YAML_NOTICE] if any(yaml_deployment_file(path) for path, _, _ in linter.launch_files) else []
 
 
 def _keep_focus(out: RunResult, seen: Focus, read: set[str]) -> None:

@@ -3,13 +3,15 @@
 A warm run of a large tree should cost what ruff's does: a walk and a
 ``stat`` per file.  The content cache (``cache.py``) still reads and
 prefilters every file to find its key; this index maps each relative path to
-the ``(mtime_ns, size, inode, ctime_ns)`` the file had when it was read and
-to its result (``null`` for the usual file with no findings and no facts),
+the ``(mtime_ns, size, inode, ctime_ns)`` the file had when it was read (as
+one string) and to its result (``null`` for the usual file with no findings
+and no facts; else its JSON text, decoded only when the file is unchanged),
 so an unchanged file is neither read nor prefiltered.  A run on some files
 (focus.py) reads the others only for their facts: those partial results are
 kept beside the whole ones, under the path and the kind of reading
 (``Linter.partial_kind``), for the next run on some files (a pre-commit
-hook's); a whole run never takes them.  The project phase's
+hook's); a whole run never takes them, and they are dropped once a whole
+result of the same file content is kept.  The project phase's
 findings are kept too, keyed by a hash of every fact and non-Python file it
 reads, so that an unchanged tree imports neither libcst nor Celery.
 
@@ -31,15 +33,33 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from .cache_files import load_json
 from ..core.model import FileResult, Finding
 
-FORMAT = 2  # 2: signatures hold the ctime
+FORMAT = 3  # 2: signatures hold the ctime; 3: signatures and results as strings
 RACY_NS = 2_000_000_000
 INDEX_MAX_BYTES = 256 << 20  # an index larger than this is neither written nor read
+
+
+Kinds = Union[tuple[str, ...], Callable[[], tuple[str, ...]]]
+_QUIET, _LOUD = object(), object()  # what ``quiet`` finds: a result with nothing to say, or one with something
+
+
+def _keys(rel: str, kinds: Kinds):
+    """(whole, key) of the entries that may serve ``rel``: its whole result,
+    then its partial ones (``kinds`` asked only once the whole one did not serve)."""
+    yield True, rel
+    for kind in kinds() if callable(kinds) else kinds:
+        yield False, f"{rel}\0{kind}"
+
+
+def signature_text(sig) -> str:
+    """A signature as the index keeps it."""
+    return "%d %d %d %d" % tuple(sig)
 
 
 def signature(st: os.stat_result) -> list[int]:
@@ -65,34 +85,34 @@ class StatIndex:
             self.entries = raw["files"]  # each entry is checked when used
             self.project = raw["project"]
 
-    def get(self, rel: str, path: Path | str, kinds: tuple[str, ...] = ()) -> FileResult | None:
+    def get(self, rel: str, path: Path | str, kinds: Kinds = ()) -> FileResult | None:
         """The result of ``rel`` if its file is unchanged: its whole result,
-        or a partial one of one of ``kinds`` (``Linter.partial_kinds``)."""
+        or else a partial one of one of ``kinds`` (``Linter.partial_kinds``;
+        a function is called only when no whole result serves)."""
         return self._find(rel, path, kinds, False)
 
-    def quiet(self, rel: str, path: Path | str, kinds: tuple[str, ...] = ()) -> bool:
+    def quiet(self, rel: str, path: Path | str, kinds: Kinds = ()) -> bool:
         """Whether ``get`` would give a result with no finding and no fact
         (found without making it)."""
-        return self._find(rel, path, kinds, True) is not None
+        return self._find(rel, path, kinds, True) is _QUIET
 
-    def _find(self, rel: str, path: Path | str, kinds: tuple[str, ...], quiet: bool) -> Any:
+    def _find(self, rel: str, path: Path | str, kinds: Kinds, quiet: bool) -> Any:
         self.seen.add(rel)
-        entry = self.entries.get(rel)
-        entries = [(True, entry)] if type(entry) is list and len(entry) == 2 else []  # (whole, entry)
-        for kind in kinds:
-            entry = self.entries.get(f"{rel}\0{kind}")
-            if type(entry) is list and len(entry) == 2:
-                entries.append((False, entry))
-        if not entries:
-            return None
-        try:
-            current = signature(os.stat(path))
-        except OSError:
-            return None
-        for whole, (sig, stored) in entries:
-            if sig != current or (quiet and stored is not None):
+        current: str | None = None
+        for whole, key in _keys(rel, kinds):
+            entry = self.entries.get(key)
+            if type(entry) is not list or len(entry) != 2:
                 continue
-            found = True if quiet else self._result(rel, stored)
+            if current is None:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    return None
+                current = "%d %d %d %d" % (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)  # signature_text
+            sig, stored = entry
+            if sig != current:
+                continue
+            found = (_QUIET if stored is None else _LOUD) if quiet else self._result(rel, stored)
             if found is not None:
                 if whole:
                     self.whole.add(rel)
@@ -104,8 +124,8 @@ class StatIndex:
         if stored is None:
             return FileResult(rel)
         try:
-            return FileResult.from_stored(rel, stored)
-        except (KeyError, TypeError, ValueError, AttributeError):
+            return FileResult.from_stored(rel, json.loads(stored))
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
             return None
 
     def put(self, result: FileResult, kind: str = "") -> None:
@@ -115,8 +135,10 @@ class StatIndex:
         sig = result.signature
         if sig is None or result.errors or time.time_ns() - sig[0] < RACY_NS or (kind and result.path in self.whole):
             return
-        stored = result.stored() if result.findings or result.facts or result.parsed else None
-        entry = [list(sig), stored]
+        stored = None
+        if result.findings or result.facts or result.parsed:
+            stored = json.dumps(result.stored(), separators=(",", ":"), default=str)
+        entry = [signature_text(sig), stored]
         key = f"{result.path}\0{kind}" if kind else result.path
         if self.entries.get(key) != entry:
             self.entries[key] = entry
@@ -142,6 +164,10 @@ class StatIndex:
             return
         for key in [k for k in self.entries if k.partition("\0")[0] not in self.seen]:
             if not os.path.lexists(os.path.join(self.root, key.partition("\0")[0])):
+                del self.entries[key]
+        for key in [k for k in self.entries if "\0" in k]:  # a whole result of the same content serves
+            part, whole = self.entries[key], self.entries.get(key.partition("\0")[0])
+            if type(whole) is list and type(part) is list and whole[:1] == part[:1]:
                 del self.entries[key]
 
         payload = json.dumps({"format": FORMAT, "files": self.entries, "project": self.project},

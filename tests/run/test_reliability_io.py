@@ -332,18 +332,18 @@ def test_stat_index_entries_of_the_wrong_shape_are_misses(cached_tree):
     lint_json(root, cache_dir=cache)
     [index] = cache.glob("index-*.json")
     good = json.loads(index.read_bytes())
-    stored = {rel: entry[1] for rel, entry in good["files"].items() if entry[1] is not None}
+    stored = {rel: json.loads(entry[1]) for rel, entry in good["files"].items() if entry[1] is not None}
     assert {"app.py", "locks.py"} <= stored.keys() and good["project"]["findings"]
     variants = max(len(_mangle(s, rel)) for rel, s in stored.items())
     for i in range(variants):
         raw = json.loads(json.dumps(good))
         for rel, s in stored.items():
             options = _mangle(s, rel)
-            raw["files"][rel][1] = options[i % len(options)]
+            raw["files"][rel][1] = json.dumps(options[i % len(options)])  # kept as JSON text
         raw["project"]["findings"] = [{**good["project"]["findings"][0], "col": None}] if i % 2 else [7]
         for rel in stored:  # every variant is indeed of the wrong shape
             with pytest.raises(ValueError):
-                FileResult.from_stored(rel, raw["files"][rel][1])
+                FileResult.from_stored(rel, json.loads(raw["files"][rel][1]))
         index.write_text(json.dumps(raw))
         status, got, stderr = lint_json(root, cache_dir=cache)
         assert got == baseline and "Traceback" not in stderr, i
