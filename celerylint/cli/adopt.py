@@ -65,7 +65,7 @@ def stdin_run(roots, adopt: dict, *, fix: bool, unsafe: bool, diff: bool, cache:
 
     if adopt["add_noqa"]:
         fail("--add-noqa edits files: it cannot be used with `-` (standard input)")
-    from ..engine.guard import MAX_PARSE_BYTES
+    from ..core.source import MAX_PARSE_BYTES
 
     stream = sys.stdin.buffer if sys.stdin is not None else None
     if stream is None:

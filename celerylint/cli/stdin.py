@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..config.roots import Roots
 from ..engine.analysis import UNPARSABLE, unparsable
-from ..engine.guard import MAX_PARSE_BYTES, MAX_PARSE_CHARS
+from ..core.source import MAX_PARSE_BYTES, MAX_PARSE_CHARS
 from ..run.fixing import DROPPED, MAX_FIX_ROUNDS, _apply, _applicable, fixes_shown
 from ..run.focus import concerns
 from ..run.linter import Linter

@@ -60,6 +60,10 @@ class TooLarge(OSError):
     """A regular file larger than the cap of what it is read for."""
 
 
+MAX_PARSE_CHARS = 1_000_000  # twice the largest source file of large public Django projects (engine/guard.py)
+# The most bytes a file within MAX_PARSE_CHARS can take (UTF-8: at most 4 a
+# character, and a BOM): what a read of standard input stops at.
+MAX_PARSE_BYTES = 4 * MAX_PARSE_CHARS + 3
 OTHER_FILE_MAX_BYTES = 1 << 20  # redis.conf, compose files, Procfiles...: 1 MiB
 
 

@@ -24,10 +24,7 @@ import re
 import warnings
 from functools import lru_cache
 
-MAX_PARSE_CHARS = 1_000_000  # twice the largest source file of large public Django projects
-# The most bytes a file within MAX_PARSE_CHARS can take (UTF-8: at most 4 a
-# character, and a BOM): what a read of standard input stops at.
-MAX_PARSE_BYTES = 4 * MAX_PARSE_CHARS + 3
+from ..core.source import MAX_PARSE_CHARS
 # libcst's tree costs up to about 3 kB per word or symbol of the source
 # (``x = [a[:], a[:], ...]``, the worst shape measured; real code, with its
 # comments and docstrings, 1 to 2 kB): 70,000 of them keep a process under

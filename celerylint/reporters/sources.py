@@ -13,7 +13,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ..engine.guard import MAX_PARSE_CHARS
+from ..core.source import MAX_PARSE_CHARS
 from ..core.source import DecodeError, LineIndex, decode
 
 

@@ -21,7 +21,6 @@ every collector, as before.
 
 from __future__ import annotations
 
-import ast
 import os
 import posixpath
 from collections.abc import Iterable
@@ -48,6 +47,8 @@ def config_entries(entries: Iterable[Entry]) -> list[Entry]:
 def imported(text: str, module: str | None, is_package: bool) -> set[str]:
     """The modules ``text`` imports (absolute names; ``from a import b``
     gives ``a`` and ``a.b``), or an empty set when it does not parse."""
+    import ast
+
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

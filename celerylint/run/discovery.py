@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,9 +58,15 @@ def discover(paths: list[Path], settings: Settings, cache_dir: Path | None = Non
             top = str(path)  # a Path has no trailing separator: file[len(top):] starts with one
             absolute = os.path.abspath(top)
             strip = 2 if top == "." else 0  # "./a.py": "a.py", as its Path prints (names are normal)
-            for file, is_python in _walk(top, settings, found, cache_dir, nested):
-                # file starts with top: its absolute form without a syscall per file
-                add(python if is_python else other, file[strip:], absolute + file[len(top):])
+            walked: tuple[list[str], list[str]] = ([], [])
+            _walk(top, settings, found, cache_dir, nested, *walked)
+            cut = len(top)
+            for target, files in zip((python, other), walked):
+                for file in files:
+                    key = absolute + file[cut:]  # its absolute form without a syscall per file
+                    if key not in seen:
+                        seen.add(key)
+                        target.append(file[strip:])
         elif path.exists() or path.is_symlink():
             if settings.force_exclude and _excluded(_pattern_rel(path, settings), settings):
                 continue
@@ -81,7 +87,8 @@ def _posix(path: str) -> str:
 
 
 def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None,
-          nested: Callable[[str, list[str]], bool] | None = None) -> Iterator[tuple[str, bool]]:
+          nested: Callable[[str, list[str]], bool] | None, python: list[str], other: list[str]) -> None:
+    """Append the files under ``top`` to ``python`` and ``other``."""
     wanted_other = settings.redis_config_files
     visited: set[tuple[int, int]] = set()
     git = _gitignore(top, settings, cache_dir)
@@ -117,21 +124,23 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
                     found.launch.append((head + name, stat.st_size, stat.st_mtime_ns))
                 except OSError:
                     pass
+        if not settings.exclude and not ignored:  # the usual directory: its Python files as they are
+            python.extend(head + name for name in wanted if name.endswith(_PYTHON))
+            wanted = [name for name in wanted if not name.endswith(_PYTHON)]
         for name in wanted:
             if ignored and name in ignored:
                 continue
             is_python = name.endswith(_PYTHON)
-            path = head + name
             if not settings.exclude and is_python:
-                yield path, True
+                python.append(head + name)
                 continue
             rel = _pattern_rel((base or Path(dirpath)) / name, settings)  # a non-Python file: rare
             if settings.exclude and _excluded(rel, settings):
                 continue
             if is_python:
-                yield path, True
+                python.append(head + name)
             elif any(glob_match(rel, pattern) for pattern in wanted_other):
-                yield path, False
+                other.append(head + name)
     if git is not None:
         git.finish()
 

@@ -8,7 +8,6 @@ to the project as text.
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +63,8 @@ def run_project(project: Project, entries: Iterable[Entry]) -> tuple[list[Findin
                 if project.settings.enabled(finding.code, finding.path):
                     findings.append(finding)
         except Exception:
+            import traceback
+
             errors.append(f"internal error in {entry.code}:\n{traceback.format_exc()}")
     return _distinct(findings), errors
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from .cache import Cache, usable_cache_dir
@@ -146,15 +145,12 @@ def _unchanged_quiet(names: list[str], rels: list[str], linter: Linter) -> tuple
     unchanged with nothing to say (no finding, no fact: most files of a
     large tree).  Those need no ``Path``, no reading and no result: the
     project keeps only their names (``Linter.python_files``)."""
-    index, overlay = linter.index, linter.overlay
-    rest: list[str] = []
-    quiet: list[str] = []
-    for name, rel in zip(names, rels):
-        if not (overlay and os.path.abspath(name) in overlay) and index.quiet(rel, name, partial(linter.partial_kinds, rel)):
-            quiet.append(rel)
-        else:
-            rest.append(name)
-    return rest, quiet
+    overlay = linter.overlay
+    pairs = [(r, n) for r, n in zip(rels, names) if os.path.abspath(n) not in overlay] if overlay else zip(rels, names)
+    quiet = linter.index.quiet_files(pairs, linter.partial_kinds)
+    if not quiet:
+        return names, []
+    return [n for n, r in zip(names, rels) if r not in quiet], [r for r in rels if r in quiet]
 
 
 def _closure(seen: Focus, names: list[str], rels: list[str], other: list[Path], linter: Linter) -> set[str] | None:

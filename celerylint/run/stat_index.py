@@ -33,7 +33,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any, Union
 
@@ -46,7 +47,7 @@ INDEX_MAX_BYTES = 256 << 20  # an index larger than this is neither written nor 
 
 
 Kinds = Union[tuple[str, ...], Callable[[], tuple[str, ...]]]
-_QUIET, _LOUD = object(), object()  # what ``quiet`` finds: a result with nothing to say, or one with something
+_QUIET, _LOUD = object(), object()  # what ``quiet_files`` finds: a result with nothing to say, or one with something
 
 
 def _keys(rel: str, kinds: Kinds):
@@ -91,10 +92,29 @@ class StatIndex:
         a function is called only when no whole result serves)."""
         return self._find(rel, path, kinds, False)
 
-    def quiet(self, rel: str, path: Path | str, kinds: Kinds = ()) -> bool:
-        """Whether ``get`` would give a result with no finding and no fact
-        (found without making it)."""
-        return self._find(rel, path, kinds, True) is _QUIET
+    def quiet_files(self, files: Iterable[tuple[str, str]], kinds_of: Callable[[str], tuple[str, ...]]) -> set[str]:
+        """The relative paths among ``files`` ((rel, path) pairs) for which
+        ``get`` would give a result with no finding and no fact, found
+        without making it (``kinds_of(rel)``: their partial kinds).  The loop
+        of a warm run over every file of the tree: the usual case (a whole
+        result that is ``null``) is tried first, inline."""
+        out: set[str] = set()
+        entries, seen, whole = self.entries, self.seen, self.whole
+        for rel, path in files:
+            entry = entries.get(rel)
+            if type(entry) is list and len(entry) == 2 and entry[1] is None:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                if entry[0] == "%d %d %d %d" % (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns):
+                    seen.add(rel)
+                    whole.add(rel)
+                    out.add(rel)
+                    continue
+            if self._find(rel, path, partial(kinds_of, rel), True) is _QUIET:
+                out.add(rel)
+        return out
 
     def _find(self, rel: str, path: Path | str, kinds: Kinds, quiet: bool) -> Any:
         self.seen.add(rel)

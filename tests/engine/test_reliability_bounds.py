@@ -84,7 +84,7 @@ def test_a_long_shallow_statement_in_an_invalid_file_still_goes_to_libcst(tmp_pa
 # -- item 8: standard input is read no further than a file may be ------------
 
 def test_endless_standard_input_is_a_too_large_finding(tmp_path):
-    from celerylint.engine.guard import MAX_PARSE_BYTES
+    from celerylint.core.source import MAX_PARSE_BYTES
 
     with open("/dev/zero", "rb") as zero:
         status, out, err, took = lint(tmp_path, "-", "--stdin-filename", "x.py", "--format", "json", stdin=zero)
