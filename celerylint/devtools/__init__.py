@@ -15,7 +15,6 @@ of Celery's settings per release, from the releases on the package index
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent

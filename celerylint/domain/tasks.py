@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..api.context import FileContext
-from ..api.rule import All, Regex, Rule
+from ..api.rule import All, Rule
 from .task_classes import (  # noqa: F401 - re-exported: the task model's public names
     APP_FACTORIES, APP_OBJECTS, APP_TASK_METHODS, LIBRARIES, TASK_BASES, class_name, class_options,
     effective_options, indexed_class, is_celery_app, is_task_class, maybe_project_class, module_classes,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.fixes import replace_at
 from ..domain.celeryconf.texts import read
-from ..domain.celeryconf.model import App, Model
+from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.redis_conf import url_transport
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.delays import human

@@ -34,7 +34,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable
-from functools import partial
 from pathlib import Path
 from typing import Any, Union
 
@@ -47,7 +46,6 @@ INDEX_MAX_BYTES = 256 << 20  # an index larger than this is neither written nor 
 
 
 Kinds = Union[tuple[str, ...], Callable[[], tuple[str, ...]]]
-_QUIET, _LOUD = object(), object()  # what ``quiet_files`` finds: a result with nothing to say, or one with something
 
 
 def _keys(rel: str, kinds: Kinds):
@@ -61,6 +59,15 @@ def _keys(rel: str, kinds: Kinds):
 def signature_text(sig) -> str:
     """A signature as the index keeps it."""
     return "%d %d %d %d" % tuple(sig)
+
+
+def _current(path: Path | str) -> str | None:
+    """``signature_text`` of the file as it is now; None when it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return "%d %d %d %d" % (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def signature(st: os.stat_result) -> list[int]:
@@ -90,7 +97,22 @@ class StatIndex:
         """The result of ``rel`` if its file is unchanged: its whole result,
         or else a partial one of one of ``kinds`` (``Linter.partial_kinds``;
         a function is called only when no whole result serves)."""
-        return self._find(rel, path, kinds, False)
+        self.seen.add(rel)
+        current: str | None = None
+        for whole, key in _keys(rel, kinds):
+            entry = self.entries.get(key)
+            if type(entry) is not list or len(entry) != 2:
+                continue
+            current = current or _current(path)
+            if current is None:
+                return None
+            sig, stored = entry
+            found = self._result(rel, stored) if sig == current else None
+            if found is not None:
+                if whole:
+                    self.whole.add(rel)
+                return found
+        return None
 
     def quiet_files(self, files: Iterable[tuple[str, str]], kinds_of: Callable[[str], tuple[str, ...]]) -> set[str]:
         """The relative paths among ``files`` ((rel, path) pairs) for which
@@ -101,43 +123,30 @@ class StatIndex:
         out: set[str] = set()
         entries, seen, whole = self.entries, self.seen, self.whole
         for rel, path in files:
+            seen.add(rel)
+            current = None
             entry = entries.get(rel)
-            if type(entry) is list and len(entry) == 2 and entry[1] is None:
-                try:
-                    st = os.stat(path)
-                except OSError:
+            if type(entry) is list and len(entry) == 2:
+                current = _current(path)
+                if current is None:
                     continue
-                if entry[0] == "%d %d %d %d" % (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns):
-                    seen.add(rel)
-                    whole.add(rel)
-                    out.add(rel)
+                if entry[0] == current:
+                    if entry[1] is None:
+                        whole.add(rel)
+                        out.add(rel)
                     continue
-            if self._find(rel, path, partial(kinds_of, rel), True) is _QUIET:
-                out.add(rel)
+            for kind in kinds_of(rel):
+                entry = entries.get(f"{rel}\0{kind}")
+                if type(entry) is not list or len(entry) != 2:
+                    continue
+                current = current or _current(path)
+                if current is None:
+                    break
+                if entry[0] == current:
+                    if entry[1] is None:
+                        out.add(rel)
+                    break
         return out
-
-    def _find(self, rel: str, path: Path | str, kinds: Kinds, quiet: bool) -> Any:
-        self.seen.add(rel)
-        current: str | None = None
-        for whole, key in _keys(rel, kinds):
-            entry = self.entries.get(key)
-            if type(entry) is not list or len(entry) != 2:
-                continue
-            if current is None:
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    return None
-                current = "%d %d %d %d" % (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)  # signature_text
-            sig, stored = entry
-            if sig != current:
-                continue
-            found = (_QUIET if stored is None else _LOUD) if quiet else self._result(rel, stored)
-            if found is not None:
-                if whole:
-                    self.whole.add(rel)
-                return found
-        return None
 
     @staticmethod
     def _result(rel: str, stored: Any) -> FileResult | None:
