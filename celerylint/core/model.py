@@ -107,10 +107,25 @@ class FileResult:
     parsed: bool = False
     digest: str | None = None  # of the bytes linted: fixes apply only to those bytes
     signature: tuple[int, ...] | None = None  # (mtime_ns, size, inode, ctime_ns) when read, for the stat index
+    # ``stored_json()``, once made or read from the stat index
+    stored_text: str | None = field(default=None, compare=False, repr=False)
 
     def stored(self) -> dict[str, Any]:
         """What the cache and the stat index keep of it."""
         return {"findings": [f.to_dict() for f in self.findings], "facts": self.facts, "parsed": self.parsed}
+
+    def blank(self) -> bool:
+        """Nothing to keep: no finding, no fact, not parsed (the stat index
+        keeps ``null``, and a warm run leaves the file out of its results)."""
+        return not (self.findings or self.facts or self.parsed)
+
+    def stored_json(self) -> str:
+        """``stored()`` as the stat index keeps it (compact JSON), made once."""
+        if self.stored_text is None:
+            import json
+
+            self.stored_text = json.dumps(self.stored(), separators=(",", ":"), default=str)
+        return self.stored_text
 
     @classmethod
     def from_stored(cls, path: str, raw: dict[str, Any]) -> FileResult:

@@ -134,7 +134,7 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
             findings = memo.findings
         else:
             problems = len(errors)
-            findings = _run_or_cached(project, linter, errors)
+            findings = _run_or_cached(project, results.values(), linter, errors)
             if memo is not None and len(errors) == problems:
                 memo.key, memo.findings = memo.want, findings
     by_rel = {r.path: p for p, r in results.items()}
@@ -150,15 +150,11 @@ def project_findings(results: dict[Path, FileResult], other: dict[str, str], lin
     return kept
 
 
-def _run_or_cached(project: Project, linter: Linter, errors: list[str]) -> list[Finding]:
+def _run_or_cached(project: Project, results: Iterable[FileResult], linter: Linter,
+                   errors: list[str]) -> list[Finding]:
     key = findings = None
     if linter.index is not None:
-        import hashlib
-        import json
-
-        facts = [f for f in project.facts if f["kind"] != "noqa-used"]  # not read by project rules
-        key = hashlib.sha256(json.dumps([facts, project.other_files, project.python_files, linter.launch_files],
-                                        default=str).encode()).hexdigest()
+        key = _project_key(project, results, linter)
         findings = linter.index.project_findings(key)
     if findings is None:
         findings, problems = run_project(project, linter.entries)
@@ -166,6 +162,22 @@ def _run_or_cached(project: Project, linter: Linter, errors: list[str]) -> list[
         if key is not None and not problems:
             linter.index.put_project(key, findings)
     return findings
+
+
+def _project_key(project: Project, results: Iterable[FileResult], linter: Linter) -> str:
+    """A hash of what the project phase reads: every file's facts (as part
+    of its result's JSON, which the stat index keeps: a result it gives is
+    not written again), the non-Python files, the Python files' names and
+    the launch files."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256(json.dumps([project.other_files, project.python_files, linter.launch_files],
+                                  default=str).encode())
+    for result in results:
+        if not result.blank():  # a blank one is left out of warm runs (runner._unchanged_quiet)
+            h.update(b"\0" + result.stored_json().encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 def _suppressed_on_disk(finding: Finding, by_rel: dict[str, Path], texts: dict[str, str], noqa: bool = True) -> bool:

@@ -153,9 +153,11 @@ class StatIndex:
         if stored is None:
             return FileResult(rel)
         try:
-            return FileResult.from_stored(rel, json.loads(stored))
+            result = FileResult.from_stored(rel, json.loads(stored))
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
             return None
+        result.stored_text = stored
+        return result
 
     def put(self, result: FileResult, kind: str = "") -> None:
         """Remember ``result`` for its file (as partial of ``kind``, if given)
@@ -164,9 +166,7 @@ class StatIndex:
         sig = result.signature
         if sig is None or result.errors or time.time_ns() - sig[0] < RACY_NS or (kind and result.path in self.whole):
             return
-        stored = None
-        if result.findings or result.facts or result.parsed:
-            stored = json.dumps(result.stored(), separators=(",", ":"), default=str)
+        stored = None if result.blank() else result.stored_json()
         entry = [signature_text(sig), stored]
         key = f"{result.path}\0{kind}" if kind else result.path
         if self.entries.get(key) != entry:
