@@ -127,6 +127,7 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
         if not settings.exclude and not ignored:  # the usual directory: its Python files as they are
             python.extend(head + name for name in wanted if name.endswith(_PYTHON))
             wanted = [name for name in wanted if not name.endswith(_PYTHON)]
+        directory_rel = None
         for name in wanted:
             if ignored and name in ignored:
                 continue
@@ -134,7 +135,9 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
             if not settings.exclude and is_python:
                 python.append(head + name)
                 continue
-            rel = _pattern_rel((base or Path(dirpath)) / name, settings)  # a non-Python file: rare
+            if directory_rel is None:  # relative_path of each file, with one abspath for the directory
+                directory_rel = _pattern_rel(base or Path(dirpath), settings)
+            rel = name if directory_rel == "." else f"{directory_rel.rstrip('/')}/{name}"
             if settings.exclude and _excluded(rel, settings):
                 continue
             if is_python:
