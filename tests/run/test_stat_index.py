@@ -210,3 +210,51 @@ def test_force_exclude_shares_the_index_of_plain_runs(tree, monkeypatch):
     forbid_reading(monkeypatch)
     _, warm = lint(root, "--force-exclude", cache_dir=cache)
     assert warm == cold
+
+
+def test_a_warm_run_gives_the_project_every_file_name(tree, monkeypatch):
+    """Unchanged files with nothing to say are left out of a warm run's
+    results (never read, no result made), but the project still knows they
+    exist: a configuration module that sets nothing Celery reads is still
+    the app's configuration (without it, the app's settings are unknown)."""
+    root, cache = tree
+    (root / "celery_app.py").write_text(
+        "from celery import Celery\n"
+        "app = Celery('proj', broker='redis://localhost:6379/0')\n"
+        "app.config_from_object('cfg')\n"
+    )
+    (root / "cfg.py").write_text("DEBUG = True\n")
+    age(root)
+    _, cold = lint(root, "--no-cache")
+    assert ("celery_app.py", "CL101") in codes(cold)
+    assert lint(root, cache_dir=cache)[1] == cold
+    left_out = []
+    real = runner._unchanged_quiet
+    monkeypatch.setattr(runner, "_unchanged_quiet", lambda *a: left_out.append(real(*a)[1]) or real(*a))
+    forbid_reading(monkeypatch)
+    _, warm = lint(root, cache_dir=cache)
+    assert "cfg.py" in left_out[0] and warm == cold
+
+
+def test_a_warm_run_on_one_file_needs_no_closure(tree, monkeypatch):
+    """After a whole run every file has its whole result in the index: a run
+    on one file takes them all and never works out what that file imports."""
+    root, cache = tree
+    _, whole = lint(root, cache_dir=cache)
+    monkeypatch.setattr(runner, "_closure", lambda *a: pytest.fail("the closure was computed"))
+    forbid_reading(monkeypatch)
+    assert codes(_on_files(root, cache, "tasks.py")) == [c for c in codes(whole) if c[0] == "tasks.py"]
+
+
+def test_partial_results_give_way_to_whole_ones(tree):
+    """A run on some files keeps the others' partial results; once a whole
+    run has kept a whole result of the same content, the partial one goes."""
+    root, cache = tree
+    _on_files(root, cache, "tasks.py")
+    [index] = cache.glob("index-*.json")
+    assert any("\0" in key for key in json.loads(index.read_bytes())["files"])
+    (root / "plain_0.py").write_text("x = 'changed'\n")  # something for the whole run to write
+    os.utime(root / "plain_0.py", (time.time() - 30, time.time() - 30))
+    lint(root, cache_dir=cache)
+    files = json.loads(index.read_bytes())["files"]
+    assert not [key for key in files if "\0" in key and files[key][0] == files.get(key.partition("\0")[0], [None])[0]]
