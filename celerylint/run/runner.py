@@ -118,9 +118,9 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     rels = [linter.rel_name(n) for n in names]
     if seen is not None:
         linter.defer_closure(lambda: _closure(seen, names, rels, found.other, linter))
-    quiet: list[str] = []
-    if linter.index is not None and not keep_digests and not reads_every_file(linter):
-        names, quiet = _unchanged_quiet(names, rels, linter)
+    # a fix changes only files named (focus.py): the others may be left out as for a report
+    if linter.index is not None and (seen or not keep_digests) and not reads_every_file(linter):
+        names = _unchanged_quiet(names, rels, linter)[0]
         linter.python_files = tuple(rels)
     results = lint_files([Path(n) for n in names], linter, jobs, out.notices)
     other, skipped = _read_other(found.other, linter)
@@ -133,10 +133,7 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
             if result.signature is not None:  # read in this run (one found in the index has none)
                 linter.index.put(result, linter.partial_kind(result.path))
         linter.index.save()
-    if seen:
-        out.files = len(seen.held(results.values()) | (seen.files & set(other)) | {r for r in quiet if seen.holds(r)})
-    else:
-        out.files = len(rels)
+    out.files = len(seen.held(results.values()) | (seen.files & set(other))) if seen else len(rels)
     return Linted(linter, results, other, found_in_project, seen, texts)
 
 
@@ -145,8 +142,11 @@ def _unchanged_quiet(names: list[str], rels: list[str], linter: Linter) -> tuple
     unchanged with nothing to say (no finding, no fact: most files of a
     large tree).  Those need no ``Path``, no reading and no result: the
     project keeps only their names (``Linter.python_files``)."""
-    overlay = linter.overlay
-    pairs = [(r, n) for r, n in zip(rels, names) if os.path.abspath(n) not in overlay] if overlay else zip(rels, names)
+    overlay, seen = linter.overlay, linter.focus
+    pairs = zip(rels, names)
+    if overlay or seen:  # a file named always has a result: a fix may be made in it (a setting added)
+        pairs = [(r, n) for r, n in pairs
+                 if not (overlay and os.path.abspath(n) in overlay) and not (seen and seen.holds(r))]
     quiet = linter.index.quiet_files(pairs, linter.partial_kinds)
     if not quiet:
         return names, []

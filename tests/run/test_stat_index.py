@@ -258,3 +258,20 @@ def test_partial_results_give_way_to_whole_ones(tree):
     lint(root, cache_dir=cache)
     files = json.loads(index.read_bytes())["files"]
     assert not [key for key in files if "\0" in key and files[key][0] == files.get(key.partition("\0")[0], [None])[0]]
+
+
+def test_a_warm_fix_reaches_a_file_named_with_nothing_to_say(tree):
+    """The fix hook on a configuration module that sets nothing yet: the
+    file is blank in the index, but a file named always has a result, so
+    the setting the app lacks is added to it."""
+    root, cache = tree
+    (root / "celery_app.py").write_text(
+        "from celery import Celery\n"
+        "app = Celery('proj', broker='redis://localhost:6379/0')\n"
+        "app.config_from_object('cfg')\n"
+    )
+    (root / "cfg.py").write_text("DEBUG = True\n")
+    age(root)
+    lint(root, cache_dir=cache)
+    _on_files(root, cache, "--fix", "--unsafe-fixes", "cfg.py")
+    assert "task_acks_late = True" in (root / "cfg.py").read_text()
