@@ -578,17 +578,6 @@ class LockWithoutTtl(PendingTakes, Rule):
         """),
     )
     VALID += (
-        # an unknown object's set(nx=True): a django-redis cache would expire it
-        Valid("""
-            class Lock:
-                def __init__(self, cache, name):
-                    self.cache = cache
-                    self.key = f"lock:{name}"
-                def acquire(self):
-                    return self.cache.set(self.key, "1", nx=True)
-                def release(self):
-                    self.cache.delete(self.key)
-        """),
         # setnx with other arguments: not redis-py's
         Valid("""
             class Registry:

@@ -212,12 +212,8 @@ def test_force_exclude_shares_the_index_of_plain_runs(tree, monkeypatch):
     assert warm == cold
 
 
-def test_a_warm_run_gives_the_project_every_file_name(tree, monkeypatch):
-    """Unchanged files with nothing to say are left out of a warm run's
-    results (never read, no result made), but the project still knows they
-    exist: a configuration module that sets nothing Celery reads is still
-    the app's configuration (without it, the app's settings are unknown)."""
-    root, cache = tree
+def _blank_configuration_module(root: Path) -> None:
+    """An app whose configuration module ``cfg.py`` sets nothing Celery reads."""
     (root / "celery_app.py").write_text(
         "from celery import Celery\n"
         "app = Celery('proj', broker='redis://localhost:6379/0')\n"
@@ -225,6 +221,15 @@ def test_a_warm_run_gives_the_project_every_file_name(tree, monkeypatch):
     )
     (root / "cfg.py").write_text("DEBUG = True\n")
     age(root)
+
+
+def test_a_warm_run_gives_the_project_every_file_name(tree, monkeypatch):
+    """Unchanged files with nothing to say are left out of a warm run's
+    results (never read, no result made), but the project still knows they
+    exist: a configuration module that sets nothing Celery reads is still
+    the app's configuration (without it, the app's settings are unknown)."""
+    root, cache = tree
+    _blank_configuration_module(root)
     _, cold = lint(root, "--no-cache")
     assert ("celery_app.py", "CL101") in codes(cold)
     assert lint(root, cache_dir=cache)[1] == cold
@@ -265,13 +270,7 @@ def test_a_warm_fix_reaches_a_file_named_with_nothing_to_say(tree):
     file is blank in the index, but a file named always has a result, so
     the setting the app lacks is added to it."""
     root, cache = tree
-    (root / "celery_app.py").write_text(
-        "from celery import Celery\n"
-        "app = Celery('proj', broker='redis://localhost:6379/0')\n"
-        "app.config_from_object('cfg')\n"
-    )
-    (root / "cfg.py").write_text("DEBUG = True\n")
-    age(root)
+    _blank_configuration_module(root)
     lint(root, cache_dir=cache)
     _on_files(root, cache, "--fix", "--unsafe-fixes", "cfg.py")
     assert "task_acks_late = True" in (root / "cfg.py").read_text()
