@@ -13,8 +13,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.source import MAX_PARSE_CHARS
-from ..core.source import DecodeError, LineIndex, decode
+from ..core.source import MAX_PARSE_CHARS, DecodeError, LineIndex, decode
 
 
 class SourceFile:

@@ -117,8 +117,9 @@ def closure(named: dict[Path, bytes], known: dict[str, str], rel) -> set[str] | 
                         continue
                     wanted_paths.add(target)
                     if hop == 0 and target.endswith("__init__.py"):
+                        package = Path(known[target])
                         try:
-                            following.append((Path(known[target]), Path(known[target]).read_bytes()))
+                            following.append((package, package.read_bytes()))
                         except OSError:
                             pass
         frontier = following

@@ -82,10 +82,6 @@ class Linter:
             self._closure = compute()
         return self._closure
 
-    @closure.setter
-    def closure(self, value: set[str] | None) -> None:
-        self._closure, self._closure_from = value, None
-
     def defer_closure(self, compute: Callable[[], set[str] | None]) -> None:
         self._closure, self._closure_from = None, compute
 

@@ -120,7 +120,7 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
         linter.defer_closure(lambda: _closure(seen, names, rels, found.other, linter))
     # a fix changes only files named (focus.py): the others may be left out as for a report
     if linter.index is not None and (seen or not keep_digests) and not reads_every_file(linter):
-        names = _unchanged_quiet(names, rels, linter)[0]
+        names = _unchanged_quiet(names, rels, linter)
         linter.python_files = tuple(rels)
     results = lint_files([Path(n) for n in names], linter, jobs, out.notices)
     other, skipped = _read_other(found.other, linter)
@@ -137,20 +137,18 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     return Linted(linter, results, other, found_in_project, seen, texts)
 
 
-def _unchanged_quiet(names: list[str], rels: list[str], linter: Linter) -> tuple[list[str], list[str]]:
-    """The files to lint, and (by relative path) those the stat index finds
-    unchanged with nothing to say (no finding, no fact: most files of a
-    large tree).  Those need no ``Path``, no reading and no result: the
-    project keeps only their names (``Linter.python_files``)."""
+def _unchanged_quiet(names: list[str], rels: list[str], linter: Linter) -> list[str]:
+    """The files to lint: without those the stat index finds unchanged with
+    nothing to say (no finding, no fact: most files of a large tree).  Those
+    need no ``Path``, no reading and no result: the project keeps only their
+    names (``Linter.python_files``)."""
     overlay, seen = linter.overlay, linter.focus
     pairs = zip(rels, names)
     if overlay or seen:  # a file named always has a result: a fix may be made in it (a setting added)
         pairs = [(r, n) for r, n in pairs
                  if not (overlay and os.path.abspath(n) in overlay) and not (seen and seen.holds(r))]
     quiet = linter.index.quiet_files(pairs, linter.partial_kinds)
-    if not quiet:
-        return names, []
-    return [n for n, r in zip(names, rels) if r not in quiet], [r for r in rels if r in quiet]
+    return [n for n, r in zip(names, rels) if r not in quiet] if quiet else names
 
 
 def _closure(seen: Focus, names: list[str], rels: list[str], other: list[Path], linter: Linter) -> set[str] | None:

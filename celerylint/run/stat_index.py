@@ -64,10 +64,9 @@ def signature_text(sig) -> str:
 def _current(path: Path | str) -> str | None:
     """``signature_text`` of the file as it is now; None when it cannot be stat'ed."""
     try:
-        st = os.stat(path)
+        return signature_text(signature(os.stat(path)))
     except OSError:
         return None
-    return "%d %d %d %d" % (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def signature(st: os.stat_result) -> list[int]:

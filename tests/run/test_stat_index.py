@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from conftest import startup_env
 from celerylint.run import project, runner
 from celerylint.run.cache import ENV as CACHE_ENV
+from celerylint.run.stat_index import StatIndex
 from celerylint.cli.commands import main
 
 from test_prefilter_cache import age, forbid_reading, lint
@@ -233,9 +234,9 @@ def test_a_warm_run_gives_the_project_every_file_name(tree, monkeypatch):
     _, cold = lint(root, "--no-cache")
     assert ("celery_app.py", "CL101") in codes(cold)
     assert lint(root, cache_dir=cache)[1] == cold
-    left_out = []
-    real = runner._unchanged_quiet
-    monkeypatch.setattr(runner, "_unchanged_quiet", lambda *a: left_out.append(real(*a)[1]) or real(*a))
+    left_out: list[set[str]] = []
+    real = StatIndex.quiet_files
+    monkeypatch.setattr(StatIndex, "quiet_files", lambda *a: left_out.append(real(*a)) or left_out[-1])
     forbid_reading(monkeypatch)
     _, warm = lint(root, cache_dir=cache)
     assert "cfg.py" in left_out[0] and warm == cold
