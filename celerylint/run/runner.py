@@ -118,8 +118,7 @@ def lint(paths: list[Path], settings: Settings, out: RunResult, *, keep_digests:
     rels = [linter.rel_name(n) for n in names]
     if seen is not None:
         linter.defer_closure(lambda: _closure(seen, names, rels, found.other, linter))
-    # a fix changes only files named (focus.py): the others may be left out as for a report
-    if linter.index is not None and (seen or not keep_digests) and not reads_every_file(linter):
+    if linter.index is not None and not reads_every_file(linter):
         names = _unchanged_quiet(names, rels, linter)
         linter.python_files = tuple(rels)
     results = lint_files([Path(n) for n in names], linter, jobs, out.notices)
