@@ -60,6 +60,24 @@ class Scope:
     # ``A, B = f(...)``: name -> (the call, the name's index); None when the
     # name is also bound another way
     unpacked: dict[str, tuple[cst.Call, int] | None] = field(default_factory=dict)
+    # ``x = y`` or ``x = y.attr``: y -> {x}; when y is bound again, x no
+    # longer holds what ``y`` now means (``rebound``)
+    aliases: dict[str, set[str]] = field(default_factory=dict)
+
+    def rebound(self, name: str) -> None:
+        """``name`` is bound again: a name bound to it (or to one of its
+        attributes) keeps the old value, which is not followed: unknown."""
+        for alias in self.aliases.pop(name, ()):
+            if alias != name and alias in self.bindings and _root(self.bindings[alias]) == name:
+                del self.bindings[alias]
+                self.reassigned.add(alias)
+
+
+def _root(node: cst.CSTNode) -> str | None:
+    """``y`` of ``y`` or ``y.a.b``; None for any other expression."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
@@ -309,6 +327,7 @@ class ContextOpener(cst.BatchableCSTVisitor):
     def _unbind(self, name: str) -> None:
         """An import binds ``name`` again: an earlier assignment no longer holds."""
         scope = self.ctx.scopes[-1]
+        scope.rebound(name)
         if name in scope.bindings:
             del scope.bindings[name]
             scope.reassigned.add(name)
@@ -394,19 +413,25 @@ class ContextOpener(cst.BatchableCSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
             scope = self.ctx.scopes[-1]
+            scope.rebound(node.target.value)
             scope.reassigned.add(node.target.value)
             if node.target.value in scope.unpacked:
                 scope.unpacked[node.target.value] = None
 
     def _bind(self, scope: Scope, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
+            scope.rebound(target.value)
             scope.bindings[target.value] = value
+            root = _root(value)
+            if root is not None:
+                scope.aliases.setdefault(root, set()).add(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             call = value if isinstance(value, cst.Call) and not any(
                 isinstance(e, cst.StarredElement) for e in target.elements) else None
             for index, element in enumerate(target.elements):
                 if isinstance(element.value, cst.Name):
                     name = element.value.value
+                    scope.rebound(name)
                     seen = name in scope.reassigned or name in scope.bindings
                     scope.reassigned.add(name)
                     if call is not None or name in scope.unpacked:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..domain.dataflow import flow
+from ..domain.dataflow import flow, within
 from ..domain.tasks import (
     CLASS_WITH_RUN, TaskBodies, TaskInfo, broad_exception, class_name, reaches_project_class, task_and,
 )
@@ -55,6 +55,49 @@ def _repeat_score(effects: list) -> int:
     return score
 
 
+def _leaves(block: tuple[cst.CSTNode, ...]) -> bool:
+    """The block ends with ``return`` or ``raise``."""
+    last = block[-1] if block else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+
+
+def _follows(first, then) -> bool:
+    """Whether the effect ``then`` (later in the text) can run after
+    ``first`` in one run of the task: not when a block around ``first`` ends
+    with ``return``/``raise`` and ``then`` is outside that block (an early
+    return that re-queues the task, then the normal path).  Inside a loop or
+    the body of a ``try`` (whose handlers may run next), always."""
+    if first.in_loop or first.trys:
+        return True
+    end = next((b for b in reversed(first.blocks) if _leaves(b)), None)
+    return end is None or within(then, end)
+
+
+_MAX_PATHS_EFFECTS = 12  # beyond this, every effect is taken as one path (the count of paths doubles with each)
+
+
+def _paths(effects: list) -> list[list]:
+    """The sequences of effects that can happen in one run (``_follows``):
+    every maximal one."""
+    if len(effects) > _MAX_PATHS_EFFECTS:
+        return [effects]
+    nexts = [[j for j in range(i + 1, len(effects)) if _follows(effects[i], effects[j])]
+             for i in range(len(effects))]
+    reached = {j for js in nexts for j in js}
+    out: list[list] = []
+
+    def extend(path: list[int]) -> None:
+        if not nexts[path[-1]]:
+            out.append([effects[i] for i in path])
+        for j in nexts[path[-1]]:
+            extend([*path, j])
+
+    for start in range(len(effects)):
+        if start not in reached:
+            extend([start])
+    return out
+
+
 class TaskEffects(TaskBodies, Checker):
     """One fact per task whose body has at least two external side effects
     (one in a loop counts twice) and whose ``autoretry_for`` is broad, or is
@@ -84,6 +127,7 @@ class TaskEffects(TaskBodies, Checker):
         if task.candidate and not bases:
             bases = self._followed_bases(task)
         effects = [e for e in flow(node, self.ctx).events if e.kind == "effect"]
+        effects = max(_paths(effects), key=_repeat_score, default=[])
         if _repeat_score(effects) < 2:
             return
         shown = [effects[0].detail + (" (in a loop)" if len(effects) == 1 else "")]

@@ -20,7 +20,11 @@ class BroadAutoretry(ProjectRule):
     `side-effect-calls` entry. A side effect inside a loop counts as more
     than one. A side effect inside a `try` whose handler catches every
     exception and raises nothing cannot fail the task: it counts only when
-    a side effect whose failure does propagate comes after it.
+    a side effect whose failure does propagate comes after it. Side effects
+    count together only when one run can reach both: a side effect in a
+    block that ends with `return` or `raise` (outside a loop and a `try`
+    body) is not followed by those after that block, as when a task
+    re-queues itself and returns early.
 
     `autoretry_for` is the task's own option or one it inherits from its
     `base=` class or the classes a task class derives from, in the same
@@ -130,6 +134,21 @@ class BroadAutoretry(ProjectRule):
                 Client("sid", "token").messages.list(limit=20)
         """),
         Valid("""
+            # the two dispatches are on different paths: the first ends the run
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def create_alert(channel_id, payload):
+                try:
+                    alert = Alert.create(channel_id, payload)
+                except ConcurrentUpdateError:
+                    create_alert.apply_async((channel_id, payload), countdown=5)
+                    logger.warning("retrying")
+                    return
+                if alert.auto_resolve:
+                    resolve.apply_async((alert.pk,), countdown=5)
+                    alert.save()
+        """),
+        Valid("""
             from celery import shared_task
             @shared_task(autoretry_for=(Exception,))
             def fake_sdk(key):
@@ -212,6 +231,18 @@ class BroadAutoretry(ProjectRule):
                     pass
                 send_report(url)
         """, count=1),
+        Invalid("""
+            # an early return after a second effect: both happen in that run
+            import requests
+            from celery import shared_task
+            @shared_task(autoretry_for=(Exception,))
+            def sync(order_id, urgent):
+                requests.post("https://erp/orders", json={"id": order_id})
+                if urgent:
+                    send_sms(order_id)
+                    return
+                audit(order_id)
+        """, count=1, message="(HTTP request `requests.post` and `send_sms()`)"),
         Invalid("""
             # file: proj/__init__.py
             # file: proj/base.py

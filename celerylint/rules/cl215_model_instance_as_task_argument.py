@@ -153,6 +153,18 @@ class ModelInstanceAsTaskArgument(Rule):
                 ship.delay(Order.objects.filter(paid=True).values("id").get(pk=1))
         """),
         Valid("""
+            # ``alert_id = alert`` took the argument: ``alert`` is fetched only after
+            from proj.models import Alert
+            def on_create(**kwargs):
+                alert = kwargs["alert"]
+                if isinstance(alert, Alert):
+                    alert_id = alert.pk
+                else:
+                    alert_id = alert
+                    alert = Alert.objects.get(pk=alert_id)
+                notify.apply_async((alert_id,))
+        """),
+        Valid("""
             # self.request in a task is the task's request
             from celery import Task
             class Notify(Task):
@@ -193,6 +205,14 @@ class ModelInstanceAsTaskArgument(Rule):
                 first = models.Order._default_manager.filter(sent=False).first()
                 ship.si(first).apply_async()
         """, count=4),
+        Invalid("""
+            # an alias of a fetched instance is the instance
+            from proj.models import Order
+            def confirm(pk):
+                order = Order.objects.get(pk=pk)
+                current = order
+                ship.delay(current)
+        """, message="a model instance", count=1),
         Invalid("""
             from django.db.models.signals import post_save, pre_save
             from django.dispatch import receiver
