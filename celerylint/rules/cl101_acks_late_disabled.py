@@ -96,6 +96,11 @@ class AcksLateDisabled(ConfigRule):
         Valid(django_project("""
             CELERY_TASK_ACKS_LATE = True
         """)),
+        Valid(django_project("""
+            # a plugin's settings, unread: any setting may come from them
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            vars().update(load_plugin_settings())
+        """)),
         Valid("""
             # file: proj.py
             from celery import Celery as C
@@ -139,6 +144,15 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
+        # an e-mail configuration sets only EMAIL_* names; keys of a dict display are known
+        Invalid(django_project("""
+            import environ
+            env = environ.Env()
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            EMAIL_CONFIG = env.email_url("EMAIL_URL", default="smtp://localhost:25")
+            vars().update(EMAIL_CONFIG)
+            globals().update(config("MAIL", cast=dj_email_url.parse), {"DEBUG": False})
+        """), message="`task_acks_late` is not enabled"),
         # a broker in one branch, tasks run eagerly in the other (pretalx):
         # the eager branch runs no worker and says nothing either way
         Invalid(django_project("""

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ...facts.runtime_settings import GLOBALS_HANDED, RUNTIME_NAMES
+from ...facts.runtime_settings import GLOBALS_HANDED, GLOBALS_UPDATED, RUNTIME_NAMES
 from ...facts.settings_helpers import HELPER_FACT
 from ...core.modules import absolute_module
 from .helpers import calls_resolver
@@ -27,7 +27,9 @@ from .texts import read
 from .values_origin import STAR_IMPORT
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
-from .settings import DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path
+from .settings import (
+    ANY_NAME, DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path, union_names,
+)
 from .shapes import app_class_names, empty_default, is_app_class, object_source
 from .values import plain
 from .names import resolve_names
@@ -83,7 +85,14 @@ class Model:
         self.names_read = {f["path"] for f in self.by_kind["module_info"] if f.get("names")}
         # settings the project's code sets at run time (facts/runtime_settings.py)
         self.runtime_names = frozenset(n for f in self.by_kind[RUNTIME_NAMES] for n in f["names"])
-        self.globals_handed = {f["path"]: f["line"] for f in self.by_kind[GLOBALS_HANDED]} if self.runtime_names else {}
+        # path -> [(line, the names set there)]: where a settings file hands
+        # its globals to code that sets the registered names, or updates them
+        self.globals_handed: dict[str, list[tuple[int, Container[str]]]] = defaultdict(list)
+        if self.runtime_names:
+            for f in self.by_kind[GLOBALS_HANDED]:
+                self.globals_handed[f["path"]].append((f["line"], self.runtime_names))
+        for f in self.by_kind[GLOBALS_UPDATED]:
+            self.globals_handed[f["path"]].append((f["line"], ANY_NAME if f["names"] is None else frozenset(f["names"])))
         # module names differ with the linted root; module sources are matched by file
         self.by_path_assignments: dict[str, list[Assignment]] = defaultdict(list)
         for source, assigned in self.assignments.items():
@@ -131,13 +140,13 @@ class Model:
         assignments: list[Assignment] = []
         files: list[str] = []
         problems: list[str] = []
-        handed: list[int] = []  # where the chain hands its globals: an index into ``assignments``
+        handed: list[tuple[int, Container[str]]] = []  # where the chain hands its globals: (index into ``assignments``, names)
         self._flatten(module, assignments, files, problems, set(), handed)
         if cls is not None:  # a django-configurations class: its settings after the module's
             assignments.extend(class_settings(self, f"{module}.{cls}", files, problems))
         if django and not any(a.name.startswith(("CELERY", "BROKER")) for a in assignments):
             problems.append("no Celery setting is visible at module level of the Django settings")
-        runtime = (handed[0], self.runtime_names) if handed else None
+        runtime = (handed[0][0], union_names(names for _, names in handed)) if handed else None
         unread = tuple(f for f in files if f not in self.names_read)
         hidden = (lambda name: self._assigned_unread(unread, name)) if unread else None
         return Source(module, path, django, namespace, assignments, problems[0] if problems else None, files, runtime,
@@ -152,7 +161,7 @@ class Model:
         return any(text is None or pattern.search(text) for text in texts)  # a file not read may assign it
 
     def _flatten(self, module: str, out: list[Assignment], files: list[str], problems: list[str], seen: set[str],
-                 handed: list[int]) -> None:
+                 handed: list[tuple[int, Container[str]]]) -> None:
         """The assignments of the module's file in line order, each star
         import and ``include(...)`` replaced by those of the file it runs
         (depth first, each file once), walked with a stack, not recursion:
@@ -168,7 +177,7 @@ class Model:
             elif kind == 1:
                 out.append(item)
             elif kind == 2:  # the chain hands its globals: what is assigned before may be set again at run time
-                handed[:] = handed or [len(out)]
+                handed.append((len(out), item))
             elif kind == 3:  # a file an ``include(...)`` runs, after the one before it
                 self._enter(item, stack, files, problems, seen)
             elif item["kind"] == "settings_include":
@@ -198,7 +207,7 @@ class Model:
             return
         own = [(a.line, 1, a) for a in self.by_path_assignments.get(path, ())]
         stars = [(s["line"], 0, s) for s in self.by_path_stars.get(path, ())]
-        marker = [(self.globals_handed[path], 2, None)] if path in self.globals_handed else []
+        marker = [(line, 2, names) for line, names in self.globals_handed.get(path, ())]
         stack.append((path, iter(sorted(own + stars + marker, key=lambda x: (x[0], x[1])))))
 
     def _text_stars(self, path: str) -> list[tuple[int, int, dict[str, Any]]] | None:

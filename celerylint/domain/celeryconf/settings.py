@@ -4,6 +4,7 @@ sources that hold them, the apps, and a setting's resolved value."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Container, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -106,6 +107,26 @@ class Resolved:
         return value
 
 
+class _AnyName:
+    """Every name: what a chain that updates its globals with a value
+    celerylint cannot read may set (``Source.runtime``)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+ANY_NAME = _AnyName()
+
+
+def union_names(groups: Iterable[Container[str]]) -> Container[str]:
+    out: set[str] = set()
+    for names in groups:
+        if names is ANY_NAME:
+            return ANY_NAME
+        out.update(names)
+    return frozenset(out)
+
+
 @dataclass
 class Source:
     """A module (with its star-import chain) that an app loads settings from."""
@@ -119,7 +140,7 @@ class Source:
     files: list[str]  # the chain's files, the target first
     # (index in ``assignments``, names): where the chain hands its globals()
     # to code that may set these settings at run time (facts/runtime_settings.py)
-    runtime: tuple[int, frozenset[str]] | None = None
+    runtime: tuple[int, Container[str]] | None = None
     # whether a file of the chain whose non-Celery assignments celerylint
     # did not record may assign the name (Model.source)
     hidden: Callable[[str], bool] | None = None
