@@ -217,12 +217,14 @@ def _first_line(message: str) -> str:
 
 
 def _valid(text: str) -> bool:
-    """What ``parse`` would accept, as far as CPython can tell: the guard's
-    limits (which do not depend on the Python version: 3.10 compiles a
-    20,000-term sum that 3.11 refuses) and CPython's parser."""
-    from .guard import refuse
+    """Whether ``text`` is valid Python, for a file only CL001 reads: the
+    guard's limits (which do not depend on the Python version: 3.10
+    compiles a 20,000-term sum that 3.11 refuses), with CPython's size bound,
+    not libcst's (no rule would analyse the file: its size loses nothing),
+    and CPython's parser."""
+    from .guard import MAX_CPYTHON_TOKENS, refuse
 
-    return refuse(text) is None and _compiles(text)
+    return refuse(text, MAX_CPYTHON_TOKENS) is None and _compiles(text)
 
 
 def _cpython_error(text: str) -> tuple[str, int, int] | None:

@@ -31,6 +31,10 @@ from ..core.source import MAX_PARSE_CHARS
 # 300 MB (about 250 MB at the limit); the largest Celery-related files of large
 # public projects have about 50,000.
 MAX_PARSE_TOKENS = 70_000
+# CPython's tree alone, about 600 bytes per word or symbol: under 200 MB.
+# Enough to tell whether a larger file that only CL001 reads is valid
+# (``engine/analysis.py``: such a file is not reported for its size).
+MAX_CPYTHON_TOKENS = 300_000
 _TOKEN = re.compile(r"\w+|[^\w\s]|\r\n?|\n")  # a word, a symbol, a line end: what memory grows with
 MAX_DEPTH = 200  # syntax-tree depth; libcst visitors hit Python's recursion limit near 300
 MAX_BRACKETS = 200  # CPython's limit; libcst crashes somewhere past 1,500
@@ -71,9 +75,11 @@ _JINJA_EXPRESSION = re.compile(r"\{\{-?[ \t]*[A-Za-z_][\w.]*(?:[ \t]*\|[^{}\n]*|
 _JINJA_TAG = re.compile(r"^[ \t]*\{%-?[ \t]*(\w+)", re.MULTILINE)
 
 
-def refuse(text: str) -> tuple[str, int, int] | None:
-    """Why ``text`` must not be handed to libcst, as (reason, line, col), or None."""
-    problem = too_large(text)
+def refuse(text: str, tokens: int = MAX_PARSE_TOKENS) -> tuple[str, int, int] | None:
+    """Why ``text`` must not be handed to libcst, as (reason, line, col), or
+    None; ``tokens``: the size bound (``MAX_CPYTHON_TOKENS`` when only
+    CPython is to parse it)."""
+    problem = too_large(text, tokens)
     if problem is not None:
         return problem
     brackets, statement = _scan(text)
@@ -99,19 +105,25 @@ def refuse(text: str) -> tuple[str, int, int] | None:
 
 
 @lru_cache(maxsize=2)  # asked before CPython's parser and again before libcst's, of the same text
-def too_large(text: str) -> tuple[str, int, int] | None:
+def too_large(text: str, limit: int = MAX_PARSE_TOKENS) -> tuple[str, int, int] | None:
     """Why ``text`` is too large for any parser, as (reason, line, col), or
     None.  CPython's ``ast`` of a file costs about 600 bytes per word or
-    symbol (a million of them: 600 MB), so the same bounds hold before it."""
+    symbol (a million of them: 600 MB), so the same bounds hold before it,
+    but for ``limit`` words and symbols."""
     if len(text) > MAX_PARSE_CHARS:
         return (f"too large to analyse: {len(text):,} characters (the limit is {MAX_PARSE_CHARS:,}); "
                 "exclude generated files", 1, 0)
-    if len(text) > MAX_PARSE_TOKENS:  # each is at least one character: a shorter file need not be counted
-        tokens = _TOKEN.subn("", text)[1]
-        if tokens > MAX_PARSE_TOKENS:
-            return (f"too large to analyse: {tokens:,} words and symbols (the limit is {MAX_PARSE_TOKENS:,}); "
+    if len(text) > limit:  # each is at least one character: a shorter file need not be counted
+        tokens = _count_tokens(text)
+        if tokens > limit:
+            return (f"too large to analyse: {tokens:,} words and symbols (the limit is {limit:,}); "
                     "exclude generated files", 1, 0)
     return None
+
+
+@lru_cache(maxsize=2)
+def _count_tokens(text: str) -> int:
+    return _TOKEN.subn("", text)[1]
 
 
 def _scan(text: str) -> tuple[int, int]:

@@ -17,7 +17,10 @@ class UnparsableFile(Rule):
     with a message instead. When the file is valid Python that celerylint
     still cannot analyse (too large, nested too deeply, or rejected by
     libcst, its parser), the message and the hint say it is a limit of
-    celerylint, not an error in the file. A syntax error is reported at the
+    celerylint, not an error in the file. A file that only CL001 would read
+    (no other rule's prefilter selects it) is reported only when it is not
+    valid Python: its size (up to 300,000 words and symbols, what CPython
+    parses in under 200 MB) loses no check, so it is not reported. A syntax error is reported at the
     line and with the message CPython gives (`expected ':'`, `'(' was never
     closed`).
 

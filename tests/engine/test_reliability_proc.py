@@ -522,3 +522,22 @@ def test_form_feed_alone_on_a_line_or_only_in_celery_files(tmp_path):
     (tmp_path / "plain.py").write_text("import redis\ndef f():\n\x0c    return 1\n")
     findings = _json(tmp_path)
     assert [(f["path"], f["code"], f["line"]) for f in findings] == [("pages.py", "CL203", 5)]
+
+
+def test_a_large_valid_file_only_cl001_reads_is_not_reported(tmp_path):
+    """Over libcst's bound but valid: no rule but CL001 wants the file (it
+    mentions Celery, nothing any rule looks at), so its size loses nothing.
+    The same file with a syntax error is still reported (as too large for
+    libcst, which is asked to word the error)."""
+    from celerylint.engine.guard import MAX_PARSE_TOKENS
+
+    body = "from celery import Celery\n" + "x = [" + "a[:]," * ((MAX_PARSE_TOKENS + 500) // 5) + "]\n"
+    (tmp_path / "big.py").write_text(body)
+    done = run("--no-cache", "--format", "json", "big.py", cwd=tmp_path, timeout=60)
+    import json
+
+    assert done.returncode == 0 and json.loads(done.stdout) == [], done.stdout[-500:]
+    (tmp_path / "big.py").write_text(body + "def broken(:\n")
+    done = run("--no-cache", "--format", "json", "big.py", cwd=tmp_path, timeout=60)
+    [finding] = json.loads(done.stdout)
+    assert finding["code"] == "CL001", finding
