@@ -24,13 +24,24 @@ def longest_time_limit(m: Model, app: App) -> float | None:
     return max(limits, default=None)
 
 
+def _all_tasks_short(m: Model, app: App) -> bool:
+    """No task can run long or wait unacknowledged: a global hard time limit
+    under ``LONG_TASK``, no task declaring a longer one, acks_late off."""
+    hard = number(app.get("task_time_limit").value)
+    longest = longest_time_limit(m, app)
+    return (bool(hard) and hard < LONG_TASK and longest is not None and longest < LONG_TASK
+            and not app.get("task_acks_late").truthy)
+
+
 class PrefetchMultiplierUnsafe(ConfigRule):
     """
     ## What it does
     Checks `worker_prefetch_multiplier`: it is reported when it is not set
     (Celery's default is 4), or when it is above 1 (or 0, unlimited) while
     `task_acks_late` is on or tasks declare long time limits (5 minutes or
-    more, globally or per task). A worker started with
+    more, globally or per task). Not set, it is not reported when every
+    task is short: a global `task_time_limit` under 5 minutes, no task
+    declaring a longer limit, and `task_acks_late` off. A worker started with
     `--prefetch-multiplier` (in a compose file, Procfile, shell script,
     Dockerfile or service unit of the project) is not reported.
 
@@ -86,6 +97,15 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             # file: proj.py
             from celery import Celery as C
             app = C("proj", worker_prefetch_multiplier=8)
+        """),
+        Valid("""
+            # every task is short: killed after 30 s, none declares longer
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.task_time_limit = 30
+            @app.task(soft_time_limit=20)
+            def ping(): ...
         """),
         Valid("""
             # file: proj.py
@@ -147,6 +167,15 @@ class PrefetchMultiplierUnsafe(ConfigRule):
         """),
     )
     INVALID = (
+        Invalid("""
+            # a task declares a longer limit than the global one
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.task_time_limit = 30
+            @app.task(time_limit=3600)
+            def export(): ...
+        """, message="is not set"),
         Invalid(
             """
             # file: proj/tasks.py
@@ -264,7 +293,7 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             if prefetch.is_unknown or app.get("worker_disable_prefetch").truthy:
                 continue
             if prefetch.is_default:
-                if prefetch_set_elsewhere(m):
+                if prefetch_set_elsewhere(m) or _all_tasks_short(m, app):
                     continue
                 yield self.at_app(app, f"`worker_prefetch_multiplier` is not set in {where(app)}, so each worker process "
                                        "reserves 4 messages ahead: long tasks wait behind busy workers while others idle; "
