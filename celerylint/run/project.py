@@ -33,9 +33,19 @@ class Project:
     # the text of files a fix has changed in memory (relative path -> text):
     # what a project fix reads and positions itself in, not the file on disk
     texts: dict[str, str] = field(default_factory=dict)
+    # files the rules read from disk (domain/celeryconf/texts.py) -> their stat
+    # signature, taken before reading: kept with the project's findings in the
+    # stat index, which serves them again only while every one is unchanged
+    reads: dict[str, str | None] = field(default_factory=dict)
 
     def of_kind(self, kind: str) -> Iterable[dict[str, Any]]:
         return (f for f in self.facts if f["kind"] == kind)
+
+    def note_read(self, rel: str, path: Path) -> None:
+        if rel not in self.reads:
+            from .stat_index import current_signature
+
+            self.reads[rel] = current_signature(path)
 
 
 def warm_up(entries: Iterable[Entry]) -> None:
@@ -160,7 +170,7 @@ def _run_or_cached(project: Project, results: Iterable[FileResult], linter: Lint
         findings, problems = run_project(project, linter.entries)
         errors.extend(problems)
         if key is not None and not problems:
-            linter.index.put_project(key, findings)
+            linter.index.put_project(key, findings, project.reads)
     return findings
 
 

@@ -40,7 +40,7 @@ from typing import Any, Union
 from .cache_files import load_json
 from ..core.model import FileResult, Finding
 
-FORMAT = 3  # 2: signatures hold the ctime; 3: signatures and results as strings
+FORMAT = 4  # 2: signatures hold the ctime; 3: signatures and results as strings; 4: the project's reads
 RACY_NS = 2_000_000_000
 INDEX_MAX_BYTES = 256 << 20  # an index larger than this is neither written nor read
 
@@ -61,7 +61,7 @@ def signature_text(sig) -> str:
     return "%d %d %d %d" % tuple(sig)
 
 
-def _current(path: Path | str) -> str | None:
+def current_signature(path: Path | str) -> str | None:
     """``signature_text`` of the file as it is now; None when it cannot be stat'ed."""
     try:
         return signature_text(signature(os.stat(path)))
@@ -102,7 +102,7 @@ class StatIndex:
             entry = self.entries.get(key)
             if type(entry) is not list or len(entry) != 2:
                 continue
-            current = current or _current(path)
+            current = current or current_signature(path)
             if current is None:
                 return None
             sig, stored = entry
@@ -126,7 +126,7 @@ class StatIndex:
             current = None
             entry = entries.get(rel)
             if type(entry) is list and len(entry) == 2:
-                current = _current(path)
+                current = current_signature(path)
                 if current is None:
                     continue
                 if entry[0] == current:
@@ -138,7 +138,7 @@ class StatIndex:
                 entry = entries.get(f"{rel}\0{kind}")
                 if type(entry) is not list or len(entry) != 2:
                     continue
-                current = current or _current(path)
+                current = current or current_signature(path)
                 if current is None:
                     break
                 if entry[0] == current:
@@ -173,16 +173,21 @@ class StatIndex:
             self.changed = True
 
     def project_findings(self, key: str) -> list[Finding] | None:
+        """The project phase's findings kept for ``key``, while the files it
+        read from disk besides the facts (``reads``) are unchanged."""
         if self.project.get("key") != key:
             return None
         try:
+            reads = self.project.get("reads", {})
+            if any(current_signature(os.path.join(self.root, rel)) != sig for rel, sig in reads.items()):
+                return None
             return [Finding.from_dict(f) for f in self.project["findings"]]
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
-    def put_project(self, key: str, findings: list[Finding]) -> None:
-        if self.project.get("key") != key:
-            self.project = {"key": key, "findings": [f.to_dict() for f in findings]}
+    def put_project(self, key: str, findings: list[Finding], reads: dict[str, str | None]) -> None:
+        if self.project.get("key") != key or self.project.get("reads") != reads:
+            self.project = {"key": key, "findings": [f.to_dict() for f in findings], "reads": reads}
             self.changed = True
 
     def save(self) -> None:

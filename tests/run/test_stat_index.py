@@ -275,3 +275,33 @@ def test_a_warm_fix_reaches_a_file_named_with_nothing_to_say(tree):
     lint(root, cache_dir=cache)
     _on_files(root, cache, "--fix", "--unsafe-fixes", "cfg.py")
     assert "task_acks_late = True" in (root / "cfg.py").read_text()
+
+
+def test_a_settings_file_read_only_by_the_project_phase_is_watched(tree):
+    """``production.py`` has nothing for a collector (a star import and
+    ``DEBUG``): its result is blank, and the project phase reads its text
+    to follow the chain.  Pointed at another base, the next warm run must
+    not serve the findings kept from before."""
+    root, cache = tree
+    (root / "celery_app.py").unlink()
+    (root / "proj" / "django").mkdir(parents=True)
+    (root / "proj" / "__init__.py").write_text("")
+    (root / "proj" / "django" / "__init__.py").write_text("")
+    (root / "proj" / "celery.py").write_text(
+        "import os\nfrom celery import Celery\n"
+        'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.django.production")\n'
+        'app = Celery("proj")\napp.config_from_object("django.conf:settings", namespace="CELERY")\n')
+    (root / "proj" / "django" / "base.py").write_text('CELERY_BROKER_URL = "redis://localhost:6379/0"\n')
+    (root / "proj" / "django" / "other.py").write_text(
+        'CELERY_BROKER_URL = "redis://localhost:6379/0"\nCELERY_TASK_ACKS_LATE = True\n'
+        "CELERY_TASK_REJECT_ON_WORKER_LOST = True\nCELERY_WORKER_PREFETCH_MULTIPLIER = 1\n")
+    production = root / "proj" / "django" / "production.py"
+    production.write_text("from .base import *\nDEBUG = False\n")
+    age(root)
+    _, before = lint(root, cache_dir=cache)
+    assert ("proj/celery.py", "CL101") in codes(before)
+    production.write_text("from .other import *\nDEBUG = False\n")
+    os.utime(production, (time.time() - 30, time.time() - 30))
+    _, after = lint(root, cache_dir=cache)
+    assert ("proj/celery.py", "CL101") not in codes(after)
+    assert after == lint(root, "--no-cache")[1]

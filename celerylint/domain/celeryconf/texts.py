@@ -15,7 +15,11 @@ def read(model: Any, path: str) -> str | None:
     texts = getattr(model.project, "texts", None)
     if texts and path in texts:
         return texts[path]
+    full = Path(model.root) / path
+    note = getattr(model.project, "note_read", None)
+    if note is not None:  # what the cached project findings depend on (run/project.py)
+        note(path, full)
     try:
-        return decode((Path(model.root) / path).read_bytes()).text
+        return decode(full.read_bytes()).text
     except (OSError, DecodeError):
         return None
