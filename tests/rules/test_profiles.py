@@ -385,6 +385,39 @@ def test_modules_that_are_not_settings_are_no_profiles(cli, tmp_path):
     assert cl101["message"].endswith("(settings profile `proj.settings`)")
 
 
+def test_profiles_in_a_folder_not_named_like_settings(cli, tmp_path):
+    """HackSoftware's styleguide: ``config/django/base.py`` is the settings
+    module, ``production.py`` and ``test.py`` beside it build on it; a module
+    of that folder building on something else is no profile."""
+    write(tmp_path, '''
+        # file: config/__init__.py
+        # file: config/django/__init__.py
+        # file: config/django/base.py
+        CELERY_BROKER_URL = "redis://redis:6379/0"
+        # file: config/django/production.py
+        from .base import *
+        CELERY_TASK_ACKS_LATE = True
+        # file: config/django/test.py
+        from .base import *
+        # file: config/django/models.py
+        X = 1
+        # file: config/django/views.py
+        from .models import *
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.django.base")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    profiles = by_profile(show(cli, tmp_path))
+    assert sorted(profiles) == ["config.django.base", "config.django.production", "config.django.test"]
+    assert profiles["config.django.production"]["settings"]["task_acks_late"]["value"] is True
+    cl102 = [f for f in codes(tmp_path) if f["code"] == "CL102"]
+    assert [f["message"].endswith("(settings profile `config.django.production`)") for f in cl102] == [True]
+
+
 def test_a_profile_that_does_not_parse_is_listed_with_unknown_settings(cli, tmp_path):
     # cookiecutter-django: the settings are Jinja templates
     write(tmp_path, CELERY_APP, '''

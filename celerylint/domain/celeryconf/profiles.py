@@ -268,9 +268,25 @@ def _text_links(m, path: str) -> set[str]:
     return out
 
 
+def _builders(m, family: list[str], others: list[str]) -> list[str]:
+    """``family`` with the files of ``others`` that build on it, directly or
+    through one another (``production.py``: ``from .base import *``)."""
+    family, others = list(family), list(others)
+    grown = True
+    while grown and others:
+        grown = False
+        for path in list(others):
+            if _links(m, path) & set(family):
+                family.append(path)
+                others.remove(path)
+                grown = True
+    return sorted(family)
+
+
 def _links(m, path: str) -> set[str]:
-    """The files the settings module ``path`` builds on."""
-    if path in m.unparsable:
+    """The files the settings module ``path`` builds on (read from its text
+    when no collector recorded anything of it, as for a file that does not parse)."""
+    if path in m.unparsable or (path not in m.read_paths and not SETTINGS_PATH.search(path)):
         return _text_links(m, path)
     out: set[str] = set()
     for item in m.by_path_stars.get(path, ()):
@@ -296,8 +312,10 @@ def find_profiles(m, app) -> list[Profile]:
     here = posixpath.dirname(dpath)
     package = default if dpath.endswith("/__init__.py") or dpath == "__init__.py" else default.rpartition(".")[0]
     # settings-like files only: ``views.py`` doing ``from .models import *`` is no profile
-    family = sorted(p for p in m.project.python_files if posixpath.dirname(p) == here and not is_test_path(p)
-                    and (p == dpath or SETTINGS_PATH.search(p)))
+    siblings = [p for p in m.project.python_files if posixpath.dirname(p) == here and not is_test_path(p)]
+    family = sorted(p for p in siblings if p == dpath or SETTINGS_PATH.search(p))
+    if not SETTINGS_PATH.search(dpath):  # ``config/django/base.py``: its folder holds the profiles, named or not
+        family = _builders(m, family, [p for p in siblings if p not in family])
     links = {path: _links(m, path) & set(family) for path in family}
     copied = [Profile(module, module, source, why=why, named_by=[dockerfile])
               for module, source, why, dockerfile in copied_profiles(m, here, package)]
