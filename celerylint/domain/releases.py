@@ -14,7 +14,9 @@ from .guards import IfGuards
 from .lock_expiry import TEST_PATHS_EXCLUDED  # noqa: F401 - CL204 takes it from here
 from .celeryconf.settings import is_test_path
 from .locks import LockTake, compare_and_delete, handles_locks, key_says_lock, key_texts, stable_texts
-from .values import evaluate
+from .task_classes import effective_options
+from .tasks import function_task_options
+from .values import evaluate, seconds
 
 
 @dataclass
@@ -36,6 +38,7 @@ class Delete:
     kind: str = REDIS  # of the client the delete is sent to
     of_parameter: bool = False  # a lock-handling function deletes its parameter: release_lock(key)
     parameter: tuple[str, str, int] | None = None  # (class, method, position): a method deletes its parameter
+    outlives_task: bool = False  # the task that took it is killed before its TTL ends (``outlives``)
 
 
 def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, ctx: FileContext) -> Fix | None:
@@ -46,6 +49,23 @@ def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, 
     if evaluate(take.token, ctx) is not None:
         return None  # a constant is not a token: every worker stores the same
     return Fix("release with a compare-and-delete script", (Replace(node, compare_and_delete(node, key, take.token)),))
+
+
+def outlives(take: LockTake | None, ctx: FileContext) -> bool:
+    """The lock's TTL is at least the hard ``time_limit`` of the task whose
+    body took it (its decorator's option, or its ``base=`` class's in this
+    file): the worker is killed before the lock can expire, and a killed
+    process runs no ``finally``, so the delete never meets another holder's
+    lock.  Unknown TTL or limit: False."""
+    func = ctx.function
+    if take is None or take.ttl is None or func is None:
+        return False
+    options = function_task_options(func, ctx)
+    if options is None:
+        return False
+    limit = seconds(evaluate(effective_options(options, ctx).get("time_limit"), ctx))
+    ttl = seconds(evaluate(take.ttl.value, ctx))
+    return limit is not None and ttl is not None and ttl * take.ttl_unit >= limit
 
 
 class TakeTracker(IfGuards):
@@ -103,7 +123,8 @@ class TakeTracker(IfGuards):
             fix = release_fix(node, a.value, take, self.ctx) if kind == REDIS and len(node.args) == 1 else None
             self.deletes.append(Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
                                        key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind,
-                                       self._parameter(a.value) and self.handler(), self._position(a.value)))
+                                       self._parameter(a.value) and self.handler(), self._position(a.value),
+                                       outlives(take, self.ctx)))
 
     def note_pass(self, node: cst.Call) -> None:
         """``self.<method>(key)`` / ``cls.<method>(key)`` in a method, or
@@ -166,6 +187,8 @@ class TakeTracker(IfGuards):
             and _context_manager(self.ctx.classes[-1])
 
     def why_lock(self, d: Delete) -> str | None:
+        if d.outlives_task:
+            return None
         if d.take is not None:
             return f"was taken with `{d.take.method}` in this function"
         if any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):

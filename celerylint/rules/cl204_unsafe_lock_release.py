@@ -49,7 +49,10 @@ class UnsafeLockRelease(TakeTracker, Rule):
     pattern for the Django cache, which has no compare-and-delete) is not
     reported either, nor one under `if r.get(key) == token:` (a
     compare-then-delete: not atomic, but not blind), nor one in a test file
-    (tests clear their fixtures' locks).
+    (tests clear their fixtures' locks), nor the release of a lock that a
+    task took in its own body with a TTL at least its hard `time_limit`
+    (the worker is killed before the lock can expire, and a killed process
+    runs no `finally`).
 
     ## Why is this bad?
     A lock has a TTL so that a crashed worker cannot hold it forever. But a
@@ -138,6 +141,21 @@ class UnsafeLockRelease(TakeTracker, Rule):
     )),)
 
     VALID = (
+        Valid("""
+            # the task is killed (time_limit) before the lock can expire
+            from celery import shared_task
+            from django.core.cache import cache
+            HARD = 600
+            @shared_task(time_limit=HARD)
+            def purge(pk):
+                lock_key = f"purge:{pk}"
+                if not cache.add(lock_key, True, timeout=HARD + 300):
+                    return
+                try:
+                    work(pk)
+                finally:
+                    cache.delete(lock_key)
+        """),
         Valid("""
             import uuid
             import redis
@@ -257,6 +275,20 @@ class UnsafeLockRelease(TakeTracker, Rule):
         """),
     )
     INVALID = (
+        Invalid("""
+            # the lock expires before the task's hard limit: a slow run outlives it
+            from celery import shared_task
+            from django.core.cache import cache
+            @shared_task(time_limit=3600, soft_time_limit=3000)
+            def purge(pk):
+                lock_key = f"purge:{pk}"
+                if not cache.add(lock_key, True, timeout=600):
+                    return
+                try:
+                    work(pk)
+                finally:
+                    cache.delete(lock_key)
+        """, count=1),
         # a client made by a project subclass of redis.StrictRedis, through
         # its classmethod factory
         Invalid("""
