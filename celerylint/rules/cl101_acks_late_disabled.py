@@ -62,6 +62,16 @@ class AcksLateDisabled(ConfigRule):
 
     VALID = (
         Valid("""
+            # file: proj/__init__.py
+            # file: proj/conf.py
+            CELERY_CONFIG = {"broker_url": "redis://localhost:6379/0", "task_acks_late": True}
+            # file: proj/app.py
+            from celery import Celery
+            from proj import conf
+            app = Celery("proj")
+            app.config_from_object(conf.CELERY_CONFIG)
+        """),
+        Valid("""
             # file: proj/conf.py
             class Base:
                 task_acks_late = True
@@ -144,6 +154,14 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
+        # learningequality/studio: a dict of the Django settings given to config_from_object
+        Invalid(django_project("""
+            CELERY = {"broker_url": "redis://localhost:6379/0", "task_serializer": "json"}
+        """, celery=(
+            "import os\nfrom celery import Celery\nfrom django.conf import settings\n"
+            'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")\n'
+            'app = Celery("proj")\napp.config_from_object(settings.CELERY)\n'
+        )), message="the dict given to `config_from_object` (`CELERY` of proj.settings)", fixed=None),
         # an e-mail configuration sets only EMAIL_* names; keys of a dict display are known
         Invalid(django_project("""
             import environ

@@ -376,7 +376,7 @@ class Model:
             return
         target, namespace = config["target"], config["namespace"]
         if config.get("inline") or (target and (":" in target or target not in self.module_paths)):
-            found = object_source(self, config, target, namespace)
+            found = object_source(self, config, target, namespace, app.key.rsplit(":", 1)[0])
             if found is not None:
                 app.source, app.source_problem = found
                 return

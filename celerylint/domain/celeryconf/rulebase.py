@@ -67,7 +67,8 @@ def where(app: App) -> str:
     """Words for where the app's configuration lives."""
     shape = getattr(app.source, "shape", None)  # domain/celeryconf/shapes.py
     if shape == "dict":
-        return f"the dict given to `config_from_object` ({app.source.module[8:]})"
+        # "dict at proj/celery.py:5" (written in the call), "dict `CELERY` of proj.settings" (another module's)
+        return f"the dict given to `config_from_object` ({app.source.module.removeprefix('dict at ').removeprefix('dict ')})"
     if shape == "class":
         return f"configuration class `{app.source.module}`"
     if app.source is not None and app.profile:

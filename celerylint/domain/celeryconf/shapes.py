@@ -10,8 +10,8 @@ from typing import Any
 from .settings import Assignment, Source
 
 
-def object_source(model, config: dict[str, Any], target: str | None,
-                  namespace: str | None) -> tuple[Source | None, str | None] | None:
+def object_source(model, config: dict[str, Any], target: str | None, namespace: str | None,
+                  app_module: str = "") -> tuple[Source | None, str | None] | None:
     """``(source, problem)`` when the app's ``config_from_object`` names a
     dict or a configuration class of the project; None when it names
     something else (a module: the caller reads it)."""
@@ -27,13 +27,46 @@ def object_source(model, config: dict[str, Any], target: str | None,
     classes = _classes(model)
     cls = _match(classes, target.replace(":", "."))
     if cls is None:
-        return None
+        return module_dict_source(model, target, namespace, app_module)
     assignments: list[Assignment] = []
     files: list[str] = []
     problems: list[str] = []
     _flatten(model, classes, cls, assignments, files, problems, set())
     return _shaped(Source(cls, classes[cls]["path"], False, namespace, assignments, problems[0] if problems else None, files),
                    "class"), None
+
+
+def module_dict_source(model, target: str, namespace: str | None,
+                       app_module: str) -> tuple[Source | None, str | None] | None:
+    """``config_from_object(settings.CELERY)`` (Django's settings, from the
+    settings module the app's module names) or ``config_from_object(conf.CELERY)``
+    / ``"proj.conf:CELERY"`` (a module of the project): the module-level dict
+    that module binds once, unconditionally, to a display with literal keys.
+    None when ``target`` names no attribute of such a module."""
+    from .late_dicts import module_dict
+    from .settings import DJANGO_TARGETS
+    from .texts import read
+    from .values_origin import assignment_pattern, other_binding_pattern
+
+    module, _, name = target.replace(":", ".").rpartition(".")
+    if module in DJANGO_TARGETS:
+        module = model.django_settings(app_module) or ""
+    path = model.path_of(module) if module and name else None
+    if path is None:
+        return None
+    found = [a for a in model.by_path_assignments.get(path, ()) if a.name == name]
+    value = found[-1].value if len(found) == 1 and not found[0].cond and not found[0].items else None
+    items, at = (value.get("dict") if isinstance(value, dict) else None), (found[0].pos if found else None)
+    if not found and path not in model.unparsable:
+        text = read(model, path)  # a module the collectors passed over, or a name they do not record
+        if text is None or not (assignment_pattern(name).search(text) or other_binding_pattern(name).search(text)):
+            return None  # no such name there: ``proj.celeryconfig``, a module not linted
+        items, at = module_dict(text, path, name) or (None, None)
+    if not isinstance(items, dict):
+        return None, f"`{name}` of `{module}` is not a dict celerylint can read"
+    # at the dict, with no value position: a fix would replace the whole dict
+    assignments = [Assignment(key, encoded, path, at, None, False, "update_dict") for key, encoded in items.items()]
+    return _shaped(Source(f"dict `{name}` of {module}", path, False, namespace, assignments, None, [path]), "dict"), None
 
 
 def _shaped(source: Source, shape: str) -> Source:
