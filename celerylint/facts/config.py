@@ -280,6 +280,8 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
             self._django_settings_module(node)
             return
         method = func.attr.value
+        if method == "__init__" and self._remakes_app(node):
+            return
         if method == "config_from_object":
             key = self.app_key(func.value) or self._made_by_project_factory(func.value)
             self.confirm(key)
@@ -302,6 +304,22 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
             self._django_settings_module(node)
         elif method in ("config_set", "execute_command"):
             self._config_set(node, method)
+
+    def _remakes_app(self, call: cst.Call) -> bool:
+        """``super().__init__(...)`` in a method of a Celery subclass other
+        than ``__init__`` (a Flask-style ``init_app``): the app is made again
+        when it runs, with those arguments; what was set on it before is lost."""
+        func = call.func
+        owner = func.value if isinstance(func, cst.Attribute) else None
+        if not (isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "super"):
+            return False
+        method = self.ctx.function
+        key = self.self_app(cst.Name("self"))
+        if key is None or method is None or method.name.value == "__init__":
+            return False
+        self.ctx.fact("app_remade", call, app=key, method=method.name.value)
+        self._constructor_arguments(key, call)
+        return True
 
     # -- module structure -----------------------------------------------------
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:

@@ -84,6 +84,11 @@ class AppCalls:
         main = _string(first, self.ctx) if first is not None else None
         self.ctx.fact("celery_app", call, app=key, module=self.module, **({"send_only": True} if sends_only else {}),
                       **({"main": main} if main else {}), **shape)
+        self._constructor_arguments(key, call)
+
+    def _constructor_arguments(self, key: str, call: cst.Call) -> None:
+        """The settings ``Celery(...)``'s arguments give app ``key`` (also
+        those of a ``super().__init__(...)`` that makes it again)."""
         source = f"app:{key}"
         for a in call.args:
             splat = self.readable_dict(a.value) if a.star == "**" else None

@@ -154,6 +154,18 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
+        # notification-api: init_app makes the app again, so a setting written
+        # where it is made would be lost: no fix
+        Invalid("""
+            # file: app/__init__.py
+            # file: app/celery.py
+            from celery import Celery
+            class NotifyCelery(Celery):
+                def init_app(self, flask_app):
+                    super().__init__(flask_app.import_name, broker=flask_app.config["BROKER_URL"])
+                    self.conf.update({"task_serializer": "json"})
+            notify_celery = NotifyCelery()
+        """, fixed=None),
         # learningequality/studio: a dict of the Django settings given to config_from_object
         Invalid(django_project("""
             CELERY = {"broker_url": "redis://localhost:6379/0", "task_serializer": "json"}

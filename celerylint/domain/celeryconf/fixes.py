@@ -132,7 +132,7 @@ def add_setting(model: Model, app: App, name: str, value: str) -> Fix | None:
     fix loop applies overlapping fixes in different rounds)."""
     t = table()
     written = spelled(app, name)
-    if written is None:
+    if written is None or app.remade:
         return None
     wrong = misspelling(app, name)
     if wrong is not None:

@@ -338,6 +338,9 @@ class Model:
         for f in self.by_kind["task_cls"]:
             for app in targets(f["app"], f["path"]):
                 app.task_cls = f["value"] or "?"
+        for f in self.by_kind["app_remade"]:
+            for app in targets(f["app"], f["path"]):
+                app.remade = f["method"]
         for app in apps.values():
             self._attach_source(app)
             if "task_cls" in app.preconf:

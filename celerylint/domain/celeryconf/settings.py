@@ -192,6 +192,9 @@ class App:
     profiles: list[dict[str, Any]] = field(default_factory=list)  # every profile found, for --show-apps
     cls: str | None = None  # the project's Celery subclass it is made from
     notes: list[str] = field(default_factory=list)  # what is judged by a default (shapes.empty_default)
+    # a method of its class makes it again (``super().__init__(...)`` in ``init_app``):
+    # a setting written where the app is made would be lost, so no fix adds one
+    remade: str | None = None
 
     @property
     def namespace(self) -> str | None:
