@@ -217,7 +217,7 @@ def as_text(described: dict[str, Any]) -> str:
             copied = f", {profile['why']}" if profile["why"].startswith("copied to ") else ""
             lines.append(f"  settings profile: {profile['name']} ({profile['path']}{copied}), {checked}{named}")
         for missing in app["missing_profiles"]:
-            lines.append(f"  settings profile: {missing['name']}, not in the linted files: unknown, not checked; "
+            lines.append(f"  settings profile: {missing['name']}, {missing['why']}: unknown, not checked; "
                          f"DJANGO_SETTINGS_MODULE in {', '.join(missing['named_by'])}")
         for source in app["sources"]:
             lines.append(f"  source: {_source_text(source)}")

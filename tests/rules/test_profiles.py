@@ -494,12 +494,29 @@ def test_a_deployed_profile_not_in_the_tree_is_listed_as_unknown(cli, tmp_path):
         ENV DJANGO_SETTINGS_MODULE=settings.config
     ''')
     (app,) = show(cli, tmp_path)
-    assert app["missing_profiles"] == [{"name": "settings.config", "named_by": ["docker/Dockerfile"]}]
+    assert app["missing_profiles"] == [{"name": "settings.config", "named_by": ["docker/Dockerfile"],
+                                        "why": "not in the linted files"}]
     assert app["profile"] is None or app["profile"]["name"] == "settings.common"
     assert codes(tmp_path) == []
     text = cli("--show-apps", ".", cwd=tmp_path).stdout
     assert "settings profile: settings.config, not in the linted files: unknown, not checked; " \
            "DJANGO_SETTINGS_MODULE in docker/Dockerfile" in text
+
+
+def test_a_test_settings_module_named_by_ci_is_said_to_be_one(cli, tmp_path):
+    """onadata: CI names ``settings.github_actions_test``, a test file whose
+    settings are not read: not "not in the linted files"."""
+    write(tmp_path, TAIGA, '''
+        # file: settings/github_actions_test.py
+        from .common import *
+        # file: .github/workflows/ci.yml
+        env:
+          DJANGO_SETTINGS_MODULE: settings.github_actions_test
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert app["missing_profiles"] == [{
+        "name": "settings.github_actions_test", "named_by": [".github/workflows/ci.yml"],
+        "why": "a test settings module (settings/github_actions_test.py), not read"}]
 
 
 def test_launch_files_of_another_project_beside_it_are_not_read(cli, tmp_path):
@@ -532,7 +549,7 @@ def test_launch_files_of_another_project_beside_it_are_not_read(cli, tmp_path):
 
     assert missing() == []
     (tmp_path / "one" / "Dockerfile").write_text("ENV DJANGO_SETTINGS_MODULE=settings.main\n")
-    assert missing() == [{"name": "settings.main", "named_by": ["one/Dockerfile"]}]
+    assert missing() == [{"name": "settings.main", "named_by": ["one/Dockerfile"], "why": "not in the linted files"}]
 
 
 def test_settings_a_registry_sets_at_run_time_are_unknown(cli, tmp_path):

@@ -380,8 +380,17 @@ def missing_profiles(m, app) -> list[dict]:
         return []
     path = app.source.path
     package = app.source.module if path.endswith("__init__.py") else app.source.module.rpartition(".")[0]
-    return [{"name": value, "named_by": sorted(set(where))} for value, where in sorted(_named(m).items())
-            if value.rpartition(".")[0] == package and m.path_of(value) is None]
+    from .settings import is_test_path
+
+    out = []
+    for value, where in sorted(_named(m).items()):
+        if value.rpartition(".")[0] != package or m.path_of(value) is not None:
+            continue
+        tail = value.replace(".", "/") + ".py"
+        test = next((p for p in m.project.python_files if (p == tail or p.endswith("/" + tail)) and is_test_path(p)), None)
+        why = f"a test settings module ({test}), not read" if test else "not in the linted files"
+        out.append({"name": value, "named_by": sorted(set(where)), "why": why})
+    return out
 
 
 def _configuration_classes(m, module: str) -> list[str]:
