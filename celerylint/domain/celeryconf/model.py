@@ -22,7 +22,6 @@ from ...facts.runtime_settings import GLOBALS_HANDED, GLOBALS_UPDATED, RUNTIME_N
 from ...facts.settings_helpers import HELPER_FACT
 from ...core.modules import absolute_module
 from .helpers import calls_resolver
-from .late_dicts import module_dict
 from .texts import read
 from .values_origin import STAR_IMPORT
 from .paths import SETTINGS_PATH
@@ -30,7 +29,7 @@ from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import (
     ANY_NAME, DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path, union_names,
 )
-from .shapes import app_class_names, empty_default, is_app_class, object_source
+from .shapes import app_class_names, empty_default, is_app_class, object_source, splat
 from .values import plain
 from .names import resolve_names
 
@@ -317,7 +316,7 @@ class Model:
                         app.preconf[a.name].append(a)
         for f in self.by_kind["app_splat"]:
             for app in targets(f["app"], f["path"]):
-                self._splat(app, f)
+                splat(self, app, f)
         for f in self.by_kind["app_open"]:
             default = empty_default(self, f.get("default_of"))
             for app in targets(f["app"], f["path"]):
@@ -346,32 +345,6 @@ class Model:
             if "task_cls" in app.preconf:
                 app.task_cls = "?"
         return with_profiles(self, apps)
-
-    def _splat(self, app: App, f: dict[str, Any]) -> None:
-        """``app.conf.update(**X)`` with ``X`` a module-level dict of another
-        module of the project: its literal keys are the app's settings, at
-        the point of the call; a dict that module does not bind once,
-        unconditionally, to a display with literal keys leaves the app open."""
-        path = self.path_of(f["module"])
-        found = [a for a in self.by_path_assignments.get(path or "", ()) if a.name == f["name"]]
-        value = found[-1].value if len(found) == 1 and not found[0].cond and not found[0].items else None
-        items = value.get("dict") if isinstance(value, dict) else None
-        at = found[0].pos if found else None
-        if not found and path is not None and path not in self.unparsable:
-            text = read(self, path)  # a module the collectors passed over, or a name they do not record
-            late = module_dict(text, path, f["name"]) if text is not None else None
-            items, at = late if late is not None else (None, None)
-        if not isinstance(items, dict):
-            app.open.append(f["why"])
-            return
-        call = fact_position(f)
-        for name, encoded in items.items():
-            # at the dict, with no value position: a fix would replace the whole dict
-            a = Assignment(name, encoded, path, at, None, False, "update_dict")
-            assigned = app.preconf[name]
-            # later settings of the app's own file, after the call, still win
-            before = [x for x in assigned if not (x.path == f["path"] and call and x.pos and x.pos[:2] > call[:2])]
-            assigned.insert(len(before), a)
 
     def _attach_source(self, app: App) -> None:
         config = app.config

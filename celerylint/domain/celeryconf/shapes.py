@@ -41,32 +41,65 @@ def module_dict_source(model, target: str, namespace: str | None,
     """``config_from_object(settings.CELERY)`` (Django's settings, from the
     settings module the app's module names) or ``config_from_object(conf.CELERY)``
     / ``"proj.conf:CELERY"`` (a module of the project): the module-level dict
-    that module binds once, unconditionally, to a display with literal keys.
-    None when ``target`` names no attribute of such a module."""
-    from .late_dicts import module_dict
+    that module binds (``module_dict_items``).  None when ``target`` names
+    no attribute of such a module."""
     from .settings import DJANGO_TARGETS
-    from .texts import read
-    from .values_origin import assignment_pattern, other_binding_pattern
 
     module, _, name = target.replace(":", ".").rpartition(".")
     if module in DJANGO_TARGETS:
         module = model.django_settings(app_module) or ""
     path = model.path_of(module) if module and name else None
-    if path is None:
-        return None
-    found = [a for a in model.by_path_assignments.get(path, ()) if a.name == name]
-    value = found[-1].value if len(found) == 1 and not found[0].cond and not found[0].items else None
-    items, at = (value.get("dict") if isinstance(value, dict) else None), (found[0].pos if found else None)
-    if not found and path not in model.unparsable:
-        text = read(model, path)  # a module the collectors passed over, or a name they do not record
-        if text is None or not (assignment_pattern(name).search(text) or other_binding_pattern(name).search(text)):
-            return None  # no such name there: ``proj.celeryconfig``, a module not linted
-        items, at = module_dict(text, path, name) or (None, None)
-    if not isinstance(items, dict):
+    found = module_dict_items(model, path, name) if path is not None else None
+    if found is None:
+        return None  # no such name there: ``proj.celeryconfig``, a module not linted
+    items, at = found
+    if items is None:
         return None, f"`{name}` of `{module}` is not a dict celerylint can read"
     # at the dict, with no value position: a fix would replace the whole dict
     assignments = [Assignment(key, encoded, path, at, None, False, "update_dict") for key, encoded in items.items()]
     return _shaped(Source(f"dict `{name}` of {module}", path, False, namespace, assignments, None, [path]), "dict"), None
+
+
+def module_dict_items(model, path: str, name: str) -> tuple[dict[str, Any] | None, Any] | None:
+    """``(items, position)`` of the dict the module at ``path`` binds to
+    ``name`` once, unconditionally, as a display with literal keys (items
+    None: bound otherwise); None when the module does not bind ``name``."""
+    from .late_dicts import module_dict
+    from .texts import read
+    from .values_origin import assignment_pattern, other_binding_pattern
+
+    found = [a for a in model.by_path_assignments.get(path, ()) if a.name == name]
+    if found:
+        value = found[-1].value if len(found) == 1 and not found[0].cond and not found[0].items else None
+        return (value.get("dict") if isinstance(value, dict) else None), found[0].pos
+    if path in model.unparsable:
+        return None, None
+    text = read(model, path)  # a module the collectors passed over, or a name they do not record
+    if text is None or not (assignment_pattern(name).search(text) or other_binding_pattern(name).search(text)):
+        return None
+    return module_dict(text, path, name) or (None, None)
+
+
+def splat(model, app, f: dict[str, Any]) -> None:
+    """``app.conf.update(**X)`` with ``X`` a module-level dict of another
+    module of the project: its literal keys are the app's settings, at the
+    point of the call; a dict that module does not bind once,
+    unconditionally, to a display with literal keys leaves the app open."""
+    from .settings import fact_position
+
+    path = model.path_of(f["module"])
+    items, at = (module_dict_items(model, path, f["name"]) if path is not None else None) or (None, None)
+    if not isinstance(items, dict):
+        app.open.append(f["why"])
+        return
+    call = fact_position(f)
+    for name, encoded in items.items():
+        # at the dict, with no value position: a fix would replace the whole dict
+        a = Assignment(name, encoded, path, at, None, False, "update_dict")
+        assigned = app.preconf[name]
+        # later settings of the app's own file, after the call, still win
+        before = [x for x in assigned if not (x.path == f["path"] and call and x.pos and x.pos[:2] > call[:2])]
+        assigned.insert(len(before), a)
 
 
 def _shaped(source: Source, shape: str) -> Source:
