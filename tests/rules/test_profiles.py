@@ -71,6 +71,24 @@ def test_every_leaf_is_a_profile_and_the_deployed_one_is_checked(cli, tmp_path):
     assert cl101["fix"]["path"] == "proj/settings/base.py"
 
 
+def test_a_missing_setting_sits_where_a_last_setting_over_two_lines_starts(cli, tmp_path):
+    """The finding sits on the last setting of the shared file: when its
+    value spans two lines, on the line the statement starts, where a noqa
+    comment goes; the fix still writes after the whole statement."""
+    cookiecutter_shape(tmp_path)
+    base = tmp_path / "proj" / "settings" / "base.py"
+    base.write_text(base.read_text() + 'CELERY_TASK_SOFT_TIME_LIMIT = int(\n    "240")\n')
+    (tmp_path / ".env").write_text("DJANGO_SETTINGS_MODULE=proj.settings.production\n")
+    cl101 = next(f for f in codes(tmp_path) if f["code"] == "CL101")
+    assert (cl101["path"], cl101["line"], cl101["end_line"]) == ("proj/settings/base.py", 3, 3)
+    base.write_text(base.read_text().replace("int(\n", "int(  # noqa: CL101\n"))
+    assert "CL101" not in [f["code"] for f in codes(tmp_path)]
+    cli("--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    text = base.read_text()
+    compile(text, "base.py", "exec")
+    assert '    "240")\nCELERY_' in text, text  # a setting added after the statement, not inside it
+
+
 def test_one_finding_for_profiles_sharing_a_file(tmp_path):
     cookiecutter_shape(tmp_path)
     write(tmp_path, '''

@@ -42,7 +42,7 @@ class ConfigRule(ProjectRule):
             # a settings profile: where its settings should say it (the line
             # the fix writes after), so that profiles sharing it meet there
             edit = min(fix.edits)
-            line = max(1, edit.line - 1) if edit.col == 0 else edit.line
+            line = _statement_start(app, fix.path, max(1, edit.line - 1) if edit.col == 0 else edit.line)
             return self.at(message, fix.path, (line, 0, line, 0), fix)
         if app.config is not None:
             c = app.config
@@ -61,6 +61,15 @@ class ConfigRule(ProjectRule):
             fix = None if value.env or value.at.alternatives else value.at.fix_replacing("True", f"set `{setting}` to True")
             return self.at_assignment(value.at, f"`{setting}` is {value.shown()}: {why}", fix)
         return self.at_app(app, f"{missing}: {why}", m.fix_adding(app, setting, "True"))
+
+
+def _statement_start(app: App, path: str, line: int) -> int:
+    """The first line of the setting whose value ends on ``line`` (a value
+    written over several lines: the finding and its noqa comment belong
+    where the statement starts); ``line`` when no setting ends there."""
+    assignments = app.source.assignments if app.source is not None else ()
+    starts = [a.pos[0] for a in assignments if a.path == path and a.value_pos and a.value_pos[2] == line and a.pos]
+    return min(starts, default=line)
 
 
 def where(app: App) -> str:
