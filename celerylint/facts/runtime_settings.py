@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 
-from ..api.syntax import SyntaxCollector, statements
+from ..api.syntax import SyntaxCollector, dotted, statements
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 GLOBALS_HANDED = "globals-handed"
@@ -46,16 +46,8 @@ def _hands_globals(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and any(_is_globals(a) for a in (*node.args, *(k.value for k in node.keywords)))
 
 
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
-
-
 def _email_helper(node: ast.AST) -> bool:
-    name = _dotted(node)
+    name = dotted(node) or ""
     return name.rpartition(".")[2] in _EMAIL_CALLS or name.startswith(_EMAIL_MODULE + ".")
 
 
