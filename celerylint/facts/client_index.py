@@ -16,6 +16,7 @@ answers (``stale``); otherwise the file is analysed again.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -142,14 +143,25 @@ def _merged(cls: str, classes: dict[str, dict[str, list[str]]], depth: int, memo
     lines = [mro(b, classes, depth + 1, memo) if b in classes else [b] for b in bases]
     if any(not line for line in lines) or cls in bases:
         return []
-    out, lines = [cls], [line for line in (*lines, bases) if line]
-    while lines:
-        head = next((line[0] for line in lines if not any(line[0] in other[1:] for other in lines)), None)
-        if head is None or head in out:
+    if len(lines) == 1:  # single inheritance: nothing to merge
+        return [] if cls in lines[0] else [cls, *lines[0]]
+    # C3 on reversed copies (the head at the end), with a count of where each
+    # class still stands in a tail: linear in the lines' total length
+    stacks = [line[::-1] for line in (*lines, bases) if line]
+    in_tails = Counter(name for stack in stacks for name in stack[:-1])
+    out, seen = [cls], {cls}
+    while stacks:
+        head = next((stack[-1] for stack in stacks if not in_tails[stack[-1]]), None)
+        if head is None or head in seen:
             return []
         out.append(head)
-        lines = [line[1:] if line[0] == head else line for line in lines]
-        lines = [line for line in lines if line]
+        seen.add(head)
+        for stack in stacks:
+            if stack[-1] == head:
+                stack.pop()
+                if stack:
+                    in_tails[stack[-1]] -= 1
+        stacks = [stack for stack in stacks if stack]
     return out
 
 
