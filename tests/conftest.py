@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import compileall
 import os
 import signal
 import subprocess
@@ -15,6 +16,16 @@ FIXTURES = REPO / "tests" / "fixtures"
 # process and in every celerylint it starts: a stale catalog cannot hide a
 # rule (test_docs checks the catalog separately).
 os.environ["CELERYLINT_RULES_FROM_SOURCE"] = "1"
+
+
+def pytest_configure(config):
+    """Write the package's bytecode once, as installing a wheel does: every
+    real ``celerylint`` a test starts would otherwise compile each module
+    again where writing bytecode is off (``PYTHONDONTWRITEBYTECODE``, an
+    editable install).  Stale files are rewritten; the sources are read as
+    they are."""
+    if not hasattr(config, "workerinput"):  # once, in the controller
+        compileall.compile_dir(REPO / "celerylint", quiet=1)
 
 
 def startup_env(**extra: str) -> dict[str, str]:

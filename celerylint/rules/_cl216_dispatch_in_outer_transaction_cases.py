@@ -50,6 +50,28 @@ VALID = (
         def helper(order):
             notify.delay(5)
     """)),
+    Valid(django_project(_ATOMIC, extra="""
+        # views that only read, send and answer: no write for the task to miss or to roll back
+        # file: proj/views.py
+        from django.contrib import messages
+        from django.shortcuts import get_object_or_404, redirect
+        from django.urls import reverse
+        from rest_framework.response import Response
+        from proj.models import Report
+        from proj.tasks import rebuild, resync
+        class Resync(View):
+            def post(self, request):
+                missing_only = request.POST.get("missing_only", False)
+                resync.apply_async(kwargs={"missing_only": missing_only})
+                messages.success(request, "Resyncing.")
+                return redirect(reverse("commands"))
+        def rebuild_report(request, pk):
+            report = get_object_or_404(Report.objects.filter(active=True), pk=pk)
+            if not report.sections.exists():
+                raise Http404("empty")
+            task = rebuild.delay(report.pk)
+            return Response({"task": task.id})
+    """)),
     Valid("""
         # ATOMIC_REQUESTS set only in a test settings module
         # file: tests/settings.py
@@ -141,8 +163,10 @@ INVALID = (
         from django.db import transaction
         from django.views.generic.edit import CreateView
         from rest_framework.viewsets import ModelViewSet
+        from proj.orders import place
         from proj.tasks import notify
         def checkout(request, pk):
+            place(request.user, pk)
             notify.delay(pk)
         class OrderCreate(CreateView):
             def form_valid(self, form):
@@ -150,6 +174,7 @@ INVALID = (
                 return super().form_valid(form)
         class Orders(ModelViewSet):
             def perform_create(self, serializer):
+                serializer.save()
                 for line in serializer.validated_data["lines"]:
                     notify.delay(line)
     """), count=3, message="ATOMIC_REQUESTS = True", fixed=django_project(_ATOMIC, extra="""
@@ -157,8 +182,10 @@ INVALID = (
         from django.db import transaction
         from django.views.generic.edit import CreateView
         from rest_framework.viewsets import ModelViewSet
+        from proj.orders import place
         from proj.tasks import notify
         def checkout(request, pk):
+            place(request.user, pk)
             transaction.on_commit(lambda: notify.delay(pk))
         class OrderCreate(CreateView):
             def form_valid(self, form):
@@ -166,6 +193,7 @@ INVALID = (
                 return super().form_valid(form)
         class Orders(ModelViewSet):
             def perform_create(self, serializer):
+                serializer.save()
                 for line in serializer.validated_data["lines"]:
                     notify.delay(line)
     """)),
@@ -180,6 +208,7 @@ INVALID = (
         from django.views import View
         class Checkout(View):
             def post(self, request):
+                request.user.orders.create(total=1)
                 notify.delay(request.user.pk)
     """, message="proj/settings/production.py", count=1, fixed=None),
     Invalid("""
@@ -279,9 +308,11 @@ INVALID = (
         class Submissions:
             @route.post("/{pk}")
             def submit(self, pk: int):
+                Submission.objects.filter(pk=pk).update(state="queued")
                 evaluate.delay(pk)
             @http_post("/{pk}/retry")
             def retry(self, pk: int):
+                record_retry(pk)
                 evaluate.delay(pk)
     """), count=2, message="in view `Submissions."),
     Invalid("""

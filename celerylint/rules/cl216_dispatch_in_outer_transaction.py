@@ -12,6 +12,7 @@ from ..domain.outer_transactions import (
     SIGNALS, admin_hook, is_view, on_commit_edits, same_function, signal_context, signal_handler_shaped,
 )
 from ..domain.transaction_dispatch import FollowsTransactions, TransactionFrames, dispatched
+from ..domain.view_reads import reads_only
 from ..facts.atomic_requests import ATOMIC_REQUESTS_FACT
 from ..facts.signal_connects import CONNECT_FACT
 from ..rule import All, Finding, Invalid, Regex, Rule, Valid
@@ -71,7 +72,13 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
       `form_valid`/`perform_create`/`perform_update`/`perform_destroy` of a
       class with bases. Async views
       (Django refuses `ATOMIC_REQUESTS` for them), middleware, and views
-      marked `@transaction.non_atomic_requests` are left out.
+      marked `@transaction.non_atomic_requests` are left out, and so are
+      views that show no sign of writing: every call in them sends a task
+      or is known to read or answer (`request.POST.get`, `.filter()`,
+      `.exists()`, `get_object_or_404`, `messages.success`, `redirect`,
+      `Response`, Python's builtins). Any other call may write (a project
+      helper, `serializer.save()`, `super().form_valid(form)`), so such a
+      view is reported.
 
     Not reported: a dispatch deferred with `transaction.on_commit(...)` (in
     a lambda or a nested function), `delay_on_commit()`, anything
@@ -294,6 +301,8 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
                 self.report(d.node, f"`{d.shown}()` in `{name}`, called inside `transaction.atomic` ({chain}): {_WHAT}",
                             d.fix)
             elif is_view(d.func, d.cls, self.ctx):
+                if reads_only(d.func):  # nothing written for the task to miss, or to roll back
+                    continue
                 where = f"{d.cls.name.value}.{name}" if d.cls is not None else name
                 self.ctx.fact(VIEW_FACT, d.node, view=where, shown=d.shown, fixable=d.fixable)
             elif signal_handler_shaped(d.func):  # connected in some module (a method: by its own class)
