@@ -69,7 +69,9 @@ class UnknownSetting(ConfigRule):
     Finds setting names that Celery does not know, in a Celery settings
     source (`Celery(...)` keywords, `app.conf`, a configuration module, the
     `CELERY_` names of Django settings), when they are close to a real name:
-    `task_ack_late` for `task_acks_late`. The real names are those of every
+    `task_ack_late` for `task_acks_late`, or an old name written with a
+    `CELERY_` it does not have (`CELERY_ENABLE_UTC`, Celery 3's spelling
+    of `ENABLE_UTC`). The real names are those of every
     Celery release from 4.0 on (`celery/app/defaults.py` of each, shipped
     with celerylint), new and old spellings, with the namespace of the
     source: a name some release had is never reported, since the project
@@ -260,6 +262,23 @@ class UnknownSetting(ConfigRule):
             CELERY_BROKER_URL = "redis://localhost"
             CELERY_WORKER_DISABLE_PREFETCHING = True
         """), message="did you mean `CELERY_WORKER_DISABLE_PREFETCH` (Celery 5.6.0 and later)?"),
+        Invalid(
+            """
+            # file: celeryconfig.py
+            # Celery 3's spelling: a configuration module without a namespace has no `CELERY_` before these
+            BROKER_URL = "redis://localhost"
+            CELERY_ENABLE_UTC = True
+            CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 7200}
+            """,
+            fixed="""
+            # file: celeryconfig.py
+            # Celery 3's spelling: a configuration module without a namespace has no `CELERY_` before these
+            BROKER_URL = "redis://localhost"
+            ENABLE_UTC = True
+            BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 7200}
+            """,
+            count=2, message="did you mean `",
+        ),
         Invalid(
             """
             # file: celeryconfig.py

@@ -76,6 +76,8 @@ class Table:
         found = self.suggestions(name, namespace)
         if not found:
             return None
+        if found == [_unprefixed(name, self.old)]:
+            return found[0]
         scores = [difflib.SequenceMatcher(None, name.lower(), s.lower()).ratio() for s in found]
         if scores[0] < 0.9:
             return None  # close enough to ask, not to rename
@@ -89,8 +91,17 @@ class Table:
             close = difflib.get_close_matches(base, sorted(self.new), n=3, cutoff=0.85)
             return [f"{prefix}{c.upper()}" for c in close]
         if name.isupper():
-            return difflib.get_close_matches(name, sorted(self.old), n=3, cutoff=0.85)
+            bare = _unprefixed(name, self.old)
+            return [bare] if bare else difflib.get_close_matches(name, sorted(self.old), n=3, cutoff=0.85)
         return difflib.get_close_matches(name, sorted(self.new | _READ_ELSEWHERE), n=3, cutoff=0.85)
+
+
+def _unprefixed(name: str, old: set[str] | frozenset[str]) -> str | None:
+    """An old name written with a ``CELERY_`` prefix it does not have
+    (``CELERY_ENABLE_UTC``, Celery 3's spelling of ``ENABLE_UTC``;
+    ``CELERY_BROKER_URL`` outside a ``CELERY`` namespace): the name meant."""
+    bare = name[len("CELERY_"):] if name.startswith("CELERY_") else None
+    return bare if bare in old else None
 
 
 def _canonical(name: str, namespace: str | None, new: set[str] | frozenset[str], to_new: dict[str, str]) -> str | None:
