@@ -37,10 +37,23 @@ def mask(text: str) -> str:
     return masked(text, "***")
 
 
+class _Unknown:
+    """An item of a dict setting celerylint cannot read: ``null`` in JSON,
+    ``<unknown>`` in text (never ``None``, which a literal ``None`` shows)."""
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN_ITEM = _Unknown()
+
+
 def _value(value: Any) -> Any:
     """A setting's value as JSON data, passwords masked."""
     if value is NULL:
         return None
+    if value is UNKNOWN_ITEM:
+        return value
     if isinstance(value, str):
         return mask(value)
     if isinstance(value, (bool, int, float)) or value is None:
@@ -60,9 +73,12 @@ _ENCODED = ({"const"}, {"env", "default"}, {"dict"}, {"call", "args", "kwargs", 
 def _decoded(value: Any) -> Any:
     """The items of a dict setting keep the model's encoding
     (``{"const": 9000}``): shown as the values they stand for (an unknown
-    one as ``None``)."""
+    one, held as ``None``, as ``UNKNOWN_ITEM``)."""
+    if value is None:
+        return UNKNOWN_ITEM
     if isinstance(value, dict) and set(value) in _ENCODED:
-        return plain(value)[0]
+        shown = plain(value)[0]
+        return UNKNOWN_ITEM if shown is None else shown
     return value
 
 
@@ -199,7 +215,7 @@ def describe(m: Model) -> dict[str, Any]:
 
 
 def as_json(described: dict[str, Any]) -> str:
-    return json.dumps(described, indent=2, sort_keys=False) + "\n"
+    return json.dumps(described, indent=2, sort_keys=False, default=lambda o: None) + "\n"
 
 
 def as_text(described: dict[str, Any]) -> str:

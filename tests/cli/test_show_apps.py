@@ -62,3 +62,17 @@ def test_no_app(cli, tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     proc = cli("--show-apps", ".", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, "No Celery app found.\n")
+
+
+def test_an_item_of_a_dict_setting_that_cannot_be_read_is_not_shown_as_none(cli, tmp_path):
+    write(tmp_path, '''
+        # file: proj.py
+        import os
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        app.conf.broker_transport_options = {"visibility_timeout": int(os.environ["VT"]), "region": None}
+    ''')
+    (app,) = apps(cli, tmp_path)
+    assert app["settings"]["broker_transport_options"]["value"] == {"visibility_timeout": None, "region": None}
+    text = cli("--show-apps", ".", cwd=tmp_path)
+    assert "{'visibility_timeout': <unknown>, 'region': None}  proj.py:4" in text.stdout, text.stdout
