@@ -116,15 +116,16 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         self.depth -= 1
 
     visit_For = visit_While = _enter
-    leave_If = leave_For = leave_While = _leave
+    leave_For = leave_While = _leave
 
     def visit_If(self, node: cst.If) -> None:
         if self.depth == 0 and self.ctx.at_module_level:
             self.alternatives.update(if_else_branches(node, self._id()))
-        self.depth += 1
+        self._enter_guard(node)
 
     def _enter_guard(self, node) -> None:
-        """``try:`` and ``with suppress(ImportError):`` make imports optional."""
+        """``try:``, ``with suppress(ImportError):`` and ``if os.path.isfile(...):``
+        make imports optional."""
         self.depth += 1
         self.guarded += 1
 
@@ -133,7 +134,7 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         self.guarded -= 1
 
     visit_Try = visit_With = _enter_guard
-    leave_Try = leave_With = _leave_guard
+    leave_If = leave_Try = leave_With = _leave_guard
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._unknown_if_mutated()

@@ -106,8 +106,9 @@ class SettingsChainCollector(Checker):
     def _leave_guard(self, node) -> None:
         self.guarded -= 1
 
-    visit_Try = visit_With = _enter_guard
-    leave_Try = leave_With = _leave_guard
+    # an import under ``try:``, ``with suppress(...)`` or ``if os.path.isfile(...):`` is optional
+    visit_If = visit_Try = visit_With = _enter_guard
+    leave_If = leave_Try = leave_With = _leave_guard
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         record_star_import(self.ctx, node, self.module, self.guarded > 0, self)

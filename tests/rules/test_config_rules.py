@@ -154,3 +154,21 @@ def test_a_finding_the_branches_word_differently_keeps_no_fix(tmp_path):
                      'if os.environ.get("BIG"):\n    task_time_limit = 9000\nelse:\n    task_time_limit = 10800'])
     (found,) = [f for f in lint(tmp_path).findings if f.code == "CL104"]
     assert found.line == 6 and found.fix is None and "150 min" in found.message
+
+
+@pytest.mark.parametrize("guard", [
+    "try:\n    from .local import *\nexcept ImportError:\n    pass\n",
+    "with contextlib.suppress(ImportError):\n    from .local import *\n",
+    'if os.path.isfile(os.path.join(os.path.dirname(__file__), "local.py")):\n    from .local import *\n',
+])
+def test_a_local_override_absent_from_the_tree_is_optional_however_it_is_guarded(tmp_path, guard):
+    """The same idiom, three spellings: a missing ``local.py`` leaves the settings known."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "app.py").write_text(APP.replace('"celeryconfig"', '"proj.settings"'))
+    (tmp_path / "proj" / "tasks.py").write_text(TASKS)
+    (tmp_path / "proj" / "settings.py").write_text(
+        'import contextlib\nimport os\nbroker_url = "redis://localhost:6379/1"\ntask_acks_late = False\n' + guard)
+    assert "CL101" in [f.code for f in lint(tmp_path).findings]
+    (tmp_path / "proj" / "local.py").write_text("task_acks_late = True\n")  # present: read, and it wins
+    assert "CL101" not in [f.code for f in lint(tmp_path).findings]
