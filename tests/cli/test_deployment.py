@@ -603,3 +603,47 @@ def test_app_named_as_a_dotted_attribute(cli, tmp_path):
     ''')
     (app,) = show(cli, tmp_path)
     assert [(p["name"], p["role"]) for p in app["processes"]] == [("worker", "worker"), ("beat", "beat")]
+
+
+def test_a_procfile_running_a_script_that_chooses_by_its_first_argument(cli, tmp_path):
+    """``worker: bin/start-stunnel bin/run worker`` (telemetry-analysis-service):
+    the Procfile never names Celery; the wrapper runs no Celery itself, and
+    ``bin/run``'s ``case "$1"`` runs the branch the Procfile's word selects."""
+    write(tmp_path, APP, '''
+        # file: Procfile
+        web: bin/start-stunnel bin/run web
+        worker: bin/start-stunnel bin/run worker
+        scheduler: bin/start-stunnel bin/run scheduler
+        # file: bin/start-stunnel
+        #!/bin/bash
+        stunnel /app/stunnel.conf &
+        exec "$@"
+        # file: bin/run
+        #!/bin/bash
+        set -eo pipefail
+        case $1 in
+          web)
+            exec gunicorn proj.wsgi
+            ;;
+          worker)
+            exec celery -A proj worker -l info -Q celery,reports
+            ;;
+          scheduler)
+            exec celery -A proj \\
+              beat -l info
+            ;;
+          test)
+            if [ -n "$CI" ]; then celery -A proj beat; fi
+            ;;
+          *)
+            exec "$@"
+            ;;
+        esac
+    ''')
+    found = processes(cli, tmp_path)
+    assert set(found) == {("procfile", "worker"), ("procfile", "scheduler")}
+    assert (found[("procfile", "worker")]["role"], found[("procfile", "worker")]["via"]) == ("worker", "bin/run:8")
+    assert (found[("procfile", "scheduler")]["role"], found[("procfile", "scheduler")]["via"]) == ("beat", "bin/run:11")
+    (tmp_path / "Procfile").write_text("scheduler: bin/run scheduler\nclock: bin/run scheduler\n")
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121")
+    assert [(f["path"], f["line"]) for f in findings] == [("Procfile", 1)]  # two beats, each unconditional

@@ -22,6 +22,12 @@ _WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RES
            b"extends")
 
 
+def _wanted(name: str, data: bytes) -> bool:
+    """A launch file worth keeping; a Procfile always is (a few lines, and
+    its ``worker: bin/run worker`` may name Celery only in the script)."""
+    return name.startswith("Procfile") or any(w in data for w in _WANTED)
+
+
 def prefetch_set_elsewhere(m: Model) -> bool:
     """``--prefetch-multiplier`` on a worker command line: in a compose
     file, or in the files that start workers (Procfile, shell scripts,
@@ -39,7 +45,7 @@ def launch_texts(m: Model) -> dict[str, str]:
     cached = getattr(m, "_launch_texts", None)
     if cached is None:
         cached = m._launch_texts = {path: text for path, text in m.project.other_files.items()
-                                    if any(w.decode() in text for w in _WANTED)}
+                                    if _wanted(path.rpartition("/")[2], text.encode("utf-8", "replace"))}
         root = Path(m.root)
         shared = shared_tree_files(m)
         found = _launch_files(shared) if shared is not None else _scan_launch_files(_linted_tree(m))
@@ -56,7 +62,7 @@ def _launch_files(shared: TreeFiles):
     for f in shared.files:
         if f.linted and LAUNCH_FILES.match(f.name):
             data = shared.read(f.path)
-            if data is not None and any(w in data for w in _WANTED):
+            if data is not None and _wanted(f.name, data):
                 yield f.path, data
 
 
@@ -71,5 +77,5 @@ def _scan_launch_files(root: Path):
                 data = read_capped(path, _MAX_BYTES)
             except OSError:
                 continue
-            if any(w in data for w in _WANTED):
+            if _wanted(name, data):
                 yield path, data

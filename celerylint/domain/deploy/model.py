@@ -64,16 +64,17 @@ class _Reader:
         found = parse_words(list(words))
         if found is not None:
             return [(found, None, False)]
-        script = self._script(words, path)
-        if script is None:
-            return []
-        self.followed.add(script)
-        return [(command, f"{script}:{line}", conditional)
-                for line, command, conditional in shell.commands(self.texts[script])]
+        for script, args in self._scripts(words, path):
+            self.followed.add(script)
+            started = shell.commands(self.texts[script], args)
+            if started:  # else a wrapper (``bin/start-stunnel bin/run worker``): the next script runs them
+                return [(command, f"{script}:{line}", conditional) for line, command, conditional in started]
+        return []
 
-    def _script(self, words: list[str], path: str) -> str | None:
-        """The one script of the tree a command line runs, if it names one."""
-        for word in words[:3]:
+    def _scripts(self, words: list[str], path: str):
+        """The scripts of the tree a command line runs, each with the words
+        after it (its arguments), in the order the words name them."""
+        for index, word in enumerate(words[:3]):
             if not _SCRIPT_WORD.match(word) or word in ("sh", "bash", "/bin/sh", "/bin/bash", "-c", "exec"):
                 continue
             names = {word, self.copies.get(word, word)}
@@ -85,8 +86,7 @@ class _Reader:
                 base = posixpath.basename(self.copies.get(word, word))
                 found = [p for p in self.texts if posixpath.basename(p) == base and _SHELL.search(p)]
             if len(found) == 1:
-                return found[0]
-        return None
+                yield found[0], list(words[index + 1:])
 
 
     def chart_files(self, chart: str) -> list[str]:
@@ -152,7 +152,8 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
         parse = _reader_for(path, text)
         if path in charted:
             continue
-        if parse is None or ("celery" not in text and not (parse is compose.read and "extends" in text)):
+        if parse is None or ("celery" not in text and not (parse is compose.read and "extends" in text)
+                             and parse is not procfile.read):  # a Procfile's script may name Celery
             continue
         if parse in (compose.read, kubernetes.read):
             yaml_files = True

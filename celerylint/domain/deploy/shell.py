@@ -1,14 +1,21 @@
 """Shell scripts: every line (with its backslash continuations) that starts
 a worker or beat.  A script that chooses with ``case``/``if`` runs one of
-its branches, so its command lines are marked conditional."""
+its branches, so its command lines are marked conditional; one that
+chooses by its first argument (``case "$1" in worker) ...;; esac``, the
+``bin/run worker`` of a Procfile) runs the branch that argument selects
+when the caller gives it as a word."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 
 from .cmdline import Command, parse_text
 
 _BRANCH = re.compile(r"^[ \t]*(?:case|if|elif|else|then)\b", re.M)
+_CASE_ON_FIRST = re.compile(r"""^[ \t]*case[ \t]+"?\$(?:1|\{1\})"?[ \t]+in[ \t]*$""")
+_PATTERN = re.compile(r"^[ \t]*\(?[ \t]*([^()\s][^()]*)\)(.*)$")
+_WORD = re.compile(r"^[\w.:/*?-]+$")
 
 
 def logical_lines(text: str):
@@ -27,16 +34,62 @@ def logical_lines(text: str):
         yield start, pending
 
 
-def commands(text: str) -> list[tuple[int, Command, bool]]:
-    """``(line, command, conditional)`` of each Celery process the script starts."""
+def commands(text: str, args: list[str] | None = None) -> list[tuple[int, Command, bool]]:
+    """``(line, command, conditional)`` of each Celery process the script
+    starts, run with ``args`` when they are known."""
     if "celery" not in text:
         return []
-    conditional = _BRANCH.search(text) is not None
+    chosen = _chosen_branch(text, args[0]) if args else None
+    if chosen is not None:
+        skipped, rest = chosen
+        conditional = _BRANCH.search(rest) is not None
+    else:
+        skipped, conditional = set(), _BRANCH.search(text) is not None
     out = []
     for number, line in logical_lines(text):
-        if "celery" not in line or line.lstrip().startswith("#"):
+        if "celery" not in line or line.lstrip().startswith("#") or number in skipped:
             continue
         found = parse_text(line)
         if found is not None:
             out.append((number, found, conditional))
     return out
+
+
+def _chosen_branch(text: str, arg: str) -> tuple[set[int], str] | None:
+    """For a script with one ``case "$1" in`` at its top level (no other
+    ``case``): the numbers of the lines in the branches ``arg`` does not
+    select, and the text that runs (the chosen branch and what is outside
+    the ``case``).  None when ``arg`` is not a plain word or the ``case``
+    cannot be read."""
+    if not _WORD.match(arg) or any(c in arg for c in "*?"):
+        return None
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if re.match(r"^[ \t]*case\b", line)]
+    if len(starts) != 1 or not _CASE_ON_FIRST.match(lines[starts[0]]):
+        return None
+    branches: list[tuple[list[str], list[int]]] = []  # (patterns, line indexes)
+    end = None
+    for i in range(starts[0] + 1, len(lines)):
+        stripped = lines[i].strip()
+        if stripped == "esac":
+            end = i
+            break
+        head = _PATTERN.match(lines[i]) if not branches or _closed(lines, branches[-1][1]) else None
+        if head is not None:
+            patterns = [p.strip().strip("\"'") for p in head.group(1).split("|")]
+            branches.append((patterns, [i]))
+        elif branches:
+            branches[-1][1].append(i)
+        elif stripped and not stripped.startswith("#"):
+            return None
+    if end is None or not branches:
+        return None
+    chosen = next((b for b in branches if any(fnmatch.fnmatchcase(arg, p) for p in b[0])), None)
+    skipped = {i + 1 for b in branches if b is not chosen for i in b[1]}
+    run = [line for i, line in enumerate(lines) if i + 1 not in skipped and i != starts[0]]
+    return skipped, "\n".join(run)
+
+
+def _closed(lines: list[str], indexes: list[int]) -> bool:
+    """The branch of these lines has ended with ``;;`` (a new pattern may start)."""
+    return lines[indexes[-1]].rstrip().endswith(";;")
