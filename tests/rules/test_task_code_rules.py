@@ -27,8 +27,10 @@ CELERY_BROKER_URL = "redis://localhost:6379/0"
 VIEWS = """
 # file: proj/views.py
 from django.db import transaction
+from proj.orders import place
 from proj.tasks import notify
 def checkout(request, pk):
+    place(request.user, pk)
     notify.delay(pk)
 """
 
@@ -44,7 +46,7 @@ def test_atomic_requests_in_a_settings_profile_reports_views_and_fixes_them(tmp_
         DATABASES["default"]["ATOMIC_REQUESTS"] = True
     """, VIEWS)
     _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
-    assert _codes(findings, "CL216") == [("proj/views.py", 4)]
+    assert _codes(findings, "CL216") == [("proj/views.py", 6)]
     assert "proj/settings/production.py" in findings[0]["message"]
 
     done = cli("--select", "CL216", "--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tmp_path)
@@ -64,7 +66,7 @@ def test_a_profile_that_stops_setting_atomic_requests_silences_the_views_through
         DATABASES["default"]["ATOMIC_REQUESTS"] = True
     """, VIEWS)
     _, first, _ = lint_json(root, "--select", "CL216", cache_dir=cache)
-    assert _codes(first, "CL216") == [("proj/views.py", 4)]
+    assert _codes(first, "CL216") == [("proj/views.py", 6)]
     (root / "proj/settings/production.py").write_text("from .base import *\n")
     _, second, _ = lint_json(root, "--select", "CL216", cache_dir=cache)
     assert second == []
@@ -354,6 +356,7 @@ def test_ninja_extra_operations_and_signal_processor_methods_from_the_command_li
         class Submissions:
             @route.post("/{pk}")
             def submit(self, pk: int):
+                Submission.objects.filter(pk=pk).update(state="queued")
                 evaluate.delay(pk)
         # file: proj/search.py
         from django.db import transaction
@@ -372,7 +375,7 @@ def test_ninja_extra_operations_and_signal_processor_methods_from_the_command_li
     production = tmp_path / "proj/settings/production.py"
     production.write_text(production.read_text() + 'DATABASES["default"]["ATOMIC_REQUESTS"] = True\n')
     _, findings, _ = lint_json(tmp_path, "--select", "CL216", "--no-cache")
-    assert _codes(findings, "CL216") == [("proj/api.py", 8), ("proj/search.py", 8)]
+    assert _codes(findings, "CL216") == [("proj/api.py", 9), ("proj/search.py", 8)]
     done = cli("--select", "CL216", "--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "        transaction.on_commit(lambda: evaluate.delay(pk))\n" in (tmp_path / "proj/api.py").read_text()
