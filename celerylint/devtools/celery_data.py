@@ -1,7 +1,8 @@
 """Celery's setting names per release, read from the releases themselves.
 
 ``python -m celerylint.devtools celery-data`` downloads the wheel of every
-covered Celery release from the package index (``pip download --no-deps``),
+covered Celery release from the package index (its JSON simple API, else
+``pip download --no-deps``),
 reads each one's ``celery/app/defaults.py`` with ``ast`` (never importing
 it) and writes ``celerylint/domain/celeryconf/settings_data.py``: every
 new name and old upper-case name with the releases that have it, and each
@@ -21,11 +22,16 @@ from __future__ import annotations
 
 import ast
 import datetime
+import hashlib
+import json
+import os
 import re
 import subprocess
 import sys
 import tempfile
+import urllib.request
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from pprint import pformat
@@ -172,25 +178,72 @@ def _version(text: str) -> tuple[int, ...] | None:
 
 def available_releases() -> list[str]:
     """Celery's stable releases from ``FIRST`` on, as the package index lists them."""
-    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "celery", "--disable-pip-version-check"],
-                         capture_output=True, text=True, check=True).stdout
-    listed = re.search(r"Available versions: (.*)", out)
-    if not listed:
-        raise SystemExit(f"pip index versions celery: no versions in {out!r}")
-    found = {v: _version(v) for v in listed.group(1).split(", ")}
+    files = index_files()
+    if files is not None:
+        found = {v: _version(v) for v in {_file_version(f["filename"]) for f in files if not f.get("yanked")} if v}
+    else:
+        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "celery",
+                              "--disable-pip-version-check"], capture_output=True, text=True, check=True).stdout
+        listed = re.search(r"Available versions: (.*)", out)
+        if not listed:
+            raise SystemExit(f"pip index versions celery: no versions in {out!r}")
+        found = {v: _version(v) for v in listed.group(1).split(", ")}
     return sorted((v for v, t in found.items() if t and t >= FIRST), key=lambda v: found[v])
+
+
+def index_files() -> list[dict[str, Any]] | None:
+    """Celery's files on the package index (``PIP_INDEX_URL``, else PyPI),
+    from its JSON simple API (PEP 691): one request, and no pip process per
+    release.  None when the index does not answer so: pip is used then."""
+    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+    request = urllib.request.Request(f"{index}/celery/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return json.load(answer)["files"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _file_version(filename: str) -> str | None:
+    """``celery-5.5.0-py3-none-any.whl`` / ``celery-5.5.0.tar.gz`` -> ``5.5.0``."""
+    if filename.endswith(".whl"):
+        return filename.split("-")[1]
+    if filename.endswith(".tar.gz"):
+        return filename[len("celery-"):-len(".tar.gz")]
+    return None
+
+
+def _fetch(files: list[dict[str, Any]], release: str, target: Path) -> bool:
+    """The release's wheel (its sdist if it has none) into ``target``, its
+    SHA-256 checked; False when the index has neither."""
+    mine = [f for f in files if _file_version(f["filename"]) == release]
+    mine.sort(key=lambda f: not f["filename"].endswith(".whl"))
+    if not mine:
+        return False
+    with urllib.request.urlopen(mine[0]["url"], timeout=120) as answer:
+        data = answer.read()
+    if hashlib.sha256(data).hexdigest() != mine[0]["hashes"].get("sha256"):
+        raise SystemExit(f"{mine[0]['filename']}: the download does not match the index's SHA-256")
+    (target / mine[0]["filename"]).write_bytes(data)
+    return True
 
 
 def download_sources(releases: list[str], folder: Path) -> dict[str, str]:
     """``celery/app/defaults.py`` of each release, from its wheel (its sdist
-    if it has none), fetched with ``pip download --no-deps``."""
+    if it has none), fetched from the index's JSON simple API, or with
+    ``pip download --no-deps`` when it has none."""
     sources = {}
+    files = index_files() or []
+    for release in releases:
+        (folder / release).mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(8) as pool:  # network-bound: several at once
+        fetched = dict(zip(releases, pool.map(lambda r: _fetch(files, r, folder / r), releases)))
     for release in releases:
         target = folder / release
-        target.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check",
-                        "--no-build-isolation", "-d", str(target), f"celery=={release}"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if not fetched[release]:
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check",
+                            "--no-build-isolation", "-d", str(target), f"celery=={release}"],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         (archive,) = [p for p in target.iterdir() if p.name.startswith("celery-")]
         if archive.suffix == ".whl":
             with zipfile.ZipFile(archive) as z:
