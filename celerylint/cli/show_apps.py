@@ -229,7 +229,8 @@ def as_text(described: dict[str, Any]) -> str:
         if profile:
             checked = "checked" if profile["checked"] else (
                 "not checked (a test, CI, development or local profile, or not in `settings-profiles`)")
-            named = f"; DJANGO_SETTINGS_MODULE in {', '.join(profile['named_by'])}" if profile.get("named_by") else ""
+            variable = "DJANGO_SETTINGS_MODULE" + ("/DJANGO_CONFIGURATION" if profile.get("class") else "")
+            named = f"; {variable} in {', '.join(profile['named_by'])}" if profile.get("named_by") else ""
             copied = f", {profile['why']}" if profile["why"].startswith("copied to ") else ""
             lines.append(f"  settings profile: {profile['name']} ({profile['path']}{copied}), {checked}{named}")
         for missing in app["missing_profiles"]:

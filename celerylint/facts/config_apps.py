@@ -8,7 +8,7 @@
 - ``config_from_object(target)``: the ``config_source`` fact (a module or
   class path, an imported module, a class of the module);
 - ``app.conf.update(...)``: its settings, ``app_open`` and ``update_call``;
-- ``djcelery.setup_loader()`` (django-celery) and ``DJANGO_SETTINGS_MODULE``
+- ``djcelery.setup_loader()`` (django-celery), ``DJANGO_SETTINGS_MODULE`` and ``DJANGO_CONFIGURATION``
   set with ``os.environ.setdefault``;
 - ``app_key``: which app a receiver (``app``, ``app.conf``, ``current_app``,
   an imported app) stands for.
@@ -180,10 +180,11 @@ class AppCalls:
         name = self.ctx.imported_name(node.func)
         if name not in ("os.environ.setdefault", "os.putenv") or len(node.args) < 2:
             return
-        if _string(node.args[0].value, self.ctx) == "DJANGO_SETTINGS_MODULE":
+        variable = _string(node.args[0].value, self.ctx)
+        if variable in ("DJANGO_SETTINGS_MODULE", "DJANGO_CONFIGURATION"):
             target = _string(node.args[1].value, self.ctx)
             if target:
-                self.ctx.fact("django_settings_module", None, value=target, module=self.module)
+                self.ctx.fact(variable.lower(), None, value=target, module=self.module)
 
     def _imported_dict(self, node: cst.BaseExpression) -> tuple[str, str] | None:
         """``(module, name)`` of a name imported from a module of the project

@@ -282,6 +282,47 @@ def test_django_configurations_classes(cli, tmp_path):
     assert cl101["message"].endswith("(settings profile `proj.settings:Prod`)")
 
 
+def test_a_django_configurations_class_named_by_the_deployment_is_checked(cli, tmp_path):
+    """``ENV DJANGO_CONFIGURATION=Prod`` names a class that ``Build`` (the
+    image's build step) extends: ``Prod`` is a profile of its own, not only
+    the leaves; ``Dev``, extended by nothing, stays one, unchecked."""
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/settings.py
+        from configurations import Configuration
+        class Common(Configuration):
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+        class Dev(Common):
+            CELERY_TASK_ACKS_LATE = True
+        class Prod(Common):
+            CELERY_TASK_ACKS_LATE = False
+        class Build(Prod):
+            CELERY_TASK_ACKS_LATE = True
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        os.environ.setdefault("DJANGO_CONFIGURATION", "Dev")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: Dockerfile
+        FROM python:3.12
+        ENV DJANGO_SETTINGS_MODULE=proj.settings \\
+            DJANGO_CONFIGURATION=Prod
+        RUN DJANGO_CONFIGURATION=Build python manage.py collectstatic --noinput
+        CMD ["celery", "-A", "proj", "worker"]
+    ''')
+    profiles = by_profile(show(cli, tmp_path))
+    assert sorted(profiles) == ["proj.settings:Build", "proj.settings:Dev", "proj.settings:Prod"]
+    prod = profiles["proj.settings:Prod"]["profile"]
+    assert prod["checked"] is True and prod["named_by"] == ["Dockerfile"]
+    assert profiles["proj.settings:Dev"]["profile"]["named_by"] == ["proj/celery.py"]
+    (cl101,) = [f for f in codes(tmp_path) if f["code"] == "CL101"]
+    assert cl101["message"].endswith("(settings profile `proj.settings:Prod`)")
+    text = cli("--show-apps", ".", cwd=tmp_path).stdout
+    assert "proj.settings:Prod (proj/settings.py), checked; DJANGO_SETTINGS_MODULE/DJANGO_CONFIGURATION in Dockerfile" in text
+
+
 def test_split_settings_include(cli, tmp_path):
     # DefectDojo: settings.py includes settings.dist.py and an optional local file
     write(tmp_path, '''

@@ -22,4 +22,6 @@ TEST_PATHS_EXCLUDED = r"^(?!(?:.*/)?(?:tests?|testing|t)/)(?!(?:.*/)?(?:test_[^/
 # ``DJANGO_SETTINGS_MODULE`` named in a launch file (Procfile, Dockerfile, .env,
 # compose, shell), and how much of such a file is read.
 DSM = re.compile(rb"DJANGO_SETTINGS_MODULE[\"']?\s*(?:[:=]\s*)?[\"']?([A-Za-z_][\w.]*)")
+# django-configurations' class, named the same way (``ENV DJANGO_CONFIGURATION=Prod``)
+CONFIGURATION = re.compile(rb"DJANGO_CONFIGURATION[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z_]\w*)")
 LAUNCH_FILE_MAX_BYTES = 1 << 20

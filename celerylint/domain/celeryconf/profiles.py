@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .copied_settings import copied_profiles
-from .paths import DSM as _DSM
+from .paths import CONFIGURATION as _CONFIGURATION, DSM as _DSM
 from .paths import LAUNCH_FILE_MAX_BYTES as _MAX_BYTES
 from .paths import SETTINGS_PATH
 from .tree_files import PROFILE_FILES as _LAUNCH, TreeFiles, shared_tree_files
@@ -144,15 +144,7 @@ def named_outside_python(root: Path, python_files: Iterable[str] = ()) -> dict[s
                 data = read_capped(path, _MAX_BYTES)
             except OSError:
                 continue
-            if b"DJANGO_SETTINGS_MODULE" not in data:
-                continue
-            rel = posixpath.relpath(path.as_posix(), root.as_posix())
-            if rel.startswith(("tests/", "test/")) or "/tests/" in rel:
-                continue
-            for match in _DSM.finditer(data):
-                value = match.group(1).decode("ascii", "replace").rstrip(".")
-                if "." in value:
-                    out.setdefault(value, []).append(rel)
+            _note_named(data, posixpath.relpath(path.as_posix(), root.as_posix()), out)
     return out
 
 
@@ -163,16 +155,25 @@ def _named_in(shared: TreeFiles, root: Path) -> dict[str, list[str]]:
         if f.foreign or not (_LAUNCH.match(f.name) or "/.env" in "/" + f.directory):
             continue
         data = shared.read(f.path)
-        if data is None or b"DJANGO_SETTINGS_MODULE" not in data:
-            continue
-        rel = posixpath.relpath(f.path.as_posix(), root.as_posix())
-        if rel.startswith(("tests/", "test/")) or "/tests/" in rel:
-            continue
+        if data is not None:
+            _note_named(data, posixpath.relpath(f.path.as_posix(), root.as_posix()), out)
+    return out
+
+
+def _note_named(data: bytes, rel: str, out: dict[str, list[str]]) -> None:
+    """The DJANGO_SETTINGS_MODULE values a launch file outside tests names
+    (``proj.settings.production``), and its DJANGO_CONFIGURATION classes
+    (as ``:Prod``: a module always has a dot, a class never a colon)."""
+    if rel.startswith(("tests/", "test/")) or "/tests/" in rel:
+        return
+    if b"DJANGO_SETTINGS_MODULE" in data:
         for match in _DSM.finditer(data):
             value = match.group(1).decode("ascii", "replace").rstrip(".")
             if "." in value:
                 out.setdefault(value, []).append(rel)
-    return out
+    if b"DJANGO_CONFIGURATION" in data:
+        for match in _CONFIGURATION.finditer(data):
+            out.setdefault(":" + match.group(1).decode("ascii", "replace"), []).append(rel)
 
 
 _CONFIGURATIONS = ("configurations.Configuration", "configurations.base.Configuration", "object")
@@ -321,7 +322,8 @@ def find_profiles(m, app) -> list[Profile]:
               for module, source, why, dockerfile in copied_profiles(m, here, package)]
     if not any(links[p] for p in family if p != dpath):  # nothing builds on another: one module
         classes = _configuration_classes(m, default)
-        return ([Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class") for cls in classes]
+        return ([Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class",
+                         named_by=_naming(m, cls)) for cls in classes]
                 or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
     modules: dict[str, str] = {}
     for path in family:
@@ -349,25 +351,34 @@ def find_profiles(m, app) -> list[Profile]:
         if classes:
             for cls in classes:
                 profiles.append(Profile(f"{module}:{cls}", module, path, cls, why="django-configurations class",
-                                        named_by=sorted(set(named.get(module, ())))))
+                                        named_by=sorted(set(named.get(module, ())) | set(_naming(m, cls)))))
             continue
         profiles.append(Profile(module, module, path, why=why, named_by=sorted(set(named.get(module, ())))))
     return (profiles or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
 
 
-def _named(m) -> dict[str, list[str]]:
-    """DJANGO_SETTINGS_MODULE values -> the files that set them (Python and launch files)."""
+def _named(m, variable: str = "django_settings_module") -> dict[str, list[str]]:
+    """DJANGO_SETTINGS_MODULE values (or, for ``"django_configuration"``,
+    DJANGO_CONFIGURATION classes) -> the files that set them (Python and
+    launch files)."""
     named: dict[str, list[str]] = {}
-    for f in m.by_kind["django_settings_module"]:
+    for f in m.by_kind[variable]:
         named.setdefault(f["value"], []).append(f["path"])
     outside = getattr(m, "_dsm_outside", None)
     if outside is None:
         shared = shared_tree_files(m)
         outside = m._dsm_outside = (named_outside_python(m.root, m.project.python_files) if shared is None
                                     else _named_in(shared, m.root))
+    classes = variable == "django_configuration"
     for value, where in outside.items():
-        named.setdefault(value, []).extend(where)
+        if value.startswith(":") == classes:
+            named.setdefault(value[1:] if classes else value, []).extend(where)
     return named
+
+
+def _naming(m, cls: str) -> list[str]:
+    """The files whose DJANGO_CONFIGURATION names the class ``cls``."""
+    return sorted(set(_named(m, "django_configuration").get(cls, ())))
 
 
 def missing_profiles(m, app) -> list[dict]:
@@ -394,7 +405,9 @@ def missing_profiles(m, app) -> list[dict]:
 
 
 def _configuration_classes(m, module: str) -> list[str]:
-    """django-configurations classes of ``module`` that no class of it extends."""
+    """django-configurations classes of ``module`` that no class of it
+    extends, and those a DJANGO_CONFIGURATION names (the ``Prod`` of
+    ``ENV DJANGO_CONFIGURATION=Prod`` that a ``Build`` extends)."""
     def is_configuration(qname: str, depth: int = 0) -> bool:
         cls = m.classes.get(qname)
         if cls is None or depth > 20:
@@ -404,7 +417,8 @@ def _configuration_classes(m, module: str) -> list[str]:
 
     mine = [f for q, f in m.classes.items() if f["module"] == module and is_configuration(q)]
     bases = {b.rpartition(".")[2] for f in mine for b in f["bases"]}
-    return [f["name"] for f in mine if f["name"] not in bases]
+    named = _named(m, "django_configuration")
+    return [f["name"] for f in mine if f["name"] not in bases or f["name"] in named]
 
 
 def with_profiles(m, apps: dict) -> dict:
