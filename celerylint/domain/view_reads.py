@@ -32,7 +32,10 @@ _READS = frozenset({
     # time, text and translation
     "now", "today", "timedelta", "date", "datetime", "isoparse", "parse", "loads", "dumps", "gettext",
     "gettext_lazy", "ugettext", "ugettext_lazy", "_",
-    # Python's builtins
+})
+# Python's builtins, read only when called by their plain name: ``tags.set(...)``
+# of a many-to-many manager writes
+_BUILTINS = frozenset({
     "str", "int", "float", "bool", "len", "dict", "list", "tuple", "set", "frozenset", "sorted", "min", "max",
     "sum", "any", "all", "isinstance", "getattr", "hasattr", "range", "enumerate", "zip", "repr", "print",
     "super", "iter", "next", "map", "abs", "round",
@@ -49,6 +52,8 @@ def _reads(call: cst.Call) -> bool:
         return True
     if isinstance(func, cst.Name):
         name = func.value
+        if name in _BUILTINS:
+            return True
     elif isinstance(func, cst.Attribute):
         name = func.attr.value
         if isinstance(func.value, cst.Name) and func.value.value in _REPORTERS:

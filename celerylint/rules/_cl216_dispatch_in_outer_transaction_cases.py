@@ -197,6 +197,18 @@ INVALID = (
                 for line in serializer.validated_data["lines"]:
                     notify.delay(line)
     """)),
+    Invalid(django_project(_ATOMIC, extra="""
+        # a method named like a builtin writes: a many-to-many manager's `set`
+        # file: proj/views.py
+        from django.shortcuts import get_object_or_404, redirect
+        from proj.models import Order
+        from proj.tasks import notify
+        def retag(request, pk):
+            order = get_object_or_404(Order, pk=pk)
+            order.tags.set(request.POST.getlist("tags"))
+            notify.delay(order.pk)
+            return redirect("orders")
+    """), count=1, message="in view `retag`", fixed=None),
     Invalid("""
         # ATOMIC_REQUESTS in one settings profile, by item assignment
         # file: proj/settings/production.py
