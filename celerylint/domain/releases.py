@@ -23,6 +23,13 @@ from .values import evaluate, seconds
 class TakeScope:
     takes: dict[str, LockTake] = field(default_factory=dict)  # key text -> take, in source order
     read: dict[str, set[str]] = field(default_factory=dict)  # variable -> key texts it was read from (x = r.get(k))
+    branches: dict[int, tuple] = field(default_factory=dict)  # id of a take's call -> the branches it is in
+
+
+# A block the traversal is in that not every run of the function enters: an
+# ``if``/``elif`` body (with its ``If``, whose test may hold the take),
+# an ``else`` body or an ``except`` handler (``None``).
+Branch = tuple[int, "cst.If | None"]
 
 
 @dataclass
@@ -39,6 +46,8 @@ class Delete:
     of_parameter: bool = False  # a lock-handling function deletes its parameter: release_lock(key)
     parameter: tuple[str, str, int] | None = None  # (class, method, position): a method deletes its parameter
     outlives_task: bool = False  # the task that took it is killed before its TTL ends (``outlives``)
+    branches: tuple[Branch, ...] = ()  # the branches the delete is in
+    kept: bool = False  # its function keeps the key on some path: a marker (``_mark_kept``)
 
 
 def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, ctx: FileContext) -> Fix | None:
@@ -81,12 +90,53 @@ class TakeTracker(IfGuards):
         self.takers: list[str] = []  # lock-handling functions that take their parameter: acquire_lock(key)
         # ``self._drop(key)`` with ``key`` taken in the calling method: (class, method, position) -> caller
         self.passed: dict[tuple[str, str, int], str] = {}
+        self.branch_kinds: dict[int, cst.If | None] = {}  # id of a block -> its branch (``Branch``)
+        self.branches: list[Branch] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(TakeScope())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scopes.pop()
+        self._mark_kept(self.scopes.pop())
+
+    def visit_If(self, node: cst.If) -> None:
+        super().visit_If(node)
+        self.branch_kinds[id(node.body)] = node
+        if isinstance(node.orelse, cst.Else):
+            self.branch_kinds[id(node.orelse.body)] = None
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.branch_kinds[id(node.body)] = None
+
+    def _enter_block(self, node) -> None:
+        super()._enter_block(node)
+        if id(node) in self.branch_kinds:
+            self.branches.append((id(node), self.branch_kinds[id(node)]))
+
+    def _leave_block(self, node) -> None:
+        super()._leave_block(node)
+        if self.branch_kinds.pop(id(node), False) is not False:
+            self.branches.pop()
+
+    visit_IndentedBlock = visit_SimpleStatementSuite = _enter_block
+    leave_IndentedBlock = leave_SimpleStatementSuite = _leave_block
+
+    def _mark_kept(self, scope: TakeScope) -> None:
+        """A key this function takes and deletes only in branches the take
+        does not decide (an ``except`` handler, an ``else``, an ``if`` on
+        something else): some run ends with the key still set, so it is a
+        marker that expires by its TTL (a debounce, a once-per-period
+        guard), and a delete that undoes it on a failure is no lock release."""
+        takes = {id(t.call): t for t in scope.takes.values()}
+        deletes: dict[int, list[Delete]] = {}
+        for d in self.deletes:
+            if d.take is not None and id(d.take.call) in takes:
+                deletes.setdefault(id(d.take.call), []).append(d)
+        for taken, mine in deletes.items():
+            held = scope.branches.get(taken, ())
+            if all(_off_the_taken_path(d, held, takes[taken].call) for d in mine):
+                for d in mine:
+                    d.kept = True
 
     def visit_Assign(self, node: cst.Assign) -> None:
         texts = read_key(node.value, self.ctx)
@@ -104,6 +154,7 @@ class TakeTracker(IfGuards):
         if take.key is not None and (take.always or id(node) not in self.statements or self._entering()):
             for text in key_texts(take.key, self.ctx):
                 self.scopes[-1].takes.setdefault(text, take)
+            self.scopes[-1].branches.setdefault(id(node), tuple(self.branches))
             for text in stable_texts(take.key, self.ctx):
                 self.module_keys[text] = self.module_keys.get(text, False) or self.handler()
             if self._parameter(take.key) and self.handler():
@@ -124,7 +175,7 @@ class TakeTracker(IfGuards):
             self.deletes.append(Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
                                        key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind,
                                        self._parameter(a.value) and self.handler(), self._position(a.value),
-                                       outlives(take, self.ctx)))
+                                       outlives(take, self.ctx), tuple(self.branches)))
 
     def note_pass(self, node: cst.Call) -> None:
         """``self.<method>(key)`` / ``cls.<method>(key)`` in a method, or
@@ -187,7 +238,7 @@ class TakeTracker(IfGuards):
             and _context_manager(self.ctx.classes[-1])
 
     def why_lock(self, d: Delete) -> str | None:
-        if d.outlives_task:
+        if d.outlives_task or d.kept:
             return None
         if d.take is not None:
             return f"was taken with `{d.take.method}` in this function"
@@ -232,6 +283,13 @@ def read_key(node: cst.CSTNode, ctx: FileContext) -> tuple[str, ...]:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" and node.args:
         return key_texts(node.args[0].value, ctx)
     return ()
+
+
+def _off_the_taken_path(d: Delete, held: tuple[Branch, ...], take: cst.Call) -> bool:
+    """The delete is in a branch the take's own branches do not include, other
+    than the body of an ``if`` whose test is the take (``if r.set(k, nx=True):``)."""
+    return any(branch not in held and (branch[1] is None or not any(n is take for n in _nodes(branch[1].test)))
+               for branch in d.branches)
 
 
 def _nodes(node: cst.CSTNode):

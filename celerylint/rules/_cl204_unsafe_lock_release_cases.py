@@ -37,6 +37,37 @@ _APP = """
 """
 
 VALID = (
+    Valid("""
+        # a debounce marker: kept on success until its TTL ends, deleted only to undo it when nothing was started
+        from django.core.cache import caches
+        def trigger_etl(source):
+            cache = caches["redis"]
+            key = f"etl_triggered_{source}"
+            if not cache.add(key, True, timeout=300):
+                return
+            try:
+                if source == "edx":
+                    tasks.get_edx_data.apply_async()
+                else:
+                    log.warning("no pipeline for %s", source)
+                    cache.delete(key)
+            except Exception:
+                cache.delete(key)
+                raise
+    """),
+    Valid("""
+        # a once-an-hour guard whose failure lets the next run try again
+        import redis
+        r = redis.Redis()
+        def nightly(day):
+            if not r.set(f"nightly:{day}", 1, nx=True, ex=3600):
+                return
+            try:
+                build_report(day)
+            except Exception:
+                r.delete(f"nightly:{day}")
+                raise
+    """),
     # the callers' tasks have different base classes: what ``task`` is stays unknown
     Valid(_BASE + """
         # file: proj/tasks.py

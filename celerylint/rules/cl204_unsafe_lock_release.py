@@ -52,7 +52,12 @@ class UnsafeLockRelease(TakeTracker, Rule):
     (tests clear their fixtures' locks), nor the release of a lock that a
     task took in its own body with a TTL at least its hard `time_limit`
     (the worker is killed before the lock can expire, and a killed process
-    runs no `finally`).
+    runs no `finally`), nor the deletes of a key its function takes and
+    deletes only in branches the take does not decide (an `except`
+    handler, an `else`, an `if` on something else): that function leaves
+    the key set when it succeeds, so the key is a marker that ends with its
+    TTL (a debounce, a once-an-hour guard), and the delete undoes it after a
+    failure; it is no lock release.
 
     ## Why is this bad?
     A lock has a TTL so that a crashed worker cannot hold it forever. But a
