@@ -14,7 +14,7 @@ from .cmdline import Command, parse_text
 
 _BRANCH = re.compile(r"^[ \t]*(?:case|if|elif|else|then)\b", re.M)
 _CASE_ON_FIRST = re.compile(r"""^[ \t]*case[ \t]+"?\$(?:1|\{1\})"?[ \t]+in[ \t]*$""")
-_PATTERN = re.compile(r"^[ \t]*\(?[ \t]*([^()\s][^()]*)\)(.*)$")
+_PATTERN = re.compile(r"^[ \t]*(?:\([ \t]*)?([^()\s][^()]*)\)(.*)$")
 _WORD = re.compile(r"^[\w.:/*?-]+$")
 
 
