@@ -647,3 +647,46 @@ def test_a_procfile_running_a_script_that_chooses_by_its_first_argument(cli, tmp
     (tmp_path / "Procfile").write_text("scheduler: bin/run scheduler\nclock: bin/run scheduler\n")
     _, findings, _ = lint_json(tmp_path, "--select", "CL121")
     assert [(f["path"], f["line"]) for f in findings] == [("Procfile", 1)]  # two beats, each unconditional
+
+
+def test_a_compose_command_runs_under_the_entrypoint_of_the_image_it_builds(cli, tmp_path):
+    """``command: worker`` with ``build:`` and no ``entrypoint:`` runs the
+    Dockerfile's ``ENTRYPOINT ["/bin/bash", "/app/bin/run"]``, a script the
+    image copied with ``COPY . /app``; neither file names Celery."""
+    write(tmp_path, APP, '''
+        # file: docker-compose.yml
+        x-app: &app
+          build:
+            context: .
+            dockerfile: docker/Dockerfile
+          command: web
+        services:
+          web:
+            <<: *app
+          worker:
+            <<: *app
+            command: worker
+          scheduler:
+            <<: *app
+            command: ["scheduler"]
+        # file: docker/Dockerfile
+        FROM python:3.12-slim
+        WORKDIR /app
+        COPY . /app
+        ENTRYPOINT ["/bin/bash", "/app/bin/run"]
+        CMD ["web"]
+        # file: bin/run
+        #!/bin/bash
+        case "$1" in
+          web) exec gunicorn proj.wsgi ;;
+          worker) exec celery -A proj worker -Q celery,reports ;;
+          scheduler) exec celery -A proj beat ;;
+        esac
+    ''')
+    found = processes(cli, tmp_path)
+    assert (found[("compose", "worker")]["role"], found[("compose", "worker")]["via"]) == ("worker", "bin/run:4")
+    assert found[("compose", "worker")]["replicas"] == 1
+    assert (found[("compose", "scheduler")]["role"], found[("compose", "scheduler")]["via"]) == ("beat", "bin/run:5")
+    assert ("compose", "web") not in found
+    _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL123")
+    assert findings == []  # one beat, and `reports` is consumed

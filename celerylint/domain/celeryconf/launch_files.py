@@ -11,6 +11,7 @@ from pathlib import Path
 from ...core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES
 from ...core.walk import walk
 from ...core.source import OTHER_FILE_MAX_BYTES, read_capped
+from ..deploy.paths import COMPOSE as _COMPOSE
 from .model import Model
 from .tree_files import TreeFiles, linted_tree as _linted_tree, shared_tree_files
 
@@ -23,9 +24,15 @@ _WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RES
 
 
 def _wanted(name: str, data: bytes) -> bool:
-    """A launch file worth keeping; a Procfile always is (a few lines, and
-    its ``worker: bin/run worker`` may name Celery only in the script)."""
-    return name.startswith("Procfile") or any(w in data for w in _WANTED)
+    """A launch file worth keeping; a Procfile or a Dockerfile always is, and
+    a compose file that builds an image and gives a command (a
+    few lines, and its ``worker: bin/run worker`` or ``ENTRYPOINT
+    ["/app/bin/run"]`` may name Celery only in the script)."""
+    if name.startswith(("Procfile", "Dockerfile")) or name.endswith(".dockerfile"):
+        return True
+    if b"build" in data and b"command" in data and _COMPOSE.search(name):
+        return True  # ``command: worker`` run by the ENTRYPOINT of the image it builds
+    return any(w in data for w in _WANTED)
 
 
 def prefetch_set_elsewhere(m: Model) -> bool:

@@ -1,6 +1,8 @@
 """Compose files: each service's ``entrypoint:`` and ``command:`` (a string
 or a list), its replicas (``deploy.replicas``, else ``scale``, else 1), and
-its ``environment:`` (a list or a mapping).  A service that ``extends:``
+its ``environment:`` (a list or a mapping).  A service that sets
+``command:`` but no ``entrypoint:`` runs it under the exec-form
+``ENTRYPOINT`` of the Dockerfile it builds, when that is a file of the tree.  A service that ``extends:``
 another service takes what it does not set itself from it, as compose
 merges them (``command``/``entrypoint`` replaced, ``environment`` and
 ``deploy`` merged key by key); the other service may be in another file
@@ -17,7 +19,8 @@ import posixpath
 from functools import lru_cache
 from typing import Any, Callable
 
-from .cmdline import UNKNOWN, resolve
+from . import dockerfile
+from .cmdline import UNKNOWN, resolve, split
 from .process import Process
 from .yamlfile import documents, line_of
 
@@ -115,6 +118,24 @@ def _words(value: Any) -> list[str] | str | None:
     return None
 
 
+def _image_entrypoint(build: Any, path: str, load: Callable[[str], str | None]) -> list[str] | None:
+    """The exec-form ``ENTRYPOINT`` of the Dockerfile a service builds
+    (``build: .`` or ``{context, dockerfile}``, relative to the compose
+    file), which its ``command:`` runs under; None when it has none or the
+    Dockerfile is not a file of the tree."""
+    if isinstance(build, str):
+        context, name = build, "Dockerfile"
+    elif isinstance(build, dict) and isinstance(build.get("context", "."), str):
+        context, name = build.get("context", "."), build.get("dockerfile", "Dockerfile")
+    else:
+        return None
+    if not isinstance(name, str):
+        return None
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(path), context, name))
+    text = load(target) if not target.startswith("..") else None
+    return dockerfile.entrypoint(text) if text else None
+
+
 def read(path: str, text: str, follow, load: Callable[[str], str | None] | None = None) -> list[Process]:
     """The processes of the compose file ``path``; ``load(path)`` gives the
     text of another file of the tree a service ``extends``."""
@@ -125,6 +146,11 @@ def read(path: str, text: str, follow, load: Callable[[str], str | None] | None 
         if service is None:
             continue
         entrypoint, command = _words(service.get("entrypoint")), _words(service.get("command"))
+        if entrypoint is None and command is not None and load is not None:
+            image = _image_entrypoint(service.get("build"), path, load)
+            words = split(command) if isinstance(command, str) else command
+            if image is not None and words is not None:
+                entrypoint, command = image, words
         key = "command" if command is not None else "entrypoint"
         if isinstance(entrypoint, list) and isinstance(command, list):
             words: list[str] | str | None = entrypoint + command

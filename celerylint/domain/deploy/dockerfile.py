@@ -1,6 +1,7 @@
 """Dockerfiles: the ``CMD`` and ``ENTRYPOINT`` of the last stage (exec form,
 a JSON list, or shell form), and what ``COPY`` puts where (so that a compose
-``command: /start-celeryworker`` finds the script).  An image alone does
+``command: /start-celeryworker`` finds the script, and ``/app/bin/run``
+after ``COPY . /app`` is the tree's ``bin/run``).  An image alone does
 not say how many containers run it: replicas unknown."""
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def _words(argument: str) -> list[str] | str:
     return argument
 
 
-def read(path: str, text: str, follow) -> list[Process]:
+def _final(text: str) -> tuple[tuple[int, list[str] | str] | None, tuple[int, list[str] | str] | None]:
+    """``(CMD, ENTRYPOINT)`` of the last stage, each ``(line, words)`` or None."""
     cmd = entrypoint = None
     for number, line in logical_lines(text):
         found = _INSTRUCTION.match(line)
@@ -40,6 +42,18 @@ def read(path: str, text: str, follow) -> list[Process]:
             cmd = (number, _words(found.group(2)))
         elif what == "ENTRYPOINT":
             entrypoint = (number, _words(found.group(2)))
+    return cmd, entrypoint
+
+
+def entrypoint(text: str) -> list[str] | None:
+    """The image's exec-form ``ENTRYPOINT``, which a compose ``command:``
+    (replacing ``CMD``) is appended to; None without one."""
+    found = _final(text)[1]
+    return found[1] if found is not None and isinstance(found[1], list) else None
+
+
+def read(path: str, text: str, follow) -> list[Process]:
+    cmd, entrypoint = _final(text)
     out = []
     for chosen in (cmd, entrypoint):
         if chosen is None:
@@ -55,7 +69,8 @@ def read(path: str, text: str, follow) -> list[Process]:
 
 
 def copies(path: str, text: str) -> dict[str, str]:
-    """``destination -> source`` of the file's ``COPY``/``ADD`` of single files."""
+    """``destination -> source`` of the file's ``COPY``/``ADD`` of one file
+    or directory (``COPY . /app``: ``/app/bin/run`` is ``bin/run``)."""
     out = {}
     for _, line in logical_lines(text):
         found = _INSTRUCTION.match(line)

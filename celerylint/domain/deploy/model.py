@@ -77,7 +77,7 @@ class _Reader:
         for index, word in enumerate(words[:3]):
             if not _SCRIPT_WORD.match(word) or word in ("sh", "bash", "/bin/sh", "/bin/bash", "-c", "exec"):
                 continue
-            names = {word, self.copies.get(word, word)}
+            names = {word, self.copies.get(word, word), *self._copied_into(word)}
             here = posixpath.dirname(path)
             candidates = {posixpath.normpath(posixpath.join(here, n.lstrip("/"))) for n in names}
             candidates |= {posixpath.normpath(n.lstrip("/")) for n in names}
@@ -88,6 +88,16 @@ class _Reader:
             if len(found) == 1:
                 yield found[0], list(words[index + 1:])
 
+
+    def _copied_into(self, word: str) -> list[str]:
+        """What a path inside a directory an image copies was in the tree
+        (``/app/bin/run`` after ``COPY . /app``: ``bin/run``)."""
+        out = []
+        for dest, src in self.copies.items():
+            inside = dest.rstrip("/") + "/"
+            if word.startswith(inside) and inside != "/":
+                out.append(posixpath.normpath(posixpath.join(src, word[len(inside):])))
+        return out
 
     def chart_files(self, chart: str) -> list[str]:
         """The files of a chart directory and of its ``templates/``, relative to it."""
@@ -116,6 +126,15 @@ class _Reader:
             return False
         self.texts[path] = data.decode("utf-8", "replace")
         return True
+
+
+def _runs_scripts(parse, text: str) -> bool:
+    """A launch file that names no Celery but may start it through another
+    file: a Procfile's or an image's script, a service the compose file
+    ``extends``, a ``command:`` under the ENTRYPOINT of an image it builds."""
+    if parse in (procfile.read, dockerfile.read):
+        return True
+    return parse is compose.read and ("extends" in text or ("build" in text and "command" in text))
 
 
 def _reader_for(path: str, text: str):
@@ -152,8 +171,7 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
         parse = _reader_for(path, text)
         if path in charted:
             continue
-        if parse is None or ("celery" not in text and not (parse is compose.read and "extends" in text)
-                             and parse is not procfile.read):  # a Procfile's script may name Celery
+        if parse is None or ("celery" not in text and not _runs_scripts(parse, text)):
             continue
         if parse in (compose.read, kubernetes.read):
             yaml_files = True
