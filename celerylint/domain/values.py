@@ -182,6 +182,8 @@ def _call(node: cst.Call, ctx: FileContext, depth: int) -> Any:
         value = evaluate(func.value, ctx, depth)
         return value.total_seconds() if isinstance(value, timedelta) else None
     name = ctx.imported_name(func) or (func.value if isinstance(func, cst.Name) else None)
+    if name is None and _called_on(func) == "env":
+        name = f"env.{func.attr.value}"  # ``env`` bound by a star import (``_env_of_a_sibling``)
     if name is None:
         return None
     if name == "datetime.timedelta":
@@ -228,7 +230,8 @@ def _env(node: cst.Call, name: str, ctx: FileContext, depth: int) -> Env | None:
     if name in ENV_CALLS:
         return Env(key, default)
     head = name.rsplit(".", 1)[0] if "." in name else name
-    if name.startswith(ENV_LIB_HEADS) or _bound_to_env_lib(head, ctx) or _bound_to_env_lib(name, ctx):
+    sibling = _called_on(node.func) == "env" and _env_of_a_sibling(ctx.imports.get("env", ""), ctx)
+    if name.startswith(ENV_LIB_HEADS) or _bound_to_env_lib(head, ctx) or _bound_to_env_lib(name, ctx) or sibling:
         if any(a.keyword is None for a in args[1:]) and not name.startswith("decouple"):
             return None  # django-environ's second positional is the cast, not a default
         return Env(key, default)
@@ -245,6 +248,26 @@ def _bound_to_env_lib(name: str, ctx: FileContext) -> bool:
         return target.startswith(ENV_LIB_HEADS)
     target = ctx.imports.get(name, "")
     return target == "decouple.config"
+
+
+def _called_on(func: cst.BaseExpression) -> str | None:
+    """``env`` for ``env(...)`` and ``env.bool(...)``: the plain name called or called on."""
+    if isinstance(func, cst.Attribute):
+        func = func.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+def _env_of_a_sibling(target: str, ctx: FileContext) -> bool:
+    """``env`` made in another module of the project and taken from it:
+    ``from .base import env`` (cookiecutter-django's production settings),
+    or bound by a star import of one (``from .base import *``).  Only its
+    calls with keyword defaults are read (``env.bool("X", default=False)``):
+    a positional second argument is a cast in django-environ, a default in
+    environs."""
+    own = (ctx.module_name or "").partition(".")[0]
+    if target:
+        return bool(own) and target.endswith(".env") and target.partition(".")[0] == own
+    return ctx.lookup("env") is None and any(m.partition(".")[0] == own for m, _ in ctx.star_imports if own)
 
 
 def numeric_literal(node: cst.BaseExpression) -> bool:

@@ -663,3 +663,39 @@ def test_a_profile_made_to_build_the_docs_is_not_checked(cli, tmp_path):
     findings = codes(tmp_path)
     assert sorted(f["code"] for f in findings) == ["CL101", "CL103"]  # no CL113 for the docs profile
     assert all(f["message"].endswith("(settings profile `proj.settings.production`)") for f in findings)
+
+
+def test_the_env_reader_a_profile_takes_from_the_base_settings(cli, tmp_path):
+    """cookiecutter-django: ``env = environ.Env()`` in ``base.py``; the
+    production profile takes it by ``from .base import *`` (and often
+    ``from .base import env``) and reads with keyword defaults."""
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: config/__init__.py
+        # file: config/settings/__init__.py
+        # file: config/settings/base.py
+        import environ
+        env = environ.Env()
+        CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="redis://redis:6379/0")
+        # file: config/settings/production.py
+        from .base import *  # noqa
+        from .base import env
+        CELERY_TASK_ACKS_LATE = env.bool("CELERY_ACKS_LATE", default=False)
+        CELERY_WORKER_PREFETCH_MULTIPLIER = env.int("CELERY_PREFETCH", default=1)
+        CELERY_TASK_TIME_LIMIT = env.int("CELERY_TIME_LIMIT", 300)
+    ''')
+    (app,) = [a for a in show(cli, tmp_path) if a["profile"]["name"] == "config.settings.production"]
+    settings = app["settings"]
+    assert settings["task_acks_late"]["value"] is False and settings["task_acks_late"]["env"] == "CELERY_ACKS_LATE"
+    assert settings["worker_prefetch_multiplier"]["value"] == 1
+    assert settings["task_time_limit"]["state"] == "unknown"  # a positional second argument: a cast or a default
+    (tmp_path / "config/settings/production.py").write_text(
+        (tmp_path / "config/settings/production.py").read_text().replace("from .base import env\n", ""))
+    (app,) = [a for a in show(cli, tmp_path) if a["profile"]["name"] == "config.settings.production"]
+    assert app["settings"]["task_acks_late"]["value"] is False  # the star import alone binds it
