@@ -128,13 +128,15 @@ class _Reader:
         return True
 
 
-def _runs_scripts(parse, text: str) -> bool:
+def _runs_scripts(parse, text: str, entrypoints: bool) -> bool:
     """A launch file that names no Celery but may start it through another
     file: a Procfile's or an image's script, a service the compose file
-    ``extends``, a ``command:`` under the ENTRYPOINT of an image it builds."""
+    ``extends``, a ``command:`` under the ENTRYPOINT of an image it builds
+    (when a Dockerfile of the tree has one: a compose file is not parsed
+    for nothing)."""
     if parse in (procfile.read, dockerfile.read):
         return True
-    return parse is compose.read and ("extends" in text or ("build" in text and "command" in text))
+    return parse is compose.read and ("extends" in text or (entrypoints and "build" in text and "command" in text))
 
 
 def _reader_for(path: str, text: str):
@@ -166,12 +168,13 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
             found, templates = helm.read(chart, reader.chart_files(chart), reader.text_of, reader.follow)
             out.processes.extend(found)
             charted.update(templates)
+    entrypoints = any(_DOCKERFILE.search(p) and "ENTRYPOINT" in t for p, t in texts.items())
     for path in sorted(texts):
         text = texts[path]
         parse = _reader_for(path, text)
         if path in charted:
             continue
-        if parse is None or ("celery" not in text and not _runs_scripts(parse, text)):
+        if parse is None or ("celery" not in text and not _runs_scripts(parse, text, entrypoints)):
             continue
         if parse in (compose.read, kubernetes.read):
             yaml_files = True
