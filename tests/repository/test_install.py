@@ -109,8 +109,28 @@ def _celery_version(bin_dir: Path) -> str:
                           capture_output=True, text=True, timeout=60).stdout.strip()
 
 
-def test_the_release_builds_and_the_wheel_runs(tmp_path):
-    wheel, sdist = _build(tmp_path)
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """The release, built once for the whole run: the test processes share
+    it through their common temporary directory, under a lock (two builds
+    at once would share the checkout's egg-info and staging directory)."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(shared / "release.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        folder = shared / "release"
+        if not folder.exists():
+            folder.mkdir()
+            _build(folder)
+        [wheel] = (folder / "dist").glob("celerylint-*.whl")
+        [sdist] = (folder / "dist").glob("celerylint-*.tar.gz")
+        return wheel, sdist
+
+
+def test_the_release_builds_and_the_wheel_runs(tmp_path, built):
+    wheel, sdist = built
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
@@ -131,8 +151,8 @@ def test_the_release_builds_and_the_wheel_runs(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_wheel_installs_beside_celery_4_and_the_newest_celery(tmp_path):
-    wheel, _ = _build(tmp_path)
+def test_the_wheel_installs_beside_celery_4_and_the_newest_celery(tmp_path, built):
+    wheel, _ = built
     venvs = _installed(tmp_path, wheel, BESIDE[1:])
     assert _celery_version(venvs["celery-4.4.7"]) == "4.4.7"
     assert int(_celery_version(venvs["celery-newest"]).split(".")[0]) >= 5
