@@ -20,18 +20,11 @@ def pre_commit() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "pre_commit"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    """One pre-commit home for the whole run, shared by the test processes
-    through their common temporary directory (pre-commit locks its store):
-    the hook's environment is installed once when the checkout is clean, as
-    in CI."""
     if not (REPO / ".git").exists():
         pytest.skip("pre-commit try-repo needs this checkout to be a git repository")
-    base = tmp_path_factory.getbasetemp()
-    home = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "pre-commit-home"
-    home.mkdir(exist_ok=True)
-    return home
+    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 def run_hook(home: Path, work: Path, hook: str, *files: str) -> subprocess.CompletedProcess:
