@@ -254,8 +254,8 @@ def test_class_based_settings_with_a_loader(cli, tmp_path):
     assert cl102["fix"]["edits"][0]["content"].startswith("    CELERY_TASK_REJECT_ON_WORKER_LOST = True")
 
 
-def test_django_configurations_classes(cli, tmp_path):
-    write(tmp_path, '''
+# django-configurations: a base class and a development class extending it
+CONFIGURATIONS = '''
         # file: proj/__init__.py
         # file: proj/settings.py
         from configurations import Configuration
@@ -263,6 +263,11 @@ def test_django_configurations_classes(cli, tmp_path):
             CELERY_BROKER_URL = "redis://redis:6379/0"
         class Dev(Common):
             CELERY_TASK_ACKS_LATE = True
+'''
+
+
+def test_django_configurations_classes(cli, tmp_path):
+    write(tmp_path, CONFIGURATIONS, '''
         class Prod(Common):
             CELERY_WORKER_PREFETCH_MULTIPLIER = 1
         # file: proj/celery.py
@@ -286,14 +291,7 @@ def test_a_django_configurations_class_named_by_the_deployment_is_checked(cli, t
     """``ENV DJANGO_CONFIGURATION=Prod`` names a class that ``Build`` (the
     image's build step) extends: ``Prod`` is a profile of its own, not only
     the leaves; ``Dev``, extended by nothing, stays one, unchecked."""
-    write(tmp_path, '''
-        # file: proj/__init__.py
-        # file: proj/settings.py
-        from configurations import Configuration
-        class Common(Configuration):
-            CELERY_BROKER_URL = "redis://redis:6379/0"
-        class Dev(Common):
-            CELERY_TASK_ACKS_LATE = True
+    write(tmp_path, CONFIGURATIONS, '''
         class Prod(Common):
             CELERY_TASK_ACKS_LATE = False
         class Build(Prod):
