@@ -2,8 +2,9 @@
 or a list), its replicas (``deploy.replicas``, else ``scale``, else 1), and
 its ``environment:`` (a list or a mapping).  A service that sets
 ``command:`` but no ``entrypoint:`` runs it under the exec-form
-``ENTRYPOINT`` of the Dockerfile it builds, when that is a file of the tree.  A service that ``extends:``
-another service takes what it does not set itself from it, as compose
+``ENTRYPOINT`` of the Dockerfile it builds, when that is a file of the
+tree.  A service that ``extends:`` another service takes what it does not
+set itself from it, as compose
 merges them (``command``/``entrypoint`` replaced, ``environment`` and
 ``deploy`` merged key by key); the other service may be in another file
 (``extends: {file: common.yml, service: x}``, relative to the extending

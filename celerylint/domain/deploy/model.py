@@ -88,7 +88,6 @@ class _Reader:
             if len(found) == 1:
                 yield found[0], list(words[index + 1:])
 
-
     def _copied_into(self, word: str) -> list[str]:
         """What a path inside a directory an image copies was in the tree
         (``/app/bin/run`` after ``COPY . /app``: ``bin/run``)."""
