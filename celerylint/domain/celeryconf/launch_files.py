@@ -24,10 +24,10 @@ _WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RES
 
 
 def _wanted(name: str, data: bytes) -> bool:
-    """A launch file worth keeping; a Procfile or a Dockerfile always is, and
-    a compose file that builds an image and gives a command (a
-    few lines, and its ``worker: bin/run worker`` or ``ENTRYPOINT
-    ["/app/bin/run"]`` may name Celery only in the script)."""
+    """A launch file worth keeping: one that names a worker or what Celery
+    reads, and also a Procfile, a Dockerfile or a compose file that builds
+    an image and gives a command, which may name Celery only in the script
+    they run (``worker: bin/run worker``, ``ENTRYPOINT ["/app/bin/run"]``)."""
     if name.startswith(("Procfile", "Dockerfile")) or name.endswith(".dockerfile"):
         return True
     if b"build" in data and b"command" in data and _COMPOSE.search(name):
