@@ -215,7 +215,13 @@ def describe(m: Model) -> dict[str, Any]:
 
 
 def as_json(described: dict[str, Any]) -> str:
-    return json.dumps(described, indent=2, sort_keys=False, default=lambda o: None) + "\n"
+    return json.dumps(described, indent=2, sort_keys=False, default=_unknown_as_null) + "\n"
+
+
+def _unknown_as_null(value: Any) -> None:
+    if value is UNKNOWN_ITEM:
+        return None
+    raise TypeError(f"not JSON data: {value!r}")
 
 
 def as_text(described: dict[str, Any]) -> str:

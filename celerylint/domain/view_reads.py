@@ -42,8 +42,8 @@ _BUILTINS = frozenset({
 })
 # receivers whose every method only reports: Django's messages framework, loggers
 _REPORTERS = frozenset({"messages", "logger", "log", "logging", "LOGGER", "LOG"})
-# the name of an exception or a response class: building one writes nothing
-_CLASS_SUFFIXES = ("Error", "Exception", "Response", "Redirect", "Http404", "Denied", "NotFound", "DoesNotExist")
+# the name of an exception or a response class (also any ``Http...``): building one writes nothing
+_CLASS_SUFFIXES = ("Error", "Exception", "Response", "Redirect", "Denied", "NotFound", "DoesNotExist")
 
 
 def _reads(call: cst.Call) -> bool:

@@ -53,14 +53,14 @@ def entrypoint(text: str) -> list[str] | None:
 
 
 def read(path: str, text: str, follow) -> list[Process]:
-    cmd, entrypoint = _final(text)
+    cmd, entry = _final(text)
     out = []
-    for chosen in (cmd, entrypoint):
+    for chosen in (cmd, entry):
         if chosen is None:
             continue
         number, words = chosen
-        if isinstance(words, list) and chosen is cmd and entrypoint is not None and isinstance(entrypoint[1], list):
-            words = entrypoint[1] + words  # exec-form ENTRYPOINT runs with CMD as its arguments
+        if isinstance(words, list) and chosen is cmd and entry is not None and isinstance(entry[1], list):
+            words = entry[1] + words  # exec-form ENTRYPOINT runs with CMD as its arguments
         for command, via, conditional in follow(words, path):
             out.append(Process(path, number, "dockerfile", path.rsplit("/", 1)[-1], command, None, via, conditional))
         if out:
