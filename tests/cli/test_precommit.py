@@ -1,4 +1,4 @@
-"""The hooks in .pre-commit-hooks.yaml, run by the real pre-commit."""
+"""The hooks in .pre-commit-hooks.yaml, installed and run by the real pre-commit."""
 
 from __future__ import annotations
 
@@ -20,18 +20,54 @@ def pre_commit() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "pre_commit"]
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
+@pytest.fixture(scope="session")
+def home(tmp_path_factory) -> tuple[Path, Path]:
+    """pre-commit's home and a configuration naming this checkout, as it
+    stands, at a commit: as a user's ``.pre-commit-config.yaml`` names the
+    hooks' repository.  The hooks' environment is installed by the first
+    run, once for all tests and test processes (pre-commit locks its home);
+    ``try-repo`` would install it again for every run."""
+    import fcntl
+
     if not (REPO / ".git").exists():
-        pytest.skip("pre-commit try-repo needs this checkout to be a git repository")
-    return tmp_path_factory.mktemp("pre-commit-home")
+        pytest.skip("pre-commit needs this checkout to be a git repository")
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(shared / "pre-commit.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        config = shared / "pre-commit-config.yaml"
+        if not config.exists():
+            rev = _snapshot(REPO, shared / "hooks-repo")
+            config.write_text(f"repos:\n- repo: {shared / 'hooks-repo'}\n  rev: {rev}\n"
+                              "  hooks:\n  - id: celerylint\n  - id: celerylint-fix\n")
+        return shared / "pre-commit-home", config
 
 
-def run_hook(home: Path, work: Path, hook: str, *files: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
+def _snapshot(checkout: Path, target: Path) -> str:
+    """A clone of ``checkout`` with its uncommitted and untracked files
+    committed (what ``try-repo`` does), and the commit's name."""
+    def git(*args: str, cwd: Path = target, **kw) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, **kw)
+
+    git("clone", "-q", str(checkout), str(target), cwd=checkout)
+    diff = git("diff", "HEAD", "--binary", cwd=checkout).stdout
+    if diff:
+        git("apply", input=diff)
+    for name in git("ls-files", "-z", "--others", "--exclude-standard", cwd=checkout).stdout.split(b"\0"):
+        if name:
+            (target / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+            (target / name.decode()).write_bytes((checkout / name.decode()).read_bytes())
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "snapshot")
+    return git("rev-parse", "HEAD").stdout.decode().strip()
+
+
+def run_hook(home: tuple[Path, Path], work: Path, hook: str, *files: str) -> subprocess.CompletedProcess:
+    store, config = home
+    env = {**os.environ, "PRE_COMMIT_HOME": str(store), "NO_COLOR": "1"}
     chosen = ["--files", *files] if files else ["--all-files"]
     return subprocess.run(
-        [*pre_commit(), "try-repo", str(REPO), hook, *chosen, "--verbose"],
+        [*pre_commit(), "run", "--config", str(config), hook, *chosen, "--verbose"],
         cwd=work, env=env, capture_output=True, text=True, timeout=900,
     )
 
