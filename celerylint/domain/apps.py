@@ -6,12 +6,11 @@ import libcst as cst
 
 
 # What an app that runs no tasks is used for: sending by name, inspecting
-# and controlling workers, reading events and results, its connection.
-_WORK = frozenset({"send_task", "control", "events", "AsyncResult", "GroupResult"})
-_ALLOWED = _WORK | {
-    "conf", "connection", "connection_for_read", "connection_for_write", "broker_connection", "pool",
-    "config_from_object", "producer_pool", "amqp",
-}
+# and controlling workers, reading events and results, opening a connection
+# to the broker (a health check).
+_WORK = frozenset({"send_task", "control", "events", "AsyncResult", "GroupResult",
+                   "connection", "connection_for_read", "connection_for_write", "broker_connection"})
+_ALLOWED = _WORK | {"conf", "pool", "config_from_object", "producer_pool", "amqp"}
 
 
 class _Uses(cst.CSTVisitor):
@@ -40,8 +39,8 @@ def send_only(scope: cst.FunctionDef | cst.Module, var: str) -> bool:
     """An app made in a function (or a module) that runs no tasks: besides
     the assignment that makes it, ``var`` is used only through ``_ALLOWED``
     attributes (``var.send_task(...)``, ``var.control.inspect()``,
-    ``var.events.State()``, ``var.conf...``), at least once for what it is
-    for (``_WORK``).  Any other use (``@var.task``, ``var.autodiscover_tasks``,
+    ``var.events.State()``, ``var.connection()``, ``var.conf...``), at least
+    once for what it is for (``_WORK``).  Any other use (``@var.task``, ``var.autodiscover_tasks``,
     ``var`` passed on or returned) counts as running tasks.  No worker runs
     it, so worker settings mean nothing for it (CL101-CL104 skip it)."""
     uses = _Uses(var)

@@ -190,6 +190,34 @@ def test_send_only_client_made_in_a_method(cli, tmp_path):
     assert codes(tmp_path, "CL101", "CL102", "CL103") == [("CL101", "proj/celery.py", 2), ("CL103", "proj/celery.py", 2)]
 
 
+def test_an_app_made_to_check_the_broker_runs_no_tasks(cli, tmp_path):
+    # a health check: an app in a function, configured and connected, nothing more
+    write(tmp_path, '''
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: proj/settings.py
+        CELERY_TASK_ACKS_LATE = True
+        CELERY_TASK_REJECT_ON_WORKER_LOST = True
+        CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+        # file: proj/checks.py
+        from celery import Celery
+        from django.conf import settings
+
+        def check_celery():
+            celery = Celery()
+            celery.config_from_object(settings)
+            conn = celery.connection()
+            return conn.connected
+    ''')
+    by_path = {a["path"]: a for a in apps(cli, tmp_path)}
+    assert by_path["proj/checks.py"]["kind"] == "send-only"
+    assert codes(tmp_path, "CL101", "CL102", "CL103") == []
+    # the check still connects with the settings it ignores: CL110 says so
+    assert [c[:2] for c in codes(tmp_path, "CL110")] == [("CL110", "proj/checks.py")]
+
+
 def test_dict_sources(cli, tmp_path):
     write(tmp_path, '''
         # file: proj.py
