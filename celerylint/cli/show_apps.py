@@ -105,12 +105,14 @@ def _setting(resolved: Resolved) -> dict[str, Any]:
     return out
 
 
-def _kind(app: App, listed: App, configured: list[App]) -> str:
+def _kind(app: App, listed: App, configured: list[App], workers: list[App]) -> str:
     """``listed``: the app as first listed, ``app``: its copy for one settings profile."""
     if listed.send_only:
         return "send-only"
     if runs_eagerly(app):
         return "eager"
+    if listed in configured and listed not in workers:
+        return "beat"
     return "worker" if listed in configured or runs_eagerly(listed) else "client"
 
 
@@ -191,7 +193,7 @@ def _rabbitmq(m: Model) -> dict[str, Any]:
 
 
 def describe(m: Model) -> dict[str, Any]:
-    configured = m.configured_apps()
+    configured, worker_apps = m.configured_apps(), m.worker_apps()
     apps = []
     done: set[tuple[str, Any]] = set()
     for listed in m.relevant_apps():
@@ -204,7 +206,7 @@ def describe(m: Model) -> dict[str, Any]:
             line, col = app.pos[0], app.pos[1]
             apps.append({
                 "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
-                "kind": _kind(app, listed, configured), "profile": profile, "missing_profiles": missing,
+                "kind": _kind(app, listed, configured, worker_apps), "profile": profile, "missing_profiles": missing,
                 "sources": _sources(app),
                 "unknown": list(app.open), "notes": list(app.notes),
                 "settings": {name: _setting(app.get(name)) for name in SHOWN},

@@ -440,7 +440,7 @@ class AcksLateDisabled(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.configured_apps():
+        for app in m.worker_apps():
             acks = app.get("task_acks_late")
             if acks.is_unknown or acks.truthy:
                 continue

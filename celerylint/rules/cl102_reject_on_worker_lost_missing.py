@@ -204,7 +204,7 @@ class RejectOnWorkerLostMissing(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        apps = m.configured_apps()
+        apps = m.worker_apps()
         yield from self._tasks(m, apps)
         for app in apps:
             if not app.get("task_acks_late").truthy:

@@ -288,7 +288,7 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.configured_apps():
+        for app in m.worker_apps():
             prefetch = app.get("worker_prefetch_multiplier")
             if prefetch.is_unknown or app.get("worker_disable_prefetch").truthy:
                 continue

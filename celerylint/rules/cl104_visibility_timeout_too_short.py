@@ -288,7 +288,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.configured_apps():
+        for app in m.worker_apps():
             broker = app.get("broker_url")
             kind = url_transport(broker)
             if kind not in DEFAULT_VISIBILITY:

@@ -249,7 +249,7 @@ class MissingTimeLimit(ConfigRule):
         # the task named: one of the project's own files first, not of a hidden
         # directory (``.semgrep/``, ``.github/``) whose examples nobody runs
         first = min(unlimited, key=lambda t: ("/." in "/" + t.get("path", ""), t.get("path", ""), t.get("line", 0)))
-        for app in m.configured_apps():
+        for app in m.worker_apps():
             if any(not app.get(f"task_{o}").is_default for o in LIMITS):
                 continue  # set (a number, or None on purpose) or unknown
             if not app.get("task_annotations").is_default:

@@ -289,7 +289,7 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.configured_apps():
+        for app in m.worker_apps():
             configured, resolved = _configured_pool(app)
             overridden = True
             for p in processes_for(m, app):

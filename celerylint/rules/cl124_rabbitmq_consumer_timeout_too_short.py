@@ -187,7 +187,7 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.configured_apps():
+        for app in m.worker_apps():
             broker = app.get("broker_url")
             if url_transport(broker) != "amqp":
                 continue

@@ -97,7 +97,7 @@ class ConnectionLossCancelUnset(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.configured_apps():
+        for app in m.worker_apps():
             if not app.get("task_acks_late").truthy or not app.get(SETTING).is_default:
                 continue
             yield self.at_app(app, f"`task_acks_late` is on and `{SETTING}`{since(SETTING)} is not set in {where(app)}: "

@@ -690,3 +690,62 @@ def test_a_compose_command_runs_under_the_entrypoint_of_the_image_it_builds(cli,
     assert ("compose", "web") not in found
     _, findings, _ = lint_json(tmp_path, "--select", "CL121,CL123")
     assert findings == []  # one beat, and `reports` is consumed
+
+
+BEAT_APART = '''
+    # file: backend/onyx/__init__.py
+    # file: backend/onyx/celery/apps/primary.py
+    from celery import Celery
+    celery_app = Celery(__name__)
+    celery_app.config_from_object("onyx.celery.configs.primary")
+    # file: backend/onyx/celery/configs/primary.py
+    broker_url = "redis://redis:6379/0"
+    task_acks_late = True
+    task_reject_on_worker_lost = True
+    worker_prefetch_multiplier = 1
+    # file: backend/onyx/celery/apps/beat.py
+    from celery import Celery
+    celery_app = Celery(__name__)
+    celery_app.config_from_object("onyx.celery.configs.beat")
+    # file: backend/onyx/celery/configs/beat.py
+    broker_url = "redis://redis:6379/0"
+    # file: backend/onyx/celery/versioned_apps/primary.py
+    from onyx.utils import fetch_versioned_implementation
+    app = fetch_versioned_implementation("onyx.celery.apps.primary", "celery_app")
+    # file: backend/onyx/celery/versioned_apps/beat.py
+    from onyx.celery.apps.beat import celery_app
+    app = celery_app
+    # file: backend/supervisord.conf
+    [program:celery_worker_primary]
+    command=celery -A onyx.celery.versioned_apps.primary worker
+    [program:celery_beat]
+    command=celery -A onyx.celery.versioned_apps.beat beat
+    # file: backend/scripts/up.sh
+    cat <<EOF
+    next: run every celery worker and beat
+    EOF
+'''
+
+
+def test_an_app_only_beat_runs_is_not_checked_for_worker_settings(cli, tmp_path):
+    """The beat app has a configuration of its own, and every worker names
+    another app: acks_late and prefetch mean nothing for it.  The ``-A``
+    module imports it from folders without ``__init__.py`` (its key names
+    it by its file); the here-document a script prints starts nothing."""
+    write(tmp_path, BEAT_APART)
+    apps = {a["path"]: a for a in show(cli, tmp_path)}
+    beat = apps["backend/onyx/celery/apps/beat.py"]
+    assert beat["kind"] == "beat"
+    assert [(p["path"], p["line"]) for p in beat["processes"]] == [("backend/supervisord.conf", 4)]
+    assert apps["backend/onyx/celery/apps/primary.py"]["kind"] == "worker"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL101,CL102,CL103")
+    assert findings == []
+    # a worker whose app is not named may run the beat app's tasks: checked as before
+    write(tmp_path, BEAT_APART, '''
+        # file: backend/Procfile
+        worker: celery worker
+    ''')
+    assert {a["path"]: a["kind"] for a in show(cli, tmp_path)}["backend/onyx/celery/apps/beat.py"] == "worker"
+    _, findings, _ = lint_json(tmp_path, "--select", "CL101,CL103")
+    assert sorted((f["code"], f["path"]) for f in findings) == [
+        ("CL101", "backend/onyx/celery/apps/beat.py"), ("CL103", "backend/onyx/celery/apps/beat.py")]

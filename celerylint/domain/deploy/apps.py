@@ -19,7 +19,9 @@ more):
   (``from app.celery_app import celery_app`` in ``app/worker.py``): Celery
   finds an app among the module's attributes (``celery.app.utils.find_app``),
   so the module starts that app.  Taken when the module is one file of the
-  tree and imports exactly one of the project's apps by name.
+  tree and imports exactly one of the project's apps by name (its module
+  found by its path, as in the shape above, when it is in folders without
+  ``__init__.py``).
 """
 
 from __future__ import annotations
@@ -99,7 +101,12 @@ def _named(m, target: str) -> set[str]:
     text = read(m, found[0]) if found else None
     if text is None:
         return set()
-    imported = _imports(text, module, found[1])
-    apps = {f"{source}:{name}" for local, (source, name) in imported.items()
-            if f"{source}:{name}" in keys and (not attr or local == attr)}
+    apps: set[str] = set()
+    for local, (source, name) in _imports(text, module, found[1]).items():
+        if attr and local != attr:
+            continue
+        if f"{source}:{name}" in keys:
+            apps.add(f"{source}:{name}")
+        else:  # the app's module inside folders without ``__init__.py``: its key names it by its file only
+            apps |= _apps_in_file(m, source, name)
     return apps if len(apps) == 1 else set()

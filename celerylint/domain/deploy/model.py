@@ -227,3 +227,18 @@ def processes_for(m, app) -> list[Process]:
     only = len(workers) == 1 and workers[0].key == app.key and workers[0].path == app.path
     return [p for p in deployment(m).processes
             if p.starts(module, var, only) or (p.command.app not in (None, UNKNOWN) and app.key in named_apps(m, p.command.app))]
+
+
+def runs_only_beat(m, app) -> bool:
+    """The deployment starts ``app`` only as ``celery beat``, the project has
+    other apps to run tasks with, and every worker the deployment starts
+    names its app (``-A``), never this one: no worker runs ``app``, so its
+    worker settings mean nothing (a beat app with a configuration of its
+    own, beside the workers' apps)."""
+    mine = processes_for(m, app)
+    if not mine or any(p.role != "beat" for p in mine):
+        return False
+    if not any(a is not app and not a.send_only for a in m.relevant_apps()):
+        return False
+    workers = [p for p in deployment(m).processes if p.role != "beat"]
+    return bool(workers) and all(p.command.app not in (None, UNKNOWN) for p in workers)

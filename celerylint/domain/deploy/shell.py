@@ -16,6 +16,8 @@ _BRANCH = re.compile(r"^[ \t]*(?:case|if|elif|else|then)\b", re.M)
 _CASE_ON_FIRST = re.compile(r"""^[ \t]*case[ \t]+"?\$(?:1|\{1\})"?[ \t]+in[ \t]*$""")
 _PATTERN = re.compile(r"^[ \t]*(?:\([ \t]*)?([^()\s][^()]*)\)(.*)$")
 _WORD = re.compile(r"^[\w.:/*?-]+$")
+# ``cat <<EOF`` / ``cat <<-'EOF'``
+_PRINTED_HEREDOC = re.compile(r"""^[ \t]*cat[ \t]+<<(-?)[ \t]*["']?(\w+)""")
 
 
 def logical_lines(text: str):
@@ -45,6 +47,7 @@ def commands(text: str, args: list[str] | None = None) -> list[tuple[int, Comman
         conditional = _BRANCH.search(rest) is not None
     else:
         skipped, conditional = set(), _BRANCH.search(text) is not None
+    skipped = skipped | _printed(text)
     out = []
     for number, line in logical_lines(text):
         if "celery" not in line or line.lstrip().startswith("#") or number in skipped:
@@ -52,6 +55,27 @@ def commands(text: str, args: list[str] | None = None) -> list[tuple[int, Comman
         found = parse_text(line)
         if found is not None:
             out.append((number, found, conditional))
+    return out
+
+
+def _printed(text: str) -> set[int]:
+    """The numbers of the lines of the here-documents the script only
+    prints (``cat <<EOF`` with no redirection or pipe: a usage text, next
+    steps); a here-document written to a file or piped may be run."""
+    out: set[int] = set()
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        opened = _PRINTED_HEREDOC.match(lines[i])
+        i += 1
+        if opened is None or ">" in lines[i - 1] or "|" in lines[i - 1]:
+            continue
+        dash, word = opened.group(1), opened.group(2)
+        start = i
+        while i < len(lines) and (lines[i].lstrip("\t") if dash else lines[i]) != word:
+            i += 1
+        out.update(range(start + 1, i + 1))  # line numbers count from 1
+        i += 1
     return out
 
 
