@@ -17,7 +17,7 @@ from ..domain.celeryconf.profiles import missing_profiles
 from ..domain.celeryconf.settings import Resolved
 from ..domain.celeryconf.values import NULL, plain
 from ..domain.celeryconf.worker_cli import commands_for, env_overrides
-from ..domain.deploy.model import deployment, processes_for
+from ..domain.deploy.model import deployment, processes_for, worker_apps
 from ..domain.deploy.rabbitmq import effective
 from ..domain.deploy.routes import routed_queues
 from ..reporters.secrets import masked
@@ -193,7 +193,7 @@ def _rabbitmq(m: Model) -> dict[str, Any]:
 
 
 def describe(m: Model) -> dict[str, Any]:
-    configured, worker_apps = m.configured_apps(), m.worker_apps()
+    configured, runners = m.configured_apps(), worker_apps(m)
     apps = []
     done: set[tuple[str, Any]] = set()
     for listed in m.relevant_apps():
@@ -206,7 +206,7 @@ def describe(m: Model) -> dict[str, Any]:
             line, col = app.pos[0], app.pos[1]
             apps.append({
                 "path": app.path, "line": line, "column": col + 1, "variable": app.var, "main": app.main,
-                "kind": _kind(app, listed, configured, worker_apps), "profile": profile, "missing_profiles": missing,
+                "kind": _kind(app, listed, configured, runners), "profile": profile, "missing_profiles": missing,
                 "sources": _sources(app),
                 "unknown": list(app.open), "notes": list(app.notes),
                 "settings": {name: _setting(app.get(name)) for name in SHOWN},

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
+from ..domain.deploy.model import worker_apps
 from ..rule import Invalid, Valid, django_project
 
 
@@ -440,7 +441,7 @@ class AcksLateDisabled(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.worker_apps():
+        for app in worker_apps(m):
             acks = app.get("task_acks_late")
             if acks.is_unknown or acks.truthy:
                 continue

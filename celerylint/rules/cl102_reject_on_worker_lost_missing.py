@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
+from ..domain.deploy.model import worker_apps
 from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
 
 
@@ -204,7 +205,7 @@ class RejectOnWorkerLostMissing(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        apps = m.worker_apps()
+        apps = worker_apps(m)
         yield from self._tasks(m, apps)
         for app in apps:
             if not app.get("task_acks_late").truthy:

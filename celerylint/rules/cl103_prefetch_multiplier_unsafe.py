@@ -4,6 +4,7 @@ from ..domain.celeryconf.launch_files import prefetch_set_elsewhere
 from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.rulebase import ConfigRule, where
 from ..domain.celeryconf.values import number, plain
+from ..domain.deploy.model import worker_apps
 from ..rule import Invalid, Valid, django_project
 
 LONG_TASK = 300  # seconds: a time limit at least this long declares a long task
@@ -288,7 +289,7 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.worker_apps():
+        for app in worker_apps(m):
             prefetch = app.get("worker_prefetch_multiplier")
             if prefetch.is_unknown or app.get("worker_disable_prefetch").truthy:
                 continue

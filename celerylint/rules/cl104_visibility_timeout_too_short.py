@@ -8,6 +8,7 @@ from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.delays import human
 from ..domain.unacked import above, longest_duration
 from ..domain.celeryconf.values import number, plain
+from ..domain.deploy.model import worker_apps
 from ..rule import Invalid, LineIndex, TextEdit, TextFix, Valid, django_project
 
 
@@ -288,7 +289,7 @@ class VisibilityTimeoutTooShort(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.worker_apps():
+        for app in worker_apps(m):
             broker = app.get("broker_url")
             kind = url_transport(broker)
             if kind not in DEFAULT_VISIBILITY:

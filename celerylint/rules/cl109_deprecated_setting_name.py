@@ -63,11 +63,7 @@ class DeprecatedSettingName(ConfigRule):
     `CELERY_ACKS_LATE`, `BROKER_URL`) in a Celery settings source, using the
     old-to-new mapping of Celery's newest release (`celery.app.defaults`, shipped with celerylint). Under
     `namespace="CELERY"`, the new spelling is `CELERY_` plus the upper-case
-    new name (`CELERY_WORKER_PREFETCH_MULTIPLIER`). When Django settings
-    are loaded with the namespace by one app and without it by another (a
-    health check's `Celery().config_from_object(settings)`), their names are
-    the namespaced ones: only the load without the namespace is reported,
-    by CL110.
+    new name (`CELERY_WORKER_PREFETCH_MULTIPLIER`).
 
     ## Why is this bad?
     The old names are deprecated and scheduled for removal in Celery 6.0:
@@ -132,23 +128,6 @@ class DeprecatedSettingName(ConfigRule):
             CELERY_WORKER_PREFETCH_MULTIPLIER = 1
             CELERY_RESULT_BACKEND = "redis://"
             CELERY_TIMEZONE = "UTC"
-        """),
-        Valid("""
-            # file: proj/__init__.py
-            # file: proj/celery.py
-            from celery import Celery
-            app = Celery("proj")
-            app.config_from_object("django.conf:settings", namespace="CELERY")
-            # file: proj/settings.py
-            CELERY_ACCEPT_CONTENT = ["json"]
-            # file: proj/checks.py
-            from celery import Celery
-            from django.conf import settings
-            def check_broker():
-                # reads the same settings without the namespace: CL110's
-                probe = Celery()
-                probe.config_from_object(settings)
-                return probe.connection().connected
         """),
         Valid("""
             # file: proj.py
@@ -384,13 +363,9 @@ class DeprecatedSettingName(ConfigRule):
                     fix = TextFix(f"rename `{a.name}` to `{new}`", (edit,), True, a.path) if edit else None
                     yield self.at(f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6",
                                   a.path, a.pos, fix)
-        every = sources(m)
-        namespaced = {s.module for s in every if s.django and s.namespace == "CELERY"}
-        for source in every:
+        for source in sources(m):
             if source.namespace and not source.namespace.isupper():
                 continue
-            if source.django and not source.namespace and source.module in namespaced:
-                continue  # another app reads these names under the namespace: CL110 reports this load
             fix = None if source.django and not source.namespace else source_fix(m, source, t)
             first: Assignment | None = None
             for a in source.assignments:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, where
-from ..domain.deploy.model import processes_for
+from ..domain.deploy.model import processes_for, worker_apps
 from ..rule import Invalid, Valid, django_project
 
 LIMITS = ("time_limit", "soft_time_limit")
@@ -249,7 +249,7 @@ class MissingTimeLimit(ConfigRule):
         # the task named: one of the project's own files first, not of a hidden
         # directory (``.semgrep/``, ``.github/``) whose examples nobody runs
         first = min(unlimited, key=lambda t: ("/." in "/" + t.get("path", ""), t.get("path", ""), t.get("line", 0)))
-        for app in m.worker_apps():
+        for app in worker_apps(m):
             if any(not app.get(f"task_{o}").is_default for o in LIMITS):
                 continue  # set (a number, or None on purpose) or unknown
             if not app.get("task_annotations").is_default:

@@ -4,7 +4,7 @@ from ..domain.celeryconf.model import App, Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.values import number, plain
 from ..domain.deploy.configmod import setting as config_module_setting
-from ..domain.deploy.model import processes_for
+from ..domain.deploy.model import processes_for, worker_apps
 from ..domain.deploy.pools import ENFORCED, pool_name, process_pool
 from ..domain.unacked import seconds_option
 from ..rule import Invalid, Valid
@@ -289,7 +289,7 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.worker_apps():
+        for app in worker_apps(m):
             configured, resolved = _configured_pool(app)
             overridden = True
             for p in processes_for(m, app):

@@ -5,7 +5,7 @@ from ..domain.celeryconf.redis_conf import url_transport
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.texts import read
 from ..domain.delays import human
-from ..domain.deploy.model import deployment
+from ..domain.deploy.model import deployment, worker_apps
 from ..domain.deploy.rabbitmq import effective
 from ..domain.unacked import longest_duration
 from ..rule import Invalid, Valid
@@ -187,7 +187,7 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.worker_apps():
+        for app in worker_apps(m):
             broker = app.get("broker_url")
             if url_transport(broker) != "amqp":
                 continue

@@ -3,6 +3,7 @@ from __future__ import annotations
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, where
 from ..domain.celeryconf.settings_table import since
+from ..domain.deploy.model import worker_apps
 from ..rule import Invalid, Valid
 
 SETTING = "worker_cancel_long_running_tasks_on_connection_loss"
@@ -97,7 +98,7 @@ class ConnectionLossCancelUnset(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        for app in m.worker_apps():
+        for app in worker_apps(m):
             if not app.get("task_acks_late").truthy or not app.get(SETTING).is_default:
                 continue
             yield self.at_app(app, f"`task_acks_late` is on and `{SETTING}`{since(SETTING)} is not set in {where(app)}: "

@@ -459,15 +459,6 @@ class Model:
         with_source = [a for a in apps if a.config is not None]
         return with_source or apps
 
-    def worker_apps(self) -> list[App]:
-        """The configured apps some worker may run: not an app the deployment
-        starts only as beat while it starts the workers with other apps
-        (``deploy.model.runs_only_beat``).  The rules on worker settings
-        (acknowledgement, prefetch, time limits, pools) check these."""
-        from ..deploy.model import runs_only_beat
-
-        return [a for a in self.configured_apps() if not runs_only_beat(self, a)]
-
 
 def runs_eagerly(app: App) -> bool:
     """The app's configuration sets ``task_always_eager`` (known True)."""

@@ -242,3 +242,10 @@ def runs_only_beat(m, app) -> bool:
         return False
     workers = [p for p in deployment(m).processes if p.role != "beat"]
     return bool(workers) and all(p.command.app not in (None, UNKNOWN) for p in workers)
+
+
+def worker_apps(m) -> list:
+    """The configured apps some worker may run (``m.configured_apps()``
+    but those ``runs_only_beat``): the rules on worker settings
+    (acknowledgement, prefetch, time limits, pools) check these."""
+    return [a for a in m.configured_apps() if not runs_only_beat(m, a)]
