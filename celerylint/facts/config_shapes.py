@@ -131,8 +131,8 @@ class AppShapes:
         name = self._class_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         if not isinstance(target, cst.Name) or not name or not name.endswith("Celery") or name in APP_FACTORIES:
             return False
-        if name.startswith("celery."):
-            return False
+        if name.startswith("celery.") and self.ctx.imported_name(call.func) is not None:
+            return False  # the library's (a class of this file is the project's, in a module named ``celery``)
         key = f"{self.module}:{target.value}"
         self.subscript_apps.add(key)
         self.candidates.add(key)

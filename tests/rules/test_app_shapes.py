@@ -190,6 +190,25 @@ def test_send_only_client_made_in_a_method(cli, tmp_path):
     assert codes(tmp_path, "CL101", "CL102", "CL103") == [("CL101", "proj/celery.py", 2), ("CL103", "proj/celery.py", 2)]
 
 
+def test_a_celery_subclass_in_a_module_named_celery_of_a_folder_without_init(cli, tmp_path):
+    # ``worker/celery.py`` without ``worker/__init__.py``: its module is named ``celery``,
+    # and its own class is not the library's
+    write(tmp_path, '''
+        # file: worker/celery.py
+        from celery import Celery
+
+        class MyCelery(Celery):
+            def gen_task_name(self, name, module):
+                return name
+
+        app = MyCelery("x", broker="redis://r:6379/0")
+        app.conf.task_acks_late = False
+    ''')
+    [app] = apps(cli, tmp_path)
+    assert (app["path"], app["variable"], app["kind"]) == ("worker/celery.py", "app", "worker")
+    assert codes(tmp_path, "CL101") == [("CL101", "worker/celery.py", 8)]
+
+
 def test_an_app_made_to_check_the_broker_runs_no_tasks(cli, tmp_path):
     # a health check: an app in a function, configured and connected, nothing more
     write(tmp_path, '''
