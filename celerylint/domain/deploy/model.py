@@ -235,10 +235,10 @@ def runs_only_beat(m, app) -> bool:
     names its app (``-A``), never this one: no worker runs ``app``, so its
     worker settings mean nothing (a beat app with a configuration of its
     own, beside the workers' apps)."""
+    if not any(a is not app and not a.send_only for a in m.relevant_apps()):
+        return False  # first: most projects have one app, and need not read their deployment here
     mine = processes_for(m, app)
     if not mine or any(p.role != "beat" for p in mine):
-        return False
-    if not any(a is not app and not a.send_only for a in m.relevant_apps()):
         return False
     workers = [p for p in deployment(m).processes if p.role != "beat"]
     return bool(workers) and all(p.command.app not in (None, UNKNOWN) for p in workers)
