@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,20 @@ def pytest_configure(config):
     they are."""
     if not hasattr(config, "workerinput"):  # once, in the controller
         compileall.compile_dir(REPO / "celerylint", quiet=1)
+
+
+@contextmanager
+def shared_by_the_run(tmp_path_factory, name: str):
+    """The temporary directory every test process of the run shares, held
+    under the lock ``name`` while the block runs: what one process makes
+    there once (a built release, an installed hook), the others find."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield shared
 
 
 def startup_env(**extra: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, shared_by_the_run
 
 BAD = "import redis\nr = redis.Redis()\n\ndef f():\n    with r.lock('lock:nightly'):\n        pass\n"
 GOOD = "import redis\nr = redis.Redis()\n\ndef f():\n    with r.lock('lock:nightly', timeout=60):\n        pass\n"
@@ -27,14 +27,9 @@ def home(tmp_path_factory) -> tuple[Path, Path]:
     hooks' repository.  The hooks' environment is installed by the first
     run, once for all tests and test processes (pre-commit locks its home);
     ``try-repo`` would install it again for every run."""
-    import fcntl
-
     if not (REPO / ".git").exists():
         pytest.skip("pre-commit needs this checkout to be a git repository")
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    with open(shared / "pre-commit.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with shared_by_the_run(tmp_path_factory, "pre-commit") as shared:
         config = shared / "pre-commit-config.yaml"
         if not config.exists():
             rev = _snapshot(REPO, shared / "hooks-repo")

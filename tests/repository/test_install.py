@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, shared_by_the_run
 
 # (name, what is installed beside the wheel)
 BESIDE = (("alone", []), ("celery-4.4.7", ["celery==4.4.7"]), ("celery-newest", ["celery"]))
@@ -119,12 +119,7 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
     """The release, built once for the whole run: the test processes share
     it through their common temporary directory, under a lock (two builds
     at once would share the checkout's egg-info and staging directory)."""
-    import fcntl
-
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    with open(shared / "release.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with shared_by_the_run(tmp_path_factory, "release") as shared:
         folder = shared / "release"
         if not folder.exists():
             folder.mkdir()
