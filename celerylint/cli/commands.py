@@ -174,15 +174,30 @@ def _watch(paths: list[Path], roots, stdin: bool, show_apps: bool, diff: bool, a
 
 
 def _show_apps(paths: list[Path], roots, fmt: str, output: Path | None, jobs: int | None, cache: bool) -> None:
+    """The apps of each project the paths belong to or hold (those defined
+    under the paths, or all when none is: what their rules are judged
+    against).  Paths are
+    relative to the working directory in the text, to the report root in
+    JSON (as the findings'), to the project in a mermaid diagram."""
     from ..domain.celeryconf.model import model
-    from ..run.runner import read_project
-    from .show_apps import as_json, as_text, describe
+    from ..reporters.sources import mover
+    from ..run.projects import read_projects, rebase
+    from .show_apps import as_json, as_text, defined_in, describe, moved
 
-    settings = roots.settings(roots.root_of(paths[0]))
-    project, notices = read_project(paths, settings, jobs=jobs, cache=cache)
-    described = describe(model(project))
-    for notice in notices + described.get("notices", []):
-        _err(f"celerylint: {notice}")
+    report_root = roots.report_root()
+    described: dict = {"apps": [], "rabbitmq": None, "notices": []}
+    for settings, project, notices, named in read_projects(paths, roots, jobs=jobs, cache=cache):
+        one = describe(model(project))
+        one["apps"] = defined_in(one["apps"], named, settings.root)
+        for notice in notices + one.get("notices", []):
+            _err(f"celerylint: {notice}")
+        if fmt != "mermaid":
+            move = (lambda rel, root=settings.root: rebase(rel, root, report_root)) if fmt == "json" else mover(
+                settings.root)
+            one = moved(one, move) if move is not None else one
+        described["apps"] += one["apps"]
+        if described["rabbitmq"] is None or one["rabbitmq"]["read"] and not described["rabbitmq"]["read"]:
+            described["rabbitmq"] = one["rabbitmq"]  # of the first project that configures RabbitMQ
     if fmt == "mermaid":
         from .show_apps_mermaid import as_mermaid
 

@@ -44,6 +44,9 @@ class _Unknown:
     def __repr__(self) -> str:
         return "<unknown>"
 
+    def __deepcopy__(self, memo) -> _Unknown:  # one sentinel, which ``_unknown_as_null`` knows
+        return self
+
 
 UNKNOWN_ITEM = _Unknown()
 
@@ -224,6 +227,53 @@ def _unknown_as_null(value: Any) -> None:
     if value is UNKNOWN_ITEM:
         return None
     raise TypeError(f"not JSON data: {value!r}")
+
+
+def defined_in(apps: list[dict[str, Any]], paths: list, root) -> list[dict[str, Any]]:
+    """The ``apps`` (of ``describe``, paths relative to ``root``) defined
+    under one of ``paths``; all of them when none is."""
+    import os
+
+    tops = [os.path.abspath(p) for p in paths]
+    under = [a for a in apps
+             if any(os.path.join(str(root), a["path"]) == t or os.path.join(str(root), a["path"]).startswith(
+                 t.rstrip(os.sep) + os.sep) for t in tops)]
+    return under or apps
+
+
+def moved(described: dict[str, Any], move) -> dict[str, Any]:
+    """``described`` with the project's paths passed through ``move``
+    (reporters/sources.py ``mover``): the text is read where it was run, as
+    the findings are; JSON keeps them relative to the project root."""
+    import copy
+
+    out = copy.deepcopy(described)
+    for app in out["apps"]:
+        items = [app, *app["settings"].values(), *app["worker_command_lines"], *app["environment_overrides"],
+                 *app["processes"], *app["sources"]]
+        for item in items:
+            if isinstance(item.get("path"), str):
+                item["path"] = move(item["path"])
+            if "files" in item:
+                item["files"] = [move(f) for f in item["files"]]
+            if "via" in item:
+                path, _, line = item["via"].rpartition(":")
+                item["via"] = f"{move(path)}:{line}" if path else move(line)
+        for profile in [app["profile"] or {}, *app["missing_profiles"]]:
+            if "named_by" in profile:
+                profile["named_by"] = [move(f) for f in profile["named_by"]]
+            if isinstance(profile.get("path"), str):
+                profile["path"] = move(profile["path"])
+            if profile.get("why", "").startswith("copied to "):
+                copied, _, dockerfile = profile["why"].rpartition(" by ")
+                profile["why"] = f"{copied} by {move(dockerfile)}"
+    rabbitmq = out.get("rabbitmq") or {"read": []}
+    for item in rabbitmq["read"]:
+        item["path"] = move(item["path"])
+    if rabbitmq["read"] and rabbitmq.get("source"):
+        path, _, line = rabbitmq["source"].rpartition(":")
+        rabbitmq["source"] = f"{move(path)}:{line}"
+    return out
 
 
 def as_text(described: dict[str, Any]) -> str:

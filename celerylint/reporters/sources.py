@@ -63,21 +63,31 @@ class Sources:
         return self.cache[rel]
 
 
-def here(result, settings):
-    """``result`` and ``settings`` with every path relative to the working
-    directory (the human formats), when the report root is not it."""
+def mover(root: Path):
+    """A function taking a path relative to ``root`` to the same path relative
+    to the working directory (what the human formats print), or None when
+    ``root`` is the working directory.  A URL (a broker's) is left as it is."""
     from ..config.settings import relative_path
 
     cwd = os.getcwd()
-    root = str(settings.root)
     if os.path.abspath(root) == cwd:
-        return result, settings
+        return None
 
     def move(rel: str) -> str:
         if not rel or "://" in rel:
             return rel
         return relative_path(Path(os.path.join(root, rel)), Path(cwd))
 
+    return move
+
+
+def here(result, settings):
+    """``result`` and ``settings`` with every path relative to the working
+    directory (the human formats), when the report root is not it."""
+    move = mover(settings.root)
+    if move is None:
+        return result, settings
+    cwd = os.getcwd()
     moved = copy.copy(result)
     moved.findings = [replace(f, path=move(f.path), fix=replace(f.fix, path=move(f.fix.path)) if f.fix and f.fix.path
                               else f.fix) for f in result.findings]

@@ -57,6 +57,32 @@ def check(paths: list[Path], roots: Roots, *, overlay: Mapping[Path, bytes] | No
     return out
 
 
+def read_projects(paths: list[Path], roots: Roots, *, jobs: int | None = None, cache: bool = False):
+    """``(settings, project, notices, paths)`` of each project ``paths``
+    belong to or hold (``--show-apps``), with those of ``paths`` in it: each
+    read whole, as a run on any of its files sees it, without the projects
+    nested in it, which come on their own."""
+    from .runner import read_project
+
+    alone: list[Path] = []
+    queue = _groups(paths, roots, alone)
+    seen: set[str] = set()
+    while queue and len(seen) < MAX_PROJECTS:
+        root, named = queue.pop(0)
+        seen.add(str(root.directory))
+        settings = roots.settings(root)
+        project, notices, nested = read_project([root.directory], settings, jobs=jobs, cache=cache,
+                                                nested=nested_projects(roots))
+        yield settings, project, notices, named
+        for directory in nested:
+            if os.path.abspath(directory) not in seen and any(_under(directory, p) for p in named):
+                queue += _groups([directory], roots, alone)
+    if alone:
+        settings = roots.settings(None)
+        project, notices, _ = read_project(alone, settings, jobs=jobs, cache=cache)
+        yield settings, project, [*notices, no_project(alone)], alone
+
+
 def no_project(files: list[Path]) -> str:
     names = ", ".join(str(p) for p in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
     return (f"{names}: no project around {'it' if len(files) == 1 else 'them'} (no celerylint configuration, "

@@ -226,10 +226,11 @@ def _keep_focus(out: RunResult, seen: Focus, read: set[str]) -> None:
                            "(run celerylint on the whole project to see them)")
 
 
-def read_project(paths: list[Path], settings: Settings, *, jobs: int | None = None,
-                 cache: bool = False) -> tuple[Project, list[str]]:
+def read_project(paths: list[Path], settings: Settings, *, jobs: int | None = None, cache: bool = False,
+                 nested: Callable[[str, list[str]], bool] | None = None) -> tuple[Project, list[str], list[str]]:
     """The project the configuration rules would judge (for ``--show-apps``):
-    the per-file phase with the configuration collectors, no rule run."""
+    the per-file phase over ``paths`` with the configuration collectors, no
+    rule run.  Returns it, the notices and the nested projects left out."""
     from dataclasses import replace
 
     from .project import make_project
@@ -238,10 +239,10 @@ def read_project(paths: list[Path], settings: Settings, *, jobs: int | None = No
     out = RunResult()
     directory = usable_cache_dir(settings.root, settings.cache_dir)[0] if cache else None
     linter = Linter(settings, Cache(directory, settings) if directory is not None else None)
-    found = discover(paths, settings, directory)
+    found = discover(paths, settings, directory, nested)
     results = lint_files(found.python, linter, jobs, out.notices)
     other, skipped = _read_other(found.other, linter)
-    return make_project(results, other, linter), out.notices + skipped
+    return make_project(results, other, linter), out.notices + skipped, found.nested
 
 
 def _read_other(paths: list[Path], linter: Linter) -> tuple[dict[str, str], list[str]]:

@@ -76,3 +76,88 @@ def test_an_item_of_a_dict_setting_that_cannot_be_read_is_not_shown_as_none(cli,
     assert app["settings"]["broker_transport_options"]["value"] == {"visibility_timeout": None, "region": None}
     text = cli("--show-apps", ".", cwd=tmp_path)
     assert "{'visibility_timeout': <unknown>, 'region': None}  proj.py:4" in text.stdout, text.stdout
+
+
+def test_text_paths_are_relative_to_where_it_runs_and_json_to_the_project(cli, tmp_path):
+    """A subproject of a monorepo, shown from the top and from its parent:
+    every path of the text can be opened from there (the app, a setting, a
+    worker command line, a process and the script it runs); the JSON
+    interface keeps them relative to the subproject's root."""
+    api = tmp_path / "svc" / "api"
+    write(api, '''
+        # file: pyproject.toml
+        [tool.celerylint]
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        # file: docker-compose.yml
+        services:
+          worker:
+            command: celery -A proj worker --concurrency 4
+          other:
+            command: sh scripts/worker.sh
+        # file: scripts/worker.sh
+        exec celery -A proj worker --concurrency 2
+    ''')
+    for cwd, prefix in ((tmp_path, "svc/api/"), (tmp_path / "svc", "api/")):
+        text = cli("--show-apps", prefix.split("/")[0] if cwd == tmp_path / "svc" else "svc", cwd=cwd)
+        assert text.returncode == 0, text.stderr
+        lines = text.stdout.splitlines()
+        assert lines[0] == f'{prefix}proj/celery.py:2:7: `app` ("proj"), worker app'
+        assert f"'redis://localhost'  {prefix}proj/celery.py:2" in text.stdout
+        assert f"  worker command line: {prefix}scripts/worker.sh:1: -A proj: concurrency=2" in lines
+        assert (f"  worker process: compose `other` {prefix}docker-compose.yml:5 (command line at "
+                f"{prefix}scripts/worker.sh:1): replicas 1: concurrency=2") in lines
+    (app,) = apps(cli, api)
+    assert app["path"] == "proj/celery.py"
+    assert {p["via"] for p in app["processes"] if "via" in p} == {"scripts/worker.sh:1"}
+    (app,) = show_apps_from(cli, tmp_path, "svc")  # relative to the report root, here the working directory
+    assert app["path"] == "svc/api/proj/celery.py"
+
+
+def show_apps_from(cli, cwd, path):
+    import json
+
+    proc = cli("--show-apps", "--format", "json", path, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["apps"]
+
+
+def test_each_project_is_read_whole_and_shows_the_apps_under_the_paths(cli, tmp_path):
+    """As a run judges a file: ``--show-apps`` on a subdirectory or a file
+    reads its whole project (the settings module next to the app), shows the
+    apps defined under the paths, or every app of the project when none is
+    there; a project nested in the tree is shown with its own apps."""
+    write(tmp_path, '''
+        # file: pyproject.toml
+        [tool.celerylint]
+        # file: top/__init__.py
+        # file: top/celery.py
+        from celery import Celery
+        app = Celery("top")
+        app.config_from_object("top.celeryconfig")
+        # file: top/celeryconfig.py
+        task_acks_late = True
+        # file: top/jobs/tasks.py
+        from top.celery import app
+        # file: other/__init__.py
+        # file: other/celery.py
+        from celery import Celery
+        other = Celery("other")
+        # file: svc/pyproject.toml
+        [tool.celerylint]
+        # file: svc/api/__init__.py
+        # file: svc/api/celery.py
+        from celery import Celery
+        api = Celery("api")
+    ''')
+    for path in ("top/jobs", "top/jobs/tasks.py"):
+        found = {a["variable"]: a for a in show_apps_from(cli, tmp_path, path)}
+        assert set(found) == {"app", "other"}, path
+        assert found["app"]["settings"]["task_acks_late"]["value"] is True
+    assert [a["variable"] for a in show_apps_from(cli, tmp_path, "top")] == ["app"]
+    everything = show_apps_from(cli, tmp_path, ".")
+    assert sorted((a["variable"], a["path"]) for a in everything) == [
+        ("api", "svc/api/celery.py"), ("app", "top/celery.py"), ("other", "other/celery.py")]
+    assert [a["variable"] for a in show_apps_from(cli, tmp_path, "svc")] == ["api"]
