@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..domain.celeryconf.model import Assignment, Model
+from ..facts.conf_reads import CONF_READ
 from ..domain.celeryconf.renames import already_set, rename_edit, where
 from ..domain.celeryconf.rulebase import ConfigRule, sources
 from ..domain.celeryconf.settings_table import Table, since, table
@@ -79,7 +80,9 @@ class UnknownSetting(ConfigRule):
     from which release on it exists. A task option written as a setting
     (`task_max_retries`, `task_default_retry_delay`, `CELERY_TASK_RETRY_BACKOFF`)
     is reported too, naming the option and where it belongs: on the task,
-    its base class, or `task_annotations`.
+    its base class, or `task_annotations`. A name the project reads back
+    from an app's `conf` (`sender.conf.get("beat_schedules")`, `conf["k"]`,
+    `conf.k`) is its own key kept there, not a misspelling, and is left alone.
 
     ## Why is this bad?
     Celery ignores unknown names without a word. A misspelt
@@ -170,6 +173,19 @@ class UnknownSetting(ConfigRule):
         Valid("""
             # file: other_settings.py
             task_ack_late = True
+        """),
+        # the project's own key, kept in ``conf`` and read back in a signal handler
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update({"beat_schedules": [{"every": 60, "task": "proj.ping"}]})
+            # file: signals.py
+            from proj import app
+            @app.on_after_configure.connect
+            def setup(sender, **kwargs):
+                for entry in sender.conf.get("beat_schedules", []):
+                    sender.add_periodic_task(entry["every"], app.signature(entry["task"]))
         """),
         # names of older releases: Celery 4.0's `CELERYD_SEND_EVENTS`, 4.x's
         # `task_queue_ha_policy`; the project may run one of them
@@ -327,10 +343,11 @@ class UnknownSetting(ConfigRule):
     def check_model(self, m: Model):
         t = table()
         seen = set()
+        read_back = {n for f in m.project.of_kind(CONF_READ) for n in f["names"]}
         for a, namespace, django, assigned in checked(m):
             key = (a.path, a.pos)
-            if key in seen or not settings_name(a.name, namespace, django, t):
-                continue
+            if key in seen or not settings_name(a.name, namespace, django, t) or a.name in read_back:
+                continue  # a name the project reads back from ``conf`` is its own key
             seen.add(key)
             if t.known(a.name) or t.canonical_in_any_release(a.name, namespace):
                 continue  # a setting of some Celery release from 4.0 on, maybe the project's

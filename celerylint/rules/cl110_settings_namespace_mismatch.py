@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..facts.conf_reads import CONF_READ
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.settings_table import table
@@ -14,7 +15,10 @@ class SettingsNamespaceMismatch(ConfigRule):
     with `config_from_object("django.conf:settings")` without
     `namespace="CELERY"`, or with a lower-case namespace. Names that are
     also valid old names (`CELERY_RESULT_BACKEND`, `CELERY_TIMEZONE`) work
-    either way and are not counted.
+    either way and are not counted, nor are names the project copies into
+    the app by hand (`app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE`,
+    any read of the name from a `conf`) or whose setting the app sets itself
+    (`app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER`).
 
     ## Why is this bad?
     Without the namespace Celery looks for `broker_url`/`BROKER_URL`, not
@@ -65,6 +69,23 @@ class SettingsNamespaceMismatch(ConfigRule):
     TAGS = ("configuration", "django")
 
     VALID = (
+        # each `CELERY_` name copied into the app by hand
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            from django.conf import settings
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE
+            app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER
+            # file: proj/settings.py
+            BROKER_URL = "redis://localhost:6379/0"
+            CELERY_BEAT_SCHEDULE = {"ping": {"task": "proj.ping", "schedule": 60.0}}
+            CELERY_TASK_ALWAYS_EAGER = False
+        """),
         Valid("""
             # file: proj/__init__.py
             # file: proj/celery.py
@@ -116,6 +137,18 @@ class SettingsNamespaceMismatch(ConfigRule):
         """),
     )
     INVALID = (
+        # the names not copied are still lost
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE
+            # file: proj/settings.py
+            CELERY_BEAT_SCHEDULE = {}
+            CELERY_TASK_ACKS_LATE = True
+        """, message="so Celery silently ignores `CELERY_TASK_ACKS_LATE`"),
         Invalid(
             """
             # file: proj/__init__.py
@@ -218,12 +251,16 @@ class SettingsNamespaceMismatch(ConfigRule):
 
     def check_model(self, m: Model):
         t = table()
+        read_back = {n for f in m.project.of_kind(CONF_READ) for n in f["names"]}
         for app in m.relevant_apps():
             source, config = app.source, app.config
             if source is None or not source.django or (source.namespace and source.namespace.isupper()):
                 continue
+            # a name copied into the app by hand (``app.conf.beat_schedule =
+            # app.conf.CELERY_BEAT_SCHEDULE``), or whose setting the app sets itself, is not lost
             ignored = sorted({a.name for a in source.assignments
-                              if a.name.isupper() and a.name not in t.old and t.canonical(a.name, "CELERY")})
+                              if a.name.isupper() and a.name not in t.old and a.name not in read_back
+                              and (new := t.canonical(a.name, "CELERY")) and new not in app.preconf})
             if not ignored:
                 continue
             shown = ", ".join(f"`{n}`" for n in ignored[:4]) + (f" and {len(ignored) - 4} more" if len(ignored) > 4 else "")
