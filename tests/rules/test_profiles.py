@@ -554,7 +554,8 @@ def test_a_deployed_profile_not_in_the_tree_is_listed_as_unknown(cli, tmp_path):
     assert app["missing_profiles"] == [{"name": "settings.config", "named_by": ["docker/Dockerfile"],
                                         "why": "not in the linted files"}]
     assert app["profile"] is None or app["profile"]["name"] == "settings.common"
-    assert codes(tmp_path) == []
+    assert [(f["code"], f["message"].rpartition("(")[2]) for f in codes(tmp_path)] == [
+        ("CL125", "settings profile `proj.settings:Production`)")]
     text = cli("--show-apps", ".", cwd=tmp_path).stdout
     assert "settings profile: settings.config, not in the linted files: unknown, not checked; " \
            "DJANGO_SETTINGS_MODULE in docker/Dockerfile" in text
@@ -697,3 +698,44 @@ def test_the_env_reader_a_profile_takes_from_the_base_settings(cli, tmp_path):
         (tmp_path / "config/settings/production.py").read_text().replace("from .base import env\n", ""))
     (app,) = [a for a in show(cli, tmp_path) if a["profile"]["name"] == "config.settings.production"]
     assert app["settings"]["task_acks_late"]["value"] is False  # the star import alone binds it
+
+
+def test_a_configurations_class_for_ci_or_derived_from_a_test_class_is_not_checked(cli, tmp_path):
+    """django-configurations classes are named in CamelCase
+    (``ContinuousIntegration``), and a class derived from a test class
+    (``Review(Test)``) runs tasks as the tests do: neither is checked, so
+    their eager flag and acks_late off raise nothing; ``Production`` is."""
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/settings.py
+        from configurations import Configuration
+        class Base(Configuration):
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            CELERY_TASK_ACKS_LATE = True
+            CELERY_TASK_REJECT_ON_WORKER_LOST = True
+            CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+        class Test(Base):
+            CELERY_TASK_ALWAYS_EAGER = True
+            CELERY_TASK_ACKS_LATE = False
+        class ContinuousIntegration(Test):
+            """CI settings."""
+        class Review(Test):
+            """A review app's settings."""
+        class Production(Base):
+            pass
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        os.environ.setdefault("DJANGO_CONFIGURATION", "Production")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    profiles = by_profile(show(cli, tmp_path))
+    assert sorted(profiles) == ["proj.settings:ContinuousIntegration", "proj.settings:Production",
+                                "proj.settings:Review"]
+    assert {name: p["profile"]["checked"] for name, p in profiles.items()} == {
+        "proj.settings:ContinuousIntegration": False, "proj.settings:Production": True,
+        "proj.settings:Review": False}
+    assert [(f["code"], f["message"].rpartition("(")[2]) for f in codes(tmp_path)] == [
+        ("CL125", "settings profile `proj.settings:Production`)")]

@@ -33,9 +33,11 @@ from .tree_files import PROFILE_FILES as _LAUNCH, TreeFiles, shared_tree_files
 
 _NOT_DEPLOYED = re.compile(
     r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|devstack|local|locals|debug"
-    r"|sample|example|examples|e2e|selenium|travis|github|jenkins|docs?|documentation|sphinx)(?:[_-].*)?$",
+    r"|sample|example|examples|e2e|selenium|travis|github|jenkins|docs?|documentation|sphinx"
+    r"|continuous[_-]integration)(?:[_-].*)?$",
     re.IGNORECASE,
 )
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # ``ContinuousIntegration``: words as ``_`` would part them
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Profile:
     cls: str | None = None
     why: str = ""  # why it is a profile
     named_by: list[str] = field(default_factory=list)  # files that set DJANGO_SETTINGS_MODULE to it
+    extends: tuple[str, ...] = ()  # a django-configurations class: the names of the classes it derives from
 
     def as_dict(self, checked: bool) -> dict:
         out = {"name": self.name, "module": self.module, "path": self.path, "checked": checked, "why": self.why}
@@ -59,13 +62,20 @@ class Profile:
 def deployed_name(name: str) -> bool:
     """A profile name that is not a test, CI, development or local one."""
     last = name.replace(":", ".").rsplit(".", 2)
-    return not any(_NOT_DEPLOYED.match(part) for part in last[-2:] if part not in ("settings", "config", "conf"))
+    return not any(_NOT_DEPLOYED.match(_CAMEL.sub("_", part)) for part in last[-2:]
+                   if part not in ("settings", "config", "conf"))
 
 
 def wanted(profile: Profile, configured: tuple[str, ...], tests: frozenset[str] = frozenset()) -> bool:
+    """Whether the rules check ``profile``: those ``settings-profiles``
+    names, else one whose name is not a test, CI or development one, nor
+    (unless a file names it) a class derived from such a class (the
+    ``ContinuousIntegration(Test)`` of django-configurations)."""
     if configured:
         last = profile.name.replace(":", ".").rsplit(".", 1)[-1]
         return profile.name in configured or last in configured or profile.module in configured
+    if not profile.named_by and not all(deployed_name(b) for b in profile.extends):
+        return False
     return deployed_name(profile.name) and profile.path not in tests
 
 
@@ -323,7 +333,7 @@ def find_profiles(m, app) -> list[Profile]:
     if not any(links[p] for p in family if p != dpath):  # nothing builds on another: one module
         classes = _configuration_classes(m, default)
         return ([Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class",
-                         named_by=_naming(m, cls)) for cls in classes]
+                         named_by=_naming(m, cls), extends=_ancestors(m, f"{default}.{cls}")) for cls in classes]
                 or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
     modules: dict[str, str] = {}
     for path in family:
@@ -419,6 +429,21 @@ def _configuration_classes(m, module: str) -> list[str]:
     bases = {b.rpartition(".")[2] for f in mine for b in f["bases"]}
     named = _named(m, "django_configuration")
     return [f["name"] for f in mine if f["name"] not in bases or f["name"] in named]
+
+
+def _ancestors(m, qname: str) -> tuple[str, ...]:
+    """The names of the classes of the project ``qname`` derives from."""
+    out: list[str] = []
+    todo, seen = [qname], {qname}
+    while todo and len(seen) < 100:
+        cls = m.classes.get(todo.pop())
+        for base in cls["bases"] if cls else ():
+            key = base if base in m.classes else f"{cls['module']}.{base}"
+            if key in m.classes and key not in seen:
+                seen.add(key)
+                todo.append(key)
+                out.append(m.classes[key]["name"])
+    return tuple(out)
 
 
 def with_profiles(m, apps: dict) -> dict:
