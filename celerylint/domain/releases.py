@@ -48,6 +48,7 @@ class Delete:
     outlives_task: bool = False  # the task that took it is killed before its TTL ends (``outlives``)
     branches: tuple[Branch, ...] = ()  # the branches the delete is in
     kept: bool = False  # its function keeps the key on some path: a marker (``_mark_kept``)
+    enumerated: bool = False  # the key is the variable of a ``for`` loop around the delete: a bulk delete
 
 
 def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, ctx: FileContext) -> Fix | None:
@@ -92,6 +93,13 @@ class TakeTracker(IfGuards):
         self.passed: dict[tuple[str, str, int], str] = {}
         self.branch_kinds: dict[int, cst.If | None] = {}  # id of a block -> its branch (``Branch``)
         self.branches: list[Branch] = []
+        self.loop_names: list[set[str]] = []  # the names each enclosing ``for`` binds
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loop_names.append({n.value for n in _names(node.target)})
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loop_names.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(TakeScope())
@@ -175,7 +183,9 @@ class TakeTracker(IfGuards):
             self.deletes.append(Delete(node, a.value, texts, stable_texts(a.value, self.ctx),
                                        key_says_lock(a.value, self.ctx), self.handler(), take, fix, kind,
                                        self._parameter(a.value) and self.handler(), self._position(a.value),
-                                       outlives(take, self.ctx), tuple(self.branches)))
+                                       outlives(take, self.ctx), tuple(self.branches),
+                                       enumerated=isinstance(a.value, cst.Name)
+                                       and any(a.value.value in names for names in self.loop_names)))
 
     def note_pass(self, node: cst.Call) -> None:
         """``self.<method>(key)`` / ``cls.<method>(key)`` in a method, or
@@ -244,13 +254,22 @@ class TakeTracker(IfGuards):
             return f"was taken with `{d.take.method}` in this function"
         if any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):
             return "is taken as a lock elsewhere in this module"
-        if d.named:
+        if d.named and not d.enumerated:  # a loop deleting many keys clears them (an operator's cleanup)
             return "is named as a lock"
         if d.of_parameter and self.takers:
             return f"`{self.takers[0]}()` of this module takes as a lock"
         if d.parameter is not None and d.parameter in self.passed:
             return f"`{self.passed[d.parameter]}()` takes as a lock and passes here"
         return None
+
+
+def _names(target: cst.BaseExpression):
+    """The names a ``for`` target binds (``key``, ``key, value``)."""
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names(element.value)
 
 
 def _context_manager(cls: cst.ClassDef) -> bool:

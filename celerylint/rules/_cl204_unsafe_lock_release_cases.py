@@ -37,6 +37,14 @@ _APP = """
 """
 
 VALID = (
+    # an operator's cleanup: every stuck lock a scan finds, deleted in a loop
+    Valid("""
+        import redis
+        client = redis.Redis()
+        def clear_stuck_locks():
+            for locked_task in client.scan_iter(match="TASK_LOCK*"):
+                client.delete(locked_task)
+    """),
     Valid("""
         # a debounce marker: kept on success until its TTL ends, deleted only to undo it when nothing was started
         from django.core.cache import caches
@@ -211,6 +219,16 @@ VALID = (
 )
 
 INVALID = (
+    # a lock taken and released in a loop is still released blindly
+    Invalid("""
+        import redis
+        client = redis.Redis()
+        def sync_all(accounts):
+            for lock_key in (f"lock:{a}" for a in accounts):
+                if client.set(lock_key, 1, nx=True, ex=60):
+                    sync(lock_key)
+                    client.delete(lock_key)
+    """, message="was taken with `set` in this function"),
     # a context manager that takes the key in __init__ and deletes it in __exit__
     Invalid("""
         import redis

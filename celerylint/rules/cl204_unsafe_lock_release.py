@@ -41,7 +41,9 @@ class UnsafeLockRelease(TakeTracker, Rule):
       `__exit__` without `__enter__` that deletes a key some other method
       takes may reset a marker, and is not judged so);
     - or its name says lock (`lock_key`, `"import-lock"`, `LOCK_ID`; not
-      `block` or `clock`).
+      `block` or `clock`), unless it is the variable of a `for` loop around
+      the delete: a loop deleting the keys a scan found clears stuck locks,
+      an operator's cleanup, not a holder's release.
 
     redis-py `Lock.release()` and a Lua compare-and-delete
     (`eval`/`evalsha`/`register_script`) are correct and never reported. A
