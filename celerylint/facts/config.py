@@ -277,6 +277,8 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         if self.ctx.at_module_level and self.ctx.module_name and self.ctx.imported_name(func) == "djcelery.setup_loader":
             self._djcelery(node)
             return
+        if node.args and isinstance(func, (cst.Name, cst.Attribute)):
+            self.note_app_passed(node)
         if not isinstance(func, cst.Attribute):
             self._django_settings_module(node)
             return

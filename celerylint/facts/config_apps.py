@@ -11,7 +11,12 @@
 - ``djcelery.setup_loader()`` (django-celery), ``DJANGO_SETTINGS_MODULE`` and ``DJANGO_CONFIGURATION``
   set with ``os.environ.setdefault``;
 - ``app_key``: which app a receiver (``app``, ``app.conf``, ``current_app``,
-  an imported app) stands for.
+  an imported app) stands for; in a module-level function, a parameter
+  stands for the apps passed to it (``def configure(app):
+  app.config_from_object(...)``): the key ``?param:<module>.<function>#<i>``,
+  which the model replaces with the apps of the ``app_passed`` facts
+  (``domain/celeryconf/passed_apps.py``), and ``app_passed`` records
+  ``configure(celery_app)``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from ..api.context import FileContext
 from ..domain.tasks import APP_FACTORIES, APP_OBJECTS
 from .config_redis import string as _string
 
+PARAMETER = "?param:"  # an app key standing for the apps passed to a function
 _CTOR_SETTINGS = {"broker": "broker_url", "backend": "result_backend", "include": "include"}
 _CTOR_IGNORED = frozenset({
     "main", "loader", "amqp", "events", "log", "control", "set_as_current", "tasks", "fixups",
@@ -50,10 +56,38 @@ class AppCalls:
             bound = self.ctx.lookup(node.value)
             if isinstance(bound, cst.Call) and self.ctx.imported_name(bound.func) in APP_FACTORIES:
                 return f"{self.module}:{node.value}"
-            return None
+            return self._parameter(node.value) if bound is None else None
         if self.ctx.imported_name(node) in APP_OBJECTS:
             return "*"
         return None
+
+    def _parameter(self, name: str) -> str | None:
+        """The placeholder key of ``name`` as a positional parameter of the
+        module-level function it is used in (see the module's docstring)."""
+        function = self.ctx.function
+        module = self.ctx.module
+        if function is None or module is None or not any(s is function for s in module.body):
+            return None
+        names = [p.name.value for p in function.params.params]
+        if name not in names:
+            return None
+        return f"{PARAMETER}{self.module}.{function.name.value}#{names.index(name)}"
+
+    def note_app_passed(self, call: cst.Call) -> None:
+        """``configure(app)``: an app passed to a function of the project."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            callee = self.ctx.imports.get(func.value) or (
+                f"{self.module}.{func.value}" if func.value in self.ctx.module_functions else None)
+        else:
+            callee = self.ctx.imported_name(func)
+        if not callee:
+            return
+        for index, arg in enumerate(call.args):
+            if arg.keyword is not None or arg.star:
+                break
+            if isinstance(arg.value, cst.Name) and (key := self.app_key(arg.value)) and not key.startswith(PARAMETER):
+                self.ctx.fact("app_passed", call, app=key, callee=callee, index=index)
 
     def _made_by_project_factory(self, node: cst.BaseExpression) -> str | None:
         """``app = make_app("proj")`` at module level, then ``app.config_from_object(...)``:

@@ -398,3 +398,43 @@ def test_subclass_of_a_project_celery_subclass(cli, tmp_path):
     (app,) = apps(cli, tmp_path)
     assert app["variable"] == "app"
     assert app["settings"]["task_acks_late"] == {"state": "set", "value": True, "path": "proj/core.py", "line": 4}
+
+
+def test_an_app_configured_by_a_function_it_is_passed_to(cli, tmp_path):
+    """mozilla/ichnaea's shape: ``configure_celery(celery_app)``, the
+    function in another module loading the settings module on its
+    parameter; the app has that source, as if it loaded it itself.  A
+    function no app is passed to configures nothing, and one that updates
+    its parameter with what cannot be read makes the app's settings unknown."""
+    write(tmp_path, '''
+        # file: proj/__init__.py
+        # file: proj/settings.py
+        broker_url = "redis://localhost:6379/0"
+        task_acks_late = True
+        task_reject_on_worker_lost = True
+        worker_prefetch_multiplier = 8
+        # file: proj/config.py
+        def configure_celery(app):
+            app.config_from_object("proj.settings")
+        def configure_other(app):
+            app.config_from_object("proj.other_settings")
+        # file: proj/app.py
+        from celery import Celery
+        from proj.config import configure_celery
+        celery_app = Celery("proj")
+        configure_celery(celery_app)
+    ''')
+    (app,) = apps(cli, tmp_path)
+    assert [s.get("module") for s in app["sources"]] == [None, "proj.settings", None]
+    assert app["settings"]["worker_prefetch_multiplier"]["value"] == 8
+    assert codes(tmp_path) == [("CL103", "proj/settings.py", 4)]  # at the 8 read, not "not set" at the app
+    (tmp_path / "proj" / "flaskish.py").write_text(textwrap.dedent('''
+        from celery import Celery
+        def init_celery(celery, flask_app):
+            celery.conf.update(flask_app.config)
+        other_app = Celery("other")
+        init_celery(other_app, object())
+    '''))
+    by_var = {a["variable"]: a for a in apps(cli, tmp_path)}
+    assert by_var["other_app"]["unknown"] and by_var["celery_app"]["settings"]["task_acks_late"]["value"] is True
+    assert codes(tmp_path) == [("CL103", "proj/settings.py", 4)]  # nothing on other_app, whose settings are unknown

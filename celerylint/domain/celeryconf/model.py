@@ -24,6 +24,7 @@ from ...core.modules import absolute_module
 from .helpers import calls_resolver
 from .texts import read
 from .values_origin import STAR_IMPORT
+from .passed_apps import resolve as resolve_passed
 from .paths import SETTINGS_PATH
 from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import (
@@ -46,7 +47,7 @@ class Model:
     def __init__(self, project) -> None:
         self.project = project
         self.root = Path(project.settings.root)
-        facts = [f for f in project.facts if not is_test_path(f["path"])]
+        facts = resolve_passed([f for f in project.facts if not is_test_path(f["path"])])
         self.by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for f in facts:
             self.by_kind[f["kind"]].append(f)
