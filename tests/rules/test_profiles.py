@@ -738,3 +738,32 @@ def test_a_configurations_class_for_ci_or_derived_from_a_test_class_is_not_check
         "proj.settings:Review": False}
     assert [(f["code"], f["message"].rpartition("(")[2]) for f in codes(tmp_path)] == [
         ("CL125", "settings profile `proj.settings:Production`)")]
+
+
+def test_configurations_classes_under_a_folder_that_is_a_package_too(cli, tmp_path):
+    """suitenumerique/drive: ``src/backend/__init__.py`` makes ``backend`` a
+    package, while ``DJANGO_SETTINGS_MODULE`` says ``proj.settings`` (the
+    worker runs in ``backend/``): the classes of ``backend/proj/settings.py``
+    are still its profiles, and their settings are read."""
+    write(tmp_path / "backend", '''
+        # file: __init__.py
+        # file: proj/__init__.py
+        # file: proj/settings.py
+        from configurations import Configuration
+        class Base(Configuration):
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            CELERY_TASK_ACKS_LATE = True
+        class Production(Base):
+            CELERY_TASK_ACKS_LATE = False
+        # file: proj/celery_app.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        os.environ.setdefault("DJANGO_CONFIGURATION", "Production")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+    ''')
+    (app,) = show(cli, tmp_path)
+    assert app["profile"]["name"] == "proj.settings:Production"
+    assert app["settings"]["task_acks_late"] == {"state": "set", "value": False,
+                                                 "path": "backend/proj/settings.py", "line": 6}

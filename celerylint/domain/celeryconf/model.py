@@ -133,6 +133,17 @@ class Model:
                 return rel
         return None
 
+    def class_key(self, module: str, cls: str) -> str:
+        """The key in ``classes`` of class ``cls`` of ``module`` as a setting
+        names it: the module's file may have another name here
+        (``DJANGO_SETTINGS_MODULE=proj.settings`` for ``backend/proj/settings.py``
+        when ``backend/`` is a package too)."""
+        qname = f"{module}.{cls}"
+        if qname in self.classes:
+            return qname
+        path = self.path_of(module)
+        return next((k for k, f in self.classes.items() if f["path"] == path and f["name"] == cls), qname)
+
     def source(self, module: str, django: bool, namespace: str | None, cls: str | None = None) -> Source | None:
         path = self.path_of(module)
         if path is None:
@@ -143,7 +154,7 @@ class Model:
         handed: list[tuple[int, Container[str]]] = []  # where the chain hands its globals: (index into ``assignments``, names)
         self._flatten(module, assignments, files, problems, set(), handed)
         if cls is not None:  # a django-configurations class: its settings after the module's
-            assignments.extend(class_settings(self, f"{module}.{cls}", files, problems))
+            assignments.extend(class_settings(self, self.class_key(module, cls), files, problems))
         if django and not any(a.name.startswith(("CELERY", "BROKER")) for a in assignments):
             problems.append("no Celery setting is visible at module level of the Django settings")
         runtime = (handed[0][0], union_names(names for _, names in handed)) if handed else None

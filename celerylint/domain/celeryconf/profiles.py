@@ -333,7 +333,7 @@ def find_profiles(m, app) -> list[Profile]:
     if not any(links[p] for p in family if p != dpath):  # nothing builds on another: one module
         classes = _configuration_classes(m, default)
         return ([Profile(f"{default}:{cls}", default, dpath, cls, why="django-configurations class",
-                         named_by=_naming(m, cls), extends=_ancestors(m, f"{default}.{cls}")) for cls in classes]
+                         named_by=_naming(m, cls), extends=_ancestors(m, m.class_key(default, cls))) for cls in classes]
                 or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
     modules: dict[str, str] = {}
     for path in family:
@@ -361,7 +361,8 @@ def find_profiles(m, app) -> list[Profile]:
         if classes:
             for cls in classes:
                 profiles.append(Profile(f"{module}:{cls}", module, path, cls, why="django-configurations class",
-                                        named_by=sorted(set(named.get(module, ())) | set(_naming(m, cls)))))
+                                        named_by=sorted(set(named.get(module, ())) | set(_naming(m, cls))),
+                                        extends=_ancestors(m, m.class_key(module, cls))))
             continue
         profiles.append(Profile(module, module, path, why=why, named_by=sorted(set(named.get(module, ())))))
     return (profiles or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
@@ -425,7 +426,8 @@ def _configuration_classes(m, module: str) -> list[str]:
         return cls["configuration"] or any(is_configuration(b if b in m.classes else f"{cls['module']}.{b}", depth + 1)
                                            for b in cls["bases"])
 
-    mine = [f for q, f in m.classes.items() if f["module"] == module and is_configuration(q)]
+    path = m.path_of(module)
+    mine = [f for q, f in m.classes.items() if f["path"] == path and is_configuration(q)]
     bases = {b.rpartition(".")[2] for f in mine for b in f["bases"]}
     named = _named(m, "django_configuration")
     return [f["name"] for f in mine if f["name"] not in bases or f["name"] in named]
