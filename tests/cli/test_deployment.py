@@ -560,6 +560,17 @@ def test_helm_chart_rendered_with_its_values(cli, tmp_path):
         ("CL121", "chart/templates/worker.yaml"), ("CL122", "chart/templates/worker.yaml")]
 
 
+def test_helm_templates_in_folders_of_templates_are_rendered(cli, tmp_path):
+    """Helm renders every template under ``templates/``, at any depth
+    (``templates/rollout/worker.yaml``), but partials and ``tests/`` hooks."""
+    write(tmp_path, APP, CHART.replace("# file: chart/templates/worker.yaml", "# file: chart/templates/rollout/worker.yaml"),
+          CHART[CHART.index("# file: chart/templates/beat.yaml"):].replace("templates/beat.yaml", "templates/tests/beat.yaml")
+          .replace('{{- if and .Values.beat.enabled (eq .Values.beat.mode "separate") }}', "").replace("{{- end }}", ""))
+    found = processes(cli, tmp_path)
+    assert set(found) == {("helm", "worker/worker")}
+    assert found[("helm", "worker/worker")]["path"] == "chart/templates/rollout/worker.yaml"
+
+
 def test_helm_values_a_release_may_change_are_unknown(cli, tmp_path):
     """Another values file of the chart setting the replicas differently, or
     an autoscaler the chart renders, makes the replicas unknown; a condition
@@ -749,3 +760,21 @@ def test_an_app_only_beat_runs_is_not_checked_for_worker_settings(cli, tmp_path)
     _, findings, _ = lint_json(tmp_path, "--select", "CL101,CL103")
     assert sorted((f["code"], f["path"]) for f in findings) == [
         ("CL101", "backend/onyx/celery/apps/beat.py"), ("CL103", "backend/onyx/celery/apps/beat.py")]
+
+
+def test_the_launch_files_beside_a_python_folder_without_init_are_read(tmp_path):
+    """Every Python file in ``backend/`` (no ``__init__.py``), the Procfile
+    at the project's root: it is the deployment of that code, and its
+    ``--prefetch-multiplier 1`` answers CL103."""
+    write(tmp_path, '''
+        # file: backend/worker.py
+        from celery import Celery
+        app = Celery("worker", broker="redis://localhost")
+        app.conf.task_acks_late = True
+        app.conf.task_reject_on_worker_lost = True
+        # file: Procfile
+        worker: cd backend && celery -A worker worker --prefetch-multiplier 1
+    ''')
+    (tmp_path / ".git").mkdir()
+    rc, findings, _ = lint_json(tmp_path, "--no-cache", "--select", "CL103")
+    assert (rc, findings) == (0, [])

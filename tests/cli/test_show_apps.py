@@ -161,3 +161,22 @@ def test_each_project_is_read_whole_and_shows_the_apps_under_the_paths(cli, tmp_
     assert sorted((a["variable"], a["path"]) for a in everything) == [
         ("api", "svc/api/celery.py"), ("app", "top/celery.py"), ("other", "other/celery.py")]
     assert [a["variable"] for a in show_apps_from(cli, tmp_path, "svc")] == ["api"]
+
+
+def test_a_worker_naming_a_folder_without_init_starts_its_celery_module(cli, tmp_path):
+    """``celery -A proj worker`` with ``proj/celery.py`` and no
+    ``proj/__init__.py``: Celery imports the namespace package and, finding
+    no app on it, takes ``proj.celery``; a command naming a module that
+    makes the app by a factory call is that app's command line too."""
+    write(tmp_path, '''
+        # file: proj/celery.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        # file: Procfile
+        worker: celery -A proj worker --concurrency 3
+    ''')
+    (app,) = apps(cli, tmp_path)
+    assert [(c["path"], c["app"], c["options"]) for c in app["worker_command_lines"]] == [
+        ("Procfile", "proj", {"concurrency": "3"})]
+    assert [(p["kind"], p["name"], p["options"]) for p in app["processes"]] == [
+        ("procfile", "worker", {"concurrency": "3"})]

@@ -91,15 +91,17 @@ def tree_files(root: Path, linted: Path, python_files: Iterable[str]) -> TreeFil
 
 
 def linted_tree(m) -> Path:
-    """The directory holding every linted file: the project being linted, not
-    everything beside it under the repository root."""
+    """The directory whose launch files deploy the linted files: the
+    project's root, which a run reads whole (run/focus.py), however its
+    Python files are laid out (all of them in ``backend/`` without
+    ``__init__.py``, the Procfile and manifests beside it); for files linted
+    outside any project, the directory holding them all."""
     try:
         common = os.path.commonpath([os.path.dirname(p) or "." for p in m.project.python_files])
     except ValueError:  # no files, or absolute and relative paths mixed
         common = ""
-    files = set(m.project.python_files)
-    while common and f"{common}/__init__.py" in files:  # a package: its launch files are beside it
-        common = os.path.dirname(common)
+    if not common.startswith(("/", "..")):
+        common = ""
     return Path(m.root) / common
 
 

@@ -152,5 +152,11 @@ def env_overrides(m) -> list[EnvOverride]:
 
 
 def commands_for(m, app) -> list[WorkerCommand]:
+    """The command lines that may start ``app``: by its module, or by a
+    module that names it in another way (``domain/deploy/apps.py``), as the
+    deployment rules tie processes to apps."""
+    from ..deploy.apps import named_apps
+
     module, _, var = app.key.rpartition(":")
-    return [c for c in worker_commands(m) if c.starts(module, var)]
+    return [c for c in worker_commands(m)
+            if c.starts(module, var) or (c.app and "$" not in c.app and app.key in named_apps(m, c.app))]

@@ -14,7 +14,10 @@ more):
   with ``.<the -A module>``.
 - The ``-A`` module is a file of the tree by its path, in folders without
   ``__init__.py`` (``-A app.c.worker.celery_app`` for ``app/c/worker.py``,
-  whose app's key is ``worker:celery_app``): the one app made there.
+  whose app's key is ``worker:celery_app``): the one app made there; or a
+  folder without ``__init__.py`` whose ``celery.py`` makes one app (``-A
+  proj`` for ``proj/celery.py``: ``find_app`` imports the namespace package
+  and, finding no app on it, tries ``proj.celery``).
 - The ``-A`` module imports the app from where it is made
   (``from app.celery_app import celery_app`` in ``app/worker.py``): Celery
   finds an app among the module's attributes (``celery.app.utils.find_app``),
@@ -94,7 +97,8 @@ def _named(m, target: str) -> set[str]:
                  and (not attr or k.rpartition(":")[2] == attr)]
     if len({k.rpartition(":")[0] for k in by_suffix}) == 1:
         return set(by_suffix)
-    in_file = _apps_in_file(m, module, attr) or (_apps_in_file(m, owner, name) if owner and not attr else set())
+    in_file = (_apps_in_file(m, module, attr) or (_apps_in_file(m, owner, name) if owner and not attr else set())
+               or (_apps_in_file(m, module + ".celery", "") if not attr else set()))
     if in_file:
         return in_file
     found = _module_file(m, module)

@@ -33,9 +33,11 @@ from .process import Process
 from .yamlfile import documents
 
 MAX_TEMPLATES = 200
-_PART = re.compile(r"^(?:(.*)/)?(?:values\.ya?ml|templates/[^/]+\.ya?ml)$")
+_PART = re.compile(r"^(?:(.*)/)?(?:values\.ya?ml|templates/(?:[^/]+/)*[^/]+\.ya?ml)$")
 _VALUES = re.compile(r"^values[\w.-]*\.ya?ml$")
-_TEMPLATE = re.compile(r"^[^_][^/]*\.ya?ml$")
+# a template at any depth of ``templates/`` (Helm renders them all), not a
+# partial (``_x.yaml``) nor a ``helm test`` hook (``tests/``)
+_TEMPLATE = re.compile(r"^(?!tests/)(?:[^/]+/)*[^_/][^/]*\.ya?ml$")
 _SCALERS = frozenset({"HorizontalPodAutoscaler", "ScaledObject"})
 
 

@@ -99,16 +99,23 @@ class _Reader:
         return out
 
     def chart_files(self, chart: str) -> list[str]:
-        """The files of a chart directory and of its ``templates/``, relative to it."""
+        """The files of a chart directory and of its ``templates/`` at any
+        depth (at most ``helm.MAX_TEMPLATES`` folders), relative to it."""
         prefix = chart + "/" if chart else ""
         if self.root is None:
             return [p[len(prefix):] for p in self.texts if p.startswith(prefix)]
-        out = []
-        for sub in ("", "templates/"):
+        out: list[str] = []
+        folders = ["", "templates/"]
+        while folders and len(folders) < helm.MAX_TEMPLATES:
+            sub = folders.pop(0)
             try:
-                out += [sub + n for n in sorted(os.listdir(self.root / (prefix + sub or ".")))]
+                names = sorted(os.listdir(self.root / (prefix + sub or ".")))
             except OSError:
                 continue
+            out += [sub + n for n in names]
+            if sub:  # the folders of ``templates/``
+                folders += [f"{sub}{n}/" for n in names if (self.root / (prefix + sub + n)).is_dir()
+                            and not (self.root / (prefix + sub + n)).is_symlink()]
         return out
 
     def text_of(self, path: str) -> str | None:
