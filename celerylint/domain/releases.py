@@ -94,6 +94,7 @@ class TakeTracker(IfGuards):
         self.branch_kinds: dict[int, cst.If | None] = {}  # id of a block -> its branch (``Branch``)
         self.branches: list[Branch] = []
         self.loop_names: list[set[str]] = []  # the names each enclosing ``for`` binds
+        self.stored: set[str] = set()  # stable key texts a plain ``set`` (no NX) writes: records, not takes
 
     def visit_For(self, node: cst.For) -> None:
         self.loop_names.append({n.value for n in _names(node.target)})
@@ -187,6 +188,14 @@ class TakeTracker(IfGuards):
                                        enumerated=isinstance(a.value, cst.Name)
                                        and any(a.value.value in names for names in self.loop_names)))
 
+    def note_store(self, node: cst.Call) -> None:
+        """``<client>.set(key, value)`` without NX, seen by the rule: the key
+        is overwritten whoever holds it, so this module keeps a record
+        under it (an editor's lock id the caller checks), not an exclusive
+        take; its name alone makes it no lock."""
+        if node.args and node.args[0].keyword is None and not node.args[0].star:
+            self.stored.update(stable_texts(node.args[0].value, self.ctx))
+
     def note_pass(self, node: cst.Call) -> None:
         """``self.<method>(key)`` / ``cls.<method>(key)`` in a method, or
         ``<module function>(..., key)`` in any function, that took ``key`` as
@@ -254,7 +263,9 @@ class TakeTracker(IfGuards):
             return f"was taken with `{d.take.method}` in this function"
         if any(t in self.module_keys and (d.handler or self.module_keys[t]) for t in d.stable):
             return "is taken as a lock elsewhere in this module"
-        if d.named and not d.enumerated:  # a loop deleting many keys clears them (an operator's cleanup)
+        # a loop deleting many keys clears them (an operator's cleanup); a key this
+        # module overwrites with a plain ``set`` is a record kept there
+        if d.named and not d.enumerated and not any(t in self.stored for t in d.stable):
             return "is named as a lock"
         if d.of_parameter and self.takers:
             return f"`{self.takers[0]}()` of this module takes as a lock"

@@ -37,6 +37,21 @@ _APP = """
 """
 
 VALID = (
+    # a document-lock service: the lock id is the editor's, overwritten by
+    # ``lock`` and compared by the caller before ``unlock``
+    Valid("""
+        from django.core.cache import cache
+        class DocumentLock:
+            def __init__(self, doc_id):
+                self.doc_id = doc_id
+            @property
+            def _lock_key(self):
+                return f"editlock:{self.doc_id}"
+            def lock(self, value):
+                cache.set(self._lock_key, value, timeout=1800)
+            def unlock(self):
+                cache.delete(self._lock_key)
+    """),
     # an operator's cleanup: every stuck lock a scan finds, deleted in a loop
     Valid("""
         import redis

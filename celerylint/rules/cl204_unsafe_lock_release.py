@@ -14,6 +14,9 @@ from ..domain.releases import TEST_PATHS_EXCLUDED, TakeTracker, release_message
 from ..rule import All, Finding, Invalid, Rule, Valid
 
 
+_STORE = frozenset({"set"})  # without NX (``lock_take`` has taken those): a plain write
+
+
 class UnsafeLockRelease(TakeTracker, Rule):
     """
     ## What it does
@@ -42,8 +45,11 @@ class UnsafeLockRelease(TakeTracker, Rule):
       takes may reset a marker, and is not judged so);
     - or its name says lock (`lock_key`, `"import-lock"`, `LOCK_ID`; not
       `block` or `clock`), unless it is the variable of a `for` loop around
-      the delete: a loop deleting the keys a scan found clears stuck locks,
-      an operator's cleanup, not a holder's release.
+      the delete (a loop deleting the keys a scan found clears stuck locks,
+      an operator's cleanup, not a holder's release), or the module writes
+      it with a plain `set` (no NX): a key overwritten whoever holds it is a
+      record kept there (an editor's lock id, which the caller compares),
+      not an exclusive take.
 
     redis-py `Lock.release()` and a Lua compare-and-delete
     (`eval`/`evalsha`/`register_script`) are correct and never reported. A
@@ -519,6 +525,10 @@ class UnsafeLockRelease(TakeTracker, Rule):
             self.note_take(node, take)
             return
         self.note_pass(node)
+        stored = receiver(node, _STORE)
+        if stored is not None and client_kind(stored[1], self.ctx, conditional=True) is not None:
+            self.note_store(node)
+            return
         found = receiver(node, RELEASE_METHODS)
         if found is None or has_star(node) or not node.args:
             return
