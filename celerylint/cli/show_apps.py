@@ -337,7 +337,8 @@ def _source_text(source: dict[str, Any]) -> str:
     if source["kind"] in ("app", "defaults"):
         return source["description"]
     if source["kind"] == "config_from_object":
-        text = f"config_from_object({source['target']!r}) at {source['path']}:{source['line']}"
+        target = "an expression celerylint cannot read" if source["target"] is None else repr(source["target"])
+        text = f"config_from_object({target}) at {source['path']}:{source['line']}"
     else:
         what = {"django": "Django settings", "class": "configuration class"}.get(source["kind"], "module")
         namespace = f", namespace {source['namespace']!r}" if source.get("namespace") else ""

@@ -180,3 +180,15 @@ def test_a_worker_naming_a_folder_without_init_starts_its_celery_module(cli, tmp
         ("Procfile", "proj", {"concurrency": "3"})]
     assert [(p["kind"], p["name"], p["options"]) for p in app["processes"]] == [
         ("procfile", "worker", {"concurrency": "3"})]
+
+
+def test_a_configuration_source_that_cannot_be_read_is_said_so(cli, tmp_path):
+    write(tmp_path, '''
+        # file: app.py
+        import os
+        from celery import Celery
+        app = Celery("x")
+        app.config_from_object(os.environ["CELERY_CONFIG_MODULE"])
+    ''')
+    text = cli("--show-apps", ".", cwd=tmp_path).stdout
+    assert "  source: config_from_object(an expression celerylint cannot read) at app.py:4 (unknown: " in text
