@@ -44,7 +44,7 @@ def read_name(node: ast.AST) -> str | None:
 
 
 class ConfReads(SyntaxCollector):
-    REQUIRES = (Regex(rb"\.conf\s*[.\[]"),)  # as the configuration collector's: one search for both
+    REQUIRES = (Regex(rb"(?<!django)\.conf\s*[.\[]"),)  # not ``django.conf.urls``
     CONSUMERS = ("CL107", "CL110")
     PATHS = TEST_PATHS_EXCLUDED
 
