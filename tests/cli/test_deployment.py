@@ -778,3 +778,38 @@ def test_the_launch_files_beside_a_python_folder_without_init_are_read(tmp_path)
     (tmp_path / ".git").mkdir()
     rc, findings, _ = lint_json(tmp_path, "--no-cache", "--select", "CL103")
     assert (rc, findings) == (0, [])
+
+
+def test_worker_command_lines_a_script_builds_in_a_variable(cli, tmp_path):
+    """yogeshojha/rengine: a function builds ``celery ... -Q $1`` in a
+    variable that the script ``eval``s, and ``commands+="celery ..."``
+    collects others: each is a worker (its queues unknown where they come
+    from an argument), so CL123 does not take the one written out plainly
+    for the only one."""
+    write(tmp_path, APP, '''
+        # file: proj/tasks.py
+        from proj.celery import app
+        @app.task
+        def report():
+            pass
+        # file: celery-entrypoint.sh
+        #!/bin/bash
+        worker_cmd() {
+            local cmd="celery -A proj worker -Q $1 -n $1@%h"
+            echo "$cmd &"
+        }
+        commands=""
+        commands+="celery -A proj worker -Q default &"$'\\n'
+        celery -A proj worker -Q main_queue &
+        eval "$(worker_cmd reports)"
+        eval "$commands"
+        wait
+        # file: docker-compose.yml
+        services:
+          worker:
+            entrypoint: ./celery-entrypoint.sh
+    ''')
+    found = sorted(p["options"].get("queues", "") for p in show(cli, tmp_path)[0]["processes"])
+    assert found == ["?", "default", "main_queue"]
+    _, findings, _ = lint_json(tmp_path, "--no-cache", "--select", "CL123")
+    assert findings == []

@@ -129,6 +129,9 @@ def _parse_segment(words: list[str]) -> Command | None:
         return None  # ``echo "start celery worker"``, ``pkill -f "celery beat"``
     for i, word in enumerate(words):
         if " " in word and "celery" in word:  # ``sh -c "celery -A proj worker"``
+            name, eq, value = word.partition("=")
+            if eq and name.rstrip("+").isidentifier():  # ``cmd="celery ... -Q $1"``, ``cmds+="..."``: run later by eval
+                return parse_text(value)
             return parse_text(word)
         name = _program(word)
         if name in ("celeryd", "celerybeat", "celeryd-multi"):
