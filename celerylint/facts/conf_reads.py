@@ -1,8 +1,13 @@
 """Names the project reads back from an app's configuration: ``x.conf.get("k")``,
 ``x.conf["k"]``, ``x.conf.k`` and ``getattr(x.conf, "k")`` where a value is
-read (not assigned).  A key the project puts into ``app.conf`` and reads
-again (its own list of schedules, a copied ``CELERY_`` name) is its own,
-not a misspelt setting Celery ignores: CL107 leaves those alone.
+read (not assigned), and the ``CELERY_``/``BROKER_`` names it reads from
+Django's settings (``settings.CELERY_ROUTES``, ``getattr(settings, ...)``).
+A key the project puts into ``app.conf`` and reads again (its own list of
+schedules, a Celery-like name it reads itself) is its own, not a misspelt
+setting Celery ignores (CL107).  ``copied``: the names read in the value of
+an assignment to a ``conf`` (``app.conf.task_routes = settings.CELERY_ROUTES``)
+or in ``conf.update(...)``: the project hands them to Celery itself, so an
+old name there is its own variable, which CL109 must not rename.
 
 Any receiver counts (``sender.conf`` in a signal handler, ``self.conf``):
 more reads, fewer findings.  One fact per file: ``names``, sorted."""
@@ -10,12 +15,14 @@ more reads, fewer findings.  One fact per file: ``names``, sorted."""
 from __future__ import annotations
 
 import ast
+import re
 
 from ..api.syntax import SyntaxCollector
 from ..api.needles import Regex
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
 CONF_READ = "conf-read"
+_CELERY_NAME = re.compile(r"(?:CELERY|BROKER)_?[A-Z]")
 _METHODS = frozenset({"get", "setdefault", "pop"})
 
 
@@ -27,30 +34,56 @@ def _literal(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+def _is_settings(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "settings"
+
+
 def read_name(node: ast.AST) -> str | None:
-    """The literal name ``node`` reads from a ``conf``, or None."""
-    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _is_conf(node.value):
-        return node.attr
+    """The literal name ``node`` reads from a ``conf`` (or a Celery name
+    from ``settings``), or None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        if _is_conf(node.value):
+            return node.attr
+        return node.attr if _is_settings(node.value) and _CELERY_NAME.match(node.attr) else None
     if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _is_conf(node.value):
         return _literal(node.slice)
     if isinstance(node, ast.Call) and node.args:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in _METHODS and _is_conf(func.value):
             return _literal(node.args[0])
-        if (isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2
-                and _is_conf(node.args[0])):
+        if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2 and (
+                _is_conf(node.args[0]) or _is_settings(node.args[0])):
             return _literal(node.args[1])
     return None
 
 
 class ConfReads(SyntaxCollector):
-    REQUIRES = (Regex(rb"(?<!django)\.conf\s*[.\[]"),)  # not ``django.conf.urls``
-    CONSUMERS = ("CL107", "CL110")
+    # not ``django.conf.urls``; ``settings.CELERY_X``, ``getattr(settings, "CELERY_X"...``
+    REQUIRES = (Regex(rb"(?<!django)\.conf\s*[.\[]"), Regex(rb"settings\s*(?:\.|,\s*[\"'])\s*(?:CELERY|BROKER)"))
+    CONSUMERS = ("CL107", "CL109")
     PATHS = TEST_PATHS_EXCLUDED
 
     def collect(self, tree: ast.Module) -> None:
         nodes = list(ast.walk(tree))
         called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}  # ``conf.update(...)``: a method, not a key
         names = {name for node in nodes if id(node) not in called and (name := read_name(node)) is not None}
-        if names:
-            self.file.fact(CONF_READ, names=sorted(names))
+        if not names:
+            return
+        copied = set()
+        for node in nodes:
+            given = _given_to_conf(node)
+            if given is not None:
+                copied.update(name for part in ast.walk(given) if (name := read_name(part)) is not None)
+        self.file.fact(CONF_READ, names=sorted(names), copied=sorted(copied))
+
+
+def _given_to_conf(node: ast.AST) -> ast.AST | None:
+    """The value ``node`` hands to a ``conf``: ``x.conf.k = v``,
+    ``x.conf["k"] = v``, ``x.conf.update(...)`` (its call)."""
+    if isinstance(node, ast.Assign) and any(
+            isinstance(t, (ast.Attribute, ast.Subscript)) and _is_conf(t.value) for t in node.targets):
+        return node.value
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update"
+            and _is_conf(node.func.value)):
+        return node
+    return None

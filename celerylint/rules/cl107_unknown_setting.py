@@ -82,7 +82,9 @@ class UnknownSetting(ConfigRule):
     is reported too, naming the option and where it belongs: on the task,
     its base class, or `task_annotations`. A name the project reads back
     from an app's `conf` (`sender.conf.get("beat_schedules")`, `conf["k"]`,
-    `conf.k`) is its own key kept there, not a misspelling, and is left alone.
+    `conf.k`), or a `CELERY_` name it reads from Django's settings
+    (`@app.task(max_retries=settings.CELERY_TASK_MAX_RETRIES)`), is its own
+    key, not a misspelling, and is left alone.
 
     ## Why is this bad?
     Celery ignores unknown names without a word. A misspelt

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import replace
 
 from ..domain.celeryconf.texts import read
+from ..facts.conf_reads import CONF_READ
 from ..domain.celeryconf.model import Assignment, Model, Source
 from ..domain.celeryconf.renames import already_set, rename_edit, where
 from ..domain.celeryconf.rulebase import ConfigRule, sources
@@ -37,11 +39,12 @@ def taken(old: str, new: str, first: Assignment, path: str) -> str:
             "wins, or repeat a keyword): delete one of them")
 
 
-def source_fix(m: Model, source: Source, t: Table) -> TextFix | None:
-    """Rename every old name of the source at once, so no mix results;
-    none when one of them cannot be renamed where it is written, or two
-    old names would become one new name."""
-    olds = [a for a in source.assignments if t.is_old(a.name, source.namespace) and not duplicate(source, a, t)]
+def source_fix(m: Model, source: Source, t: Table, kept: Container[str] = ()) -> TextFix | None:
+    """Rename every old name of the source at once (but those ``kept``), so
+    no mix results; none when one of them cannot be renamed where it is
+    written, or two old names would become one new name."""
+    olds = [a for a in source.assignments
+            if t.is_old(a.name, source.namespace) and not duplicate(source, a, t) and a.name not in kept]
     if not olds or len({a.path for a in olds}) != 1:
         return None
     renames = {a.name: t.renamed(a.name, source.namespace) for a in olds}
@@ -63,7 +66,10 @@ class DeprecatedSettingName(ConfigRule):
     `CELERY_ACKS_LATE`, `BROKER_URL`) in a Celery settings source, using the
     old-to-new mapping of Celery's newest release (`celery.app.defaults`, shipped with celerylint). Under
     `namespace="CELERY"`, the new spelling is `CELERY_` plus the upper-case
-    new name (`CELERY_WORKER_PREFETCH_MULTIPLIER`).
+    new name (`CELERY_WORKER_PREFETCH_MULTIPLIER`). An old name the project
+    hands to Celery itself (`app.conf.task_routes = settings.CELERY_ROUTES`)
+    is its own variable, and is left alone: Celery never reads it by that
+    name, and a rename would break the line that does.
 
     ## Why is this bad?
     The old names are deprecated and scheduled for removal in Celery 6.0:
@@ -114,6 +120,19 @@ class DeprecatedSettingName(ConfigRule):
     TAGS = ("configuration",)
 
     VALID = (
+        # the project copies its old-named setting into the app itself
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            from django.conf import settings
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            app.conf.task_routes = settings.CELERY_ROUTES
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://redis:6379/0"
+            CELERY_ROUTES = {"proj.tasks.spawn": {"queue": "spawn"}}
+        """),
         Valid("""
             # file: celeryconfig.py
             worker_prefetch_multiplier = 1
@@ -349,10 +368,13 @@ class DeprecatedSettingName(ConfigRule):
 
     def check_model(self, m: Model):
         t = table()
+        # names the project hands to Celery itself (``app.conf.task_routes = settings.CELERY_ROUTES``):
+        # its own variables, which a rename would break
+        read_back = {n for f in m.project.of_kind(CONF_READ) for n in f.get("copied", ())}
         for app in m.relevant_apps():
             for assigned in app.preconf.values():
                 for a in assigned:
-                    if not t.is_old(a.name, None):
+                    if not t.is_old(a.name, None) or a.name in read_back:
                         continue
                     new = t.to_new[a.name]
                     first = already_set(app.preconf, new, a)
@@ -366,10 +388,11 @@ class DeprecatedSettingName(ConfigRule):
         for source in sources(m):
             if source.namespace and not source.namespace.isupper():
                 continue
-            fix = None if source.django and not source.namespace else source_fix(m, source, t)
+            fix = None if source.django and not source.namespace else source_fix(m, source, t, read_back)
             first: Assignment | None = None
             for a in source.assignments:
-                if (source.django and not a.name.isupper()) or not t.is_old(a.name, source.namespace):
+                if (source.django and not a.name.isupper()) or not t.is_old(a.name, source.namespace) \
+                        or a.name in read_back:
                     continue
                 if source.django and not source.namespace:
                     spelled = f"CELERY_{t.to_new[a.name].upper()}"

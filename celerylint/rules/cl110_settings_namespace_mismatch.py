@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from ..facts.conf_reads import CONF_READ
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.settings_table import table
@@ -15,10 +14,10 @@ class SettingsNamespaceMismatch(ConfigRule):
     with `config_from_object("django.conf:settings")` without
     `namespace="CELERY"`, or with a lower-case namespace. Names that are
     also valid old names (`CELERY_RESULT_BACKEND`, `CELERY_TIMEZONE`) work
-    either way and are not counted, nor are names the project copies into
-    the app by hand (`app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE`,
-    any read of the name from a `conf`) or whose setting the app sets itself
-    (`app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER`).
+    either way and are not counted, nor are names whose setting the app
+    sets itself, as a project copying them by hand does
+    (`app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE`,
+    `app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER`).
 
     ## Why is this bad?
     Without the namespace Celery looks for `broker_url`/`BROKER_URL`, not
@@ -251,15 +250,14 @@ class SettingsNamespaceMismatch(ConfigRule):
 
     def check_model(self, m: Model):
         t = table()
-        read_back = {n for f in m.project.of_kind(CONF_READ) for n in f["names"]}
         for app in m.relevant_apps():
             source, config = app.source, app.config
             if source is None or not source.django or (source.namespace and source.namespace.isupper()):
                 continue
-            # a name copied into the app by hand (``app.conf.beat_schedule =
-            # app.conf.CELERY_BEAT_SCHEDULE``), or whose setting the app sets itself, is not lost
+            # a name whose setting the app sets itself (copied by hand: ``app.conf.beat_schedule =
+            # app.conf.CELERY_BEAT_SCHEDULE``) is not lost
             ignored = sorted({a.name for a in source.assignments
-                              if a.name.isupper() and a.name not in t.old and a.name not in read_back
+                              if a.name.isupper() and a.name not in t.old
                               and (new := t.canonical(a.name, "CELERY")) and new not in app.preconf})
             if not ignored:
                 continue
