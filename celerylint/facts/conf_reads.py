@@ -1,16 +1,19 @@
-"""Names the project reads back from an app's configuration: ``x.conf.get("k")``,
-``x.conf["k"]``, ``x.conf.k`` and ``getattr(x.conf, "k")`` where a value is
-read (not assigned), and the ``CELERY_``/``BROKER_`` names it reads from
-Django's settings (``settings.CELERY_ROUTES``, ``getattr(settings, ...)``).
-A key the project puts into ``app.conf`` and reads again (its own list of
-schedules, a Celery-like name it reads itself) is its own, not a misspelt
-setting Celery ignores (CL107).  ``copied``: the names read in the value of
-an assignment to a ``conf`` (``app.conf.task_routes = settings.CELERY_ROUTES``)
-or in ``conf.update(...)``: the project hands them to Celery itself, so an
-old name there is its own variable, which CL109 must not rename.
+"""Names the project reads back, one fact per file:
+
+- ``names``: those read from an app's ``conf`` (``x.conf.get("k")``,
+  ``x.conf["k"]``, ``x.conf.k``, ``getattr(x.conf, "k")``, where a value is
+  read, not assigned).  A key the project puts into ``app.conf`` and reads
+  again (its own list of schedules) is its own, not a misspelt setting
+  Celery ignores (CL107).  A name read from Django's settings may be read
+  only to be shown, and says nothing of the kind.
+- ``copied``: the names read, from a ``conf`` or as ``CELERY_``/``BROKER_``
+  names of Django's settings (``settings.CELERY_ROUTES``), in the value of
+  an assignment to a ``conf`` (``app.conf.task_routes = settings.CELERY_ROUTES``)
+  or in ``conf.update(...)``: the project hands them to Celery itself, so
+  an old name there is its own variable, which CL109 must not rename.
 
 Any receiver counts (``sender.conf`` in a signal handler, ``self.conf``):
-more reads, fewer findings.  One fact per file: ``names``, sorted."""
+more reads, fewer findings."""
 
 from __future__ import annotations
 
@@ -38,13 +41,13 @@ def _is_settings(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "settings"
 
 
-def read_name(node: ast.AST) -> str | None:
-    """The literal name ``node`` reads from a ``conf`` (or a Celery name
-    from ``settings``), or None."""
+def read_name(node: ast.AST, conf_only: bool = False) -> str | None:
+    """The literal name ``node`` reads from a ``conf`` (or, but with
+    ``conf_only``, a Celery name from ``settings``), or None."""
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         if _is_conf(node.value):
             return node.attr
-        return node.attr if _is_settings(node.value) and _CELERY_NAME.match(node.attr) else None
+        return node.attr if not conf_only and _is_settings(node.value) and _CELERY_NAME.match(node.attr) else None
     if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _is_conf(node.value):
         return _literal(node.slice)
     if isinstance(node, ast.Call) and node.args:
@@ -52,7 +55,7 @@ def read_name(node: ast.AST) -> str | None:
         if isinstance(func, ast.Attribute) and func.attr in _METHODS and _is_conf(func.value):
             return _literal(node.args[0])
         if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2 and (
-                _is_conf(node.args[0]) or _is_settings(node.args[0])):
+                _is_conf(node.args[0]) or (not conf_only and _is_settings(node.args[0]))):
             return _literal(node.args[1])
     return None
 
@@ -66,15 +69,14 @@ class ConfReads(SyntaxCollector):
     def collect(self, tree: ast.Module) -> None:
         nodes = list(ast.walk(tree))
         called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}  # ``conf.update(...)``: a method, not a key
-        names = {name for node in nodes if id(node) not in called and (name := read_name(node)) is not None}
-        if not names:
-            return
+        names = {name for node in nodes if id(node) not in called and (name := read_name(node, True)) is not None}
         copied = set()
         for node in nodes:
             given = _given_to_conf(node)
             if given is not None:
                 copied.update(name for part in ast.walk(given) if (name := read_name(part)) is not None)
-        self.file.fact(CONF_READ, names=sorted(names), copied=sorted(copied))
+        if names or copied:
+            self.file.fact(CONF_READ, names=sorted(names), copied=sorted(copied))
 
 
 def _given_to_conf(node: ast.AST) -> ast.AST | None:

@@ -82,9 +82,10 @@ class UnknownSetting(ConfigRule):
     is reported too, naming the option and where it belongs: on the task,
     its base class, or `task_annotations`. A name the project reads back
     from an app's `conf` (`sender.conf.get("beat_schedules")`, `conf["k"]`,
-    `conf.k`), or a `CELERY_` name it reads from Django's settings
-    (`@app.task(max_retries=settings.CELERY_TASK_MAX_RETRIES)`), is its own
-    key, not a misspelling, and is left alone.
+    `conf.k`) is its own key kept there, not a misspelling, and is left
+    alone (a name read from Django's settings is still reported: a view
+    showing `getattr(settings, "CELERY_TASK_DEFAULT_EXPIRES")` does not make
+    Celery read it).
 
     ## Why is this bad?
     Celery ignores unknown names without a word. A misspelt
