@@ -767,3 +767,25 @@ def test_configurations_classes_under_a_folder_that_is_a_package_too(cli, tmp_pa
     assert app["profile"]["name"] == "proj.settings:Production"
     assert app["settings"]["task_acks_late"] == {"state": "set", "value": False,
                                                  "path": "backend/proj/settings.py", "line": 6}
+
+
+def test_circleci_and_github_action_profiles_are_not_checked(cli, tmp_path):
+    """ministryofjustice/cla_backend: ``settings/circle.py`` (CircleCI), and
+    a profile only a composite GitHub action names, are CI profiles."""
+    cookiecutter_shape(tmp_path, '''
+        # file: proj/settings/circle.py
+        from .base import *
+        # file: proj/settings/unit.py
+        from .base import *
+        # file: .github/actions/unit-tests/action.yml
+        runs:
+          steps:
+            - run: python manage.py test
+              env:
+                DJANGO_SETTINGS_MODULE: proj.settings.unit
+    ''')
+    (tmp_path / ".env").write_text("DJANGO_SETTINGS_MODULE=proj.settings.production\n")
+    profiles = by_profile(show(cli, tmp_path))
+    assert {n: p["profile"]["checked"] for n, p in profiles.items()} == {
+        "proj.settings.circle": False, "proj.settings.local": False, "proj.settings.production": True,
+        "proj.settings.test": False, "proj.settings.unit": False}

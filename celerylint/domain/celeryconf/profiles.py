@@ -33,7 +33,7 @@ from .tree_files import PROFILE_FILES as _LAUNCH, TreeFiles, shared_tree_files
 
 _NOT_DEPLOYED = re.compile(
     r"^(?:.*[_-])?(?:tests?|testing|unittests?|pytest|tox|ci|dev|devel|develop|development|devstack|local|locals|debug"
-    r"|sample|example|examples|e2e|selenium|travis|github|jenkins|docs?|documentation|sphinx"
+    r"|sample|example|examples|e2e|selenium|travis|github|jenkins|circle|circleci|gitlab|docs?|documentation|sphinx"
     r"|continuous[_-]integration)(?:[_-].*)?$",
     re.IGNORECASE,
 )
@@ -84,7 +84,8 @@ def wanted(profile: Profile, configured: tuple[str, ...], tests: frozenset[str] 
 # and CI workflows.
 _TEST_CONFIG = re.compile(
     r"(?:^|/)(?:pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|\.travis\.ya?ml|\.gitlab-ci\.ya?ml|"
-    r"azure-pipelines\.ya?ml|bitbucket-pipelines\.ya?ml|noxfile\.py|\.github/workflows/[^/]+|\.circleci/[^/]+)$"
+    r"azure-pipelines\.ya?ml|bitbucket-pipelines\.ya?ml|noxfile\.py|\.github/workflows/[^/]+|\.github/actions/.+|"
+    r"\.circleci/[^/]+)$"
 )
 _EAGER = frozenset({"task_always_eager", "CELERY_TASK_ALWAYS_EAGER", "CELERY_ALWAYS_EAGER"})
 _TEST_DATABASE = re.compile(r"sqlite|:memory:|\btest", re.IGNORECASE)
