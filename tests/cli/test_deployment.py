@@ -813,3 +813,25 @@ def test_worker_command_lines_a_script_builds_in_a_variable(cli, tmp_path):
     assert found == ["?", "default", "main_queue"]
     _, findings, _ = lint_json(tmp_path, "--no-cache", "--select", "CL123")
     assert findings == []
+
+
+def test_supervisor_command_over_indented_lines(cli, tmp_path):
+    """orchest/orchest: ``command=celery`` goes on over indented lines (the
+    INI format's continuation); keys indented alike are keys of their own."""
+    write(tmp_path, APP, '''
+        # file: supervisord.conf
+        [program:worker_builds]
+        numprocs=1
+        command=celery
+        \t-A proj
+        \tworker
+        \t-Q builds
+        \t--concurrency=2
+        [program:worker_reports]
+          command=celery -A proj worker -Q reports
+          numprocs=2
+    ''')
+    found = processes(cli, tmp_path)
+    assert {name: (p["replicas"], p["options"]) for (_, name), p in found.items()} == {
+        "worker_builds": (1, {"concurrency": "2", "queues": "builds"}),
+        "worker_reports": (2, {"queues": "reports"})}

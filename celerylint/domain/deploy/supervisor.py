@@ -1,5 +1,6 @@
 """supervisord ``[program:x]`` sections: ``command=`` and ``numprocs=``
-(default 1; ``%(ENV_X)s`` is unknown)."""
+(default 1; ``%(ENV_X)s`` is unknown).  A ``command=`` may go on over
+indented lines, as any value of the INI format supervisord reads."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ _KEY = re.compile(r"^\s*([A-Za-z_]+)\s*=\s*(.*)$")
 def read(path: str, text: str, follow) -> list[Process]:
     programs: list[dict] = []
     current = None
+    last, indent = None, 0  # the key of the last value read, and its line's indentation
     for number, line in enumerate(text.splitlines(), 1):
+        depth = len(line) - len(line.lstrip())
+        if current is not None and last == "command" and depth > indent and line.strip() \
+                and not line.lstrip().startswith((";", "#")):  # indented deeper than the key: its value goes on
+            current["command"] += " " + line.strip()
+            continue
+        last, indent = None, depth
         section = _SECTION.match(line)
         if section is not None:
             name = section.group(1).strip()
@@ -26,6 +34,7 @@ def read(path: str, text: str, follow) -> list[Process]:
         if current is None or found is None:
             continue
         key, value = found.group(1).lower(), found.group(2).strip()
+        last = key
         if key == "command":
             current["command"], current["line"] = value, number
         elif key == "numprocs":
