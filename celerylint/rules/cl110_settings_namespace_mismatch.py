@@ -3,7 +3,18 @@ from __future__ import annotations
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.settings_table import table
+from ..domain.celeryconf.values import plain
 from ..rule import Invalid, TextEdit, TextFix, Valid
+
+
+def _the_default(a, new: str, t) -> bool:
+    """``a`` sets Celery's default, literally: ignoring it changes nothing
+    (``CELERY_ENABLE_UTC = True``, "the default now anyway")."""
+    value, env = plain(a.value)
+    return env is None and value is not None and not a.cond and value == t.defaults.get(new, _NO_DEFAULT)
+
+
+_NO_DEFAULT = object()
 
 
 class SettingsNamespaceMismatch(ConfigRule):
@@ -14,7 +25,8 @@ class SettingsNamespaceMismatch(ConfigRule):
     with `config_from_object("django.conf:settings")` without
     `namespace="CELERY"`, or with a lower-case namespace. Names that are
     also valid old names (`CELERY_RESULT_BACKEND`, `CELERY_TIMEZONE`) work
-    either way and are not counted, nor are names whose setting the app
+    either way and are not counted, nor are names set literally to Celery's
+    default (ignoring them changes nothing), nor names whose setting the app
     sets itself, as a project copying them by hand does
     (`app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE`,
     `app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER`).
@@ -68,6 +80,18 @@ class SettingsNamespaceMismatch(ConfigRule):
     TAGS = ("configuration", "django")
 
     VALID = (
+        # the only name lost is set to Celery's default: losing it changes nothing
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings.py
+            BROKER_URL = "amqp://rabbitmq"
+            CELERY_ACKS_LATE = True
+            CELERY_ENABLE_UTC = True  # the default anyway
+        """),
         # each `CELERY_` name copied into the app by hand
         Valid("""
             # file: proj/__init__.py
@@ -258,7 +282,8 @@ class SettingsNamespaceMismatch(ConfigRule):
             # app.conf.CELERY_BEAT_SCHEDULE``) is not lost
             ignored = sorted({a.name for a in source.assignments
                               if a.name.isupper() and a.name not in t.old
-                              and (new := t.canonical(a.name, "CELERY")) and new not in app.preconf})
+                              and (new := t.canonical(a.name, "CELERY")) and new not in app.preconf
+                              and not _the_default(a, new, t)})
             if not ignored:
                 continue
             shown = ", ".join(f"`{n}`" for n in ignored[:4]) + (f" and {len(ignored) - 4} more" if len(ignored) > 4 else "")
