@@ -835,3 +835,24 @@ def test_supervisor_command_over_indented_lines(cli, tmp_path):
     assert {name: (p["replicas"], p["options"]) for (_, name), p in found.items()} == {
         "worker_builds": (1, {"concurrency": "2", "queues": "builds"}),
         "worker_reports": (2, {"queues": "reports"})}
+
+
+def test_compose_entrypoint_running_a_script_behind_wait_for_it(cli, tmp_path):
+    """OpenDroneMap/WebODM: the compose file names no Celery; its worker's
+    entrypoint is ``bash -c "wait-for-it.sh ... -- /app/worker.sh start"``,
+    and the script starts the worker: the service is that worker."""
+    write(tmp_path, APP, '''
+        # file: worker.sh
+        #!/bin/bash
+        if [ "$1" = "start" ]; then
+            celery -A proj worker --concurrency 2
+        fi
+        # file: docker-compose.yml
+        services:
+          worker:
+            image: example/app
+            entrypoint: /bin/bash -c "/app/wait-for-it.sh -t 0 broker:6379 -- /app/worker.sh start"
+    ''')
+    found = processes(cli, tmp_path)
+    worker = found[("compose", "worker")]
+    assert (worker["via"], worker["options"]) == ("worker.sh:3", {"concurrency": "2"})

@@ -26,12 +26,13 @@ _WANTED = (b"prefetch-multiplier", b"celery", b"CELERY_BROKER_URL", b"CELERY_RES
 def _wanted(name: str, data: bytes) -> bool:
     """A launch file worth keeping: one that names a worker or what Celery
     reads, and also a Procfile, a Dockerfile or a compose file that builds
-    an image and gives a command, which may name Celery only in the script
-    they run (``worker: bin/run worker``, ``ENTRYPOINT ["/app/bin/run"]``)."""
+    an image and gives a command or names a script, which may name Celery
+    only in the script they run (``worker: bin/run worker``,
+    ``ENTRYPOINT ["/app/bin/run"]``, ``entrypoint: ... -- /app/worker.sh``)."""
     if name.startswith(("Procfile", "Dockerfile")) or name.endswith(".dockerfile"):
         return True
-    if b"build" in data and b"command" in data and _COMPOSE.search(name):
-        return True  # ``command: worker`` run by the ENTRYPOINT of the image it builds
+    if _COMPOSE.search(name) and ((b"build" in data and b"command" in data) or b".sh" in data):
+        return True  # ``command: worker`` run by the ENTRYPOINT of the image it builds, or a script it names
     return any(w in data for w in _WANTED)
 
 

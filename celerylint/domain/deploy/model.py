@@ -25,7 +25,7 @@ from ..celeryconf.launch_files import launch_texts
 from ..celeryconf.paths import LAUNCH_FILE_MAX_BYTES
 from . import compose, dockerfile, helm, kubernetes, procfile, shell, supervisor, systemd
 from .apps import named_apps
-from .cmdline import UNKNOWN, Command, parse_words, python_argv, split
+from .cmdline import UNKNOWN, Command, parse_words, python_argv, segments, split
 from .paths import COMPOSE as _COMPOSE, YAML_NOTICE, is_deployment_path
 from .process import Process
 from .rabbitmq import ConsumerTimeout, consumer_timeouts
@@ -64,6 +64,9 @@ class _Reader:
         found = parse_words(list(words))
         if found is not None:
             return [(found, None, False)]
+        inner = _wrapped(words)
+        if inner is not None:
+            return self.follow(inner, path)
         for script, args in self._scripts(words, path):
             self.followed.add(script)
             started = shell.commands(self.texts[script], args)
@@ -136,13 +139,15 @@ class _Reader:
 
 def _runs_scripts(parse, text: str, entrypoints: bool) -> bool:
     """A launch file that names no Celery but may start it through another
-    file: a Procfile's or an image's script, a service the compose file
-    ``extends``, a ``command:`` under the ENTRYPOINT of an image it builds
+    file: a Procfile's or an image's script, a compose file's (a ``.sh``
+    it names), a service the compose file ``extends``, a ``command:``
+    under the ENTRYPOINT of an image it builds
     (when a Dockerfile of the tree has one: a compose file is not parsed
     for nothing)."""
     if parse in (procfile.read, dockerfile.read):
         return True
-    return parse is compose.read and ("extends" in text or (entrypoints and "build" in text and "command" in text))
+    return parse is compose.read and ("extends" in text or ".sh" in text
+                                      or (entrypoints and "build" in text and "command" in text))
 
 
 def _reader_for(path: str, text: str):
@@ -158,6 +163,21 @@ def _reader_for(path: str, text: str):
         return supervisor.read
     if _YAML.search(path) and "containers" in text and "kind:" in text:
         return kubernetes.read
+    return None
+
+
+def _wrapped(words: list[str]) -> list[str] | None:
+    """The command line a wrapper runs: the string of ``bash -c "..."``
+    (its last simple command: ``wait-for-it db:5432 && worker.sh``), or
+    what follows the last ``--`` (``wait-for-it.sh -t 0 broker:6379 --
+    /app/worker.sh start``); None when ``words`` wrap nothing."""
+    if "-c" in words[:3]:
+        at = words.index("-c")
+        if at + 1 < len(words):
+            inner = segments(split(words[at + 1]) or [])
+            return inner[-1] if inner else None
+    if "--" in words[1:-1]:
+        return words[len(words) - words[::-1].index("--"):]
     return None
 
 
