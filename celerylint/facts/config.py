@@ -99,6 +99,7 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         self.guarded = 0  # try blocks around the current statement
         self.recorded_module = False
         self.factory_apps: set[str] = set()  # keys of apps made by project factories (see _made_by_project_factory)
+        self.app_names: set[str] = set()  # names bound to a new app: those ``note_app_passed`` looks up
         # module-level settings, and their ``X["key"] = v`` items, by name (see ``_unknown_if_mutated``)
         self.module_settings: dict[str, list[dict]] = {}
         self.module_items: dict[str, int] = {}
@@ -209,6 +210,7 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     key = f"{self.module}:{target.target.value}"
+                    self.app_names.add(target.target.value)
                     self.ctx.fact("app_stmt", stmt, app=key)
                     function = self.ctx.function if not self.ctx.at_module_level else None
                     self._app(key, value, function is not None and send_only(function, target.target.value))

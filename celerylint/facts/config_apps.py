@@ -39,6 +39,7 @@ class AppCalls:
     ctx: FileContext
     module: str
     factory_apps: set[str]
+    app_names: set[str]  # the names this file binds to a new app (facts/config.py)
     recorded_module: bool
 
     def app_key(self, node: cst.BaseExpression) -> str | None:
@@ -75,6 +76,10 @@ class AppCalls:
 
     def note_app_passed(self, call: cst.Call) -> None:
         """``configure(app)``: an app passed to a function of the project."""
+        # an app's name (made in this file, or imported: maybe an app); ``app_key`` looks it up
+        if not any(isinstance(a.value, cst.Name) and a.keyword is None
+                   and (a.value.value in self.app_names or a.value.value in self.ctx.imports) for a in call.args):
+            return
         func = call.func
         if isinstance(func, cst.Name):
             callee = self.ctx.imports.get(func.value) or (
