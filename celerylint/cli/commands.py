@@ -176,9 +176,9 @@ def _watch(paths: list[Path], roots, stdin: bool, show_apps: bool, diff: bool, a
 def _show_apps(paths: list[Path], roots, fmt: str, output: Path | None, jobs: int | None, cache: bool) -> None:
     """The apps of each project the paths belong to or hold (those defined
     under the paths, or all when none is: what their rules are judged
-    against).  Paths are
-    relative to the working directory in the text, to the report root in
-    JSON (as the findings'), to the project in a mermaid diagram."""
+    against).  Paths are relative to the working directory in the text, to
+    the report root in JSON (as the findings'), to the project in a mermaid
+    diagram."""
     from ..domain.celeryconf.model import model
     from ..reporters.sources import mover
     from ..run.projects import read_projects, rebase

@@ -242,9 +242,9 @@ def defined_in(apps: list[dict[str, Any]], paths: list, root) -> list[dict[str, 
 
 
 def moved(described: dict[str, Any], move) -> dict[str, Any]:
-    """``described`` with the project's paths passed through ``move``
-    (reporters/sources.py ``mover``): the text is read where it was run, as
-    the findings are; JSON keeps them relative to the project root."""
+    """``described`` with the project's paths passed through ``move``: to
+    the working directory for the text (reporters/sources.py ``mover``),
+    to the report root for JSON, as the findings' paths are."""
     import copy
 
     out = copy.deepcopy(described)
