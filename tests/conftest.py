@@ -50,15 +50,34 @@ def startup_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+@pytest.fixture(scope="session")
+def fork_server():
+    """forkserver.py's server, for this test process (``CELERYLINT_TEST_SUBPROCESS``: none)."""
+    if os.environ.get("CELERYLINT_TEST_SUBPROCESS") or not hasattr(os, "fork"):
+        yield None
+        return
+    from forkserver import ForkServer
+
+    server = ForkServer()
+    yield server
+    server.close()
+
+
 @pytest.fixture
-def cli(tmp_path):
-    """Run the real ``celerylint`` command in a directory; returns CompletedProcess."""
+def cli(tmp_path, fork_server):
+    """Run the real ``celerylint`` command in a directory; returns CompletedProcess.
+    A run whose environment an interpreter reads when it starts (``PYTHON*``,
+    ``LANG``, ``LC_*``) gets a new interpreter; the others are forked from
+    one that has imported celerylint (forkserver.py)."""
+    from forkserver import STARTUP_ENV
 
     def call(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):
+        full = {**os.environ, "NO_COLOR": "1", **(env or {})}
+        if fork_server is not None and not any(k.startswith(STARTUP_ENV) for k in env or {}):
+            return fork_server.run(list(args), Path(cwd or tmp_path), full, input, timeout=300)
         return subprocess.run(
             [sys.executable, "-m", "celerylint", *args],
-            cwd=cwd or tmp_path, capture_output=True, text=True, timeout=300,
-            env={**os.environ, "NO_COLOR": "1", **(env or {})}, input=input,
+            cwd=cwd or tmp_path, capture_output=True, text=True, timeout=300, env=full, input=input,
         )
 
     return call
