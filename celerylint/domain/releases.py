@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..api.context import FileContext
 from ..api.rule import Fix, Replace
-from .calls import code_of
+from .calls import arg, code_of
 from .clients import CACHE, REDIS
 from .guards import IfGuards
 from .lock_expiry import TEST_PATHS_EXCLUDED  # noqa: F401 - CL204 takes it from here
@@ -95,6 +95,7 @@ class TakeTracker(IfGuards):
         self.branches: list[Branch] = []
         self.loop_names: list[set[str]] = []  # the names each enclosing ``for`` binds
         self.stored: set[str] = set()  # stable key texts a plain ``set`` (no NX) writes: records, not takes
+        self.swapped: set[str] = set()  # those ``getset`` writes: a timestamp lock's atomic take
 
     def visit_For(self, node: cst.For) -> None:
         self.loop_names.append({n.value for n in _names(node.target)})
@@ -188,13 +189,16 @@ class TakeTracker(IfGuards):
                                        enumerated=isinstance(a.value, cst.Name)
                                        and any(a.value.value in names for names in self.loop_names)))
 
-    def note_store(self, node: cst.Call) -> None:
+    def note_store(self, node: cst.Call, method: str) -> None:
         """``<client>.set(key, value)`` without NX, seen by the rule: the key
         is overwritten whoever holds it, so this module keeps a record
         under it (an editor's lock id the caller checks), not an exclusive
-        take; its name alone makes it no lock."""
-        if node.args and node.args[0].keyword is None and not node.args[0].star:
-            self.stored.update(stable_texts(node.args[0].value, self.ctx))
+        take, and its name alone makes it no lock; unless the module also
+        swaps it with ``getset``, the take of a timestamp lock (its ``set``
+        the heartbeat that keeps it)."""
+        key = arg(node, "key", 0) or arg(node, "name", None)  # Django's cache names it ``key``, redis-py ``name``
+        if key is not None:
+            (self.swapped if method == "getset" else self.stored).update(stable_texts(key.value, self.ctx))
 
     def note_pass(self, node: cst.Call) -> None:
         """``self.<method>(key)`` / ``cls.<method>(key)`` in a method, or
@@ -265,7 +269,8 @@ class TakeTracker(IfGuards):
             return "is taken as a lock elsewhere in this module"
         # a loop deleting many keys clears them (an operator's cleanup); a key this
         # module overwrites with a plain ``set`` is a record kept there
-        if d.named and not d.enumerated and not any(t in self.stored for t in d.stable):
+        record = any(t in self.stored for t in d.stable) and not any(t in self.swapped for t in d.stable)
+        if d.named and not d.enumerated and not record:
             return "is named as a lock"
         if d.of_parameter and self.takers:
             return f"`{self.takers[0]}()` of this module takes as a lock"

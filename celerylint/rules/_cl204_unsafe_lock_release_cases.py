@@ -234,6 +234,22 @@ VALID = (
 )
 
 INVALID = (
+    # a timestamp lock: taken by ``getset``, kept alive by ``set``, deleted blindly
+    Invalid("""
+        import time
+        import redis
+        redis_client = redis.Redis()
+        def process(task_id):
+            lock_id = f"task_lock_{task_id}"
+            last = redis_client.getset(lock_id, time.time())
+            if last is not None and time.time() - float(last) <= 30:
+                return
+            try:
+                redis_client.set(lock_id, time.time())
+                work(task_id)
+            finally:
+                redis_client.delete(lock_id)
+    """, message="which is named as a lock"),
     # a lock taken and released in a loop is still released blindly
     Invalid("""
         import redis

@@ -14,7 +14,7 @@ from ..domain.releases import TEST_PATHS_EXCLUDED, TakeTracker, release_message
 from ..rule import All, Finding, Invalid, Rule, Valid
 
 
-_STORE = frozenset({"set"})  # without NX (``lock_take`` has taken those): a plain write
+_STORE = frozenset({"set", "getset"})  # without NX (``lock_take`` has taken those): a plain write or a swap
 
 
 class UnsafeLockRelease(TakeTracker, Rule):
@@ -49,7 +49,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
       an operator's cleanup, not a holder's release), or the module writes
       it with a plain `set` (no NX): a key overwritten whoever holds it is a
       record kept there (an editor's lock id, which the caller compares),
-      not an exclusive take.
+      not an exclusive take; but a key the module also swaps with `getset`
+      is a timestamp lock (`getset` takes it, `set` keeps it alive).
 
     redis-py `Lock.release()` and a Lua compare-and-delete
     (`eval`/`evalsha`/`register_script`) are correct and never reported. A
@@ -527,7 +528,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
         self.note_pass(node)
         stored = receiver(node, _STORE)
         if stored is not None and client_kind(stored[1], self.ctx, conditional=True) is not None:
-            self.note_store(node)
+            self.note_store(node, stored[0])
             return
         found = receiver(node, RELEASE_METHODS)
         if found is None or has_star(node) or not node.args:
