@@ -92,7 +92,7 @@ class AppCalls:
             if arg.keyword is not None or arg.star:
                 break
             if isinstance(arg.value, cst.Name) and (key := self.app_key(arg.value)) and not key.startswith(PARAMETER):
-                self.ctx.fact("app_passed", call, app=key, callee=callee, index=index)
+                self.ctx.fact("app_passed", None, app=key, callee=callee, index=index)  # no position: none is shown
 
     def _made_by_project_factory(self, node: cst.BaseExpression) -> str | None:
         """``app = make_app("proj")`` at module level, then ``app.config_from_object(...)``:
