@@ -14,7 +14,7 @@ the project's view too, and never written.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,20 +33,17 @@ def check(paths: list[Path], roots: Roots, *, overlay: Mapping[Path, bytes] | No
     report = roots.report_root()
     out = RunResult()
     alone: list[Path] = []
-    queue = _groups(paths, roots, alone)
-    seen: set[str] = set()
-    while queue and len(seen) < MAX_PROJECTS:
-        root, named = queue.pop(0)
-        seen.add(str(root.directory))
+
+    def one(root: Root, named: list[Path]) -> list[str]:
         settings = roots.settings(root)
         whole = any(os.path.abspath(p) == str(root.directory) for p in named)
         result = run(named, settings, fix=fix, unsafe=unsafe, diff=diff, jobs=jobs, cache=cache,
                      project=None if whole else root.directory, overlay=_within(overlay, root.directory),
                      nested=nested_projects(roots))
         merge(out, result, settings.root, report)
-        for directory in result.nested:
-            if os.path.abspath(directory) not in seen and any(_under(directory, p) for p in named):
-                queue += _groups([directory], roots, alone)
+        return result.nested
+
+    _each_project(paths, roots, alone, one)
     if alone:
         settings = roots.settings(None)
         result = run(alone, settings, fix=fix, unsafe=unsafe, diff=diff, jobs=jobs, cache=cache,
@@ -57,30 +54,45 @@ def check(paths: list[Path], roots: Roots, *, overlay: Mapping[Path, bytes] | No
     return out
 
 
-def read_projects(paths: list[Path], roots: Roots, *, jobs: int | None = None, cache: bool = False):
+def _each_project(paths: list[Path], roots: Roots, alone: list[Path],
+                  visit: Callable[[Root, list[Path]], list[str]]) -> None:
+    """``visit(root, named paths)`` for each project the paths belong to,
+    then for each project nested in a named directory, which ``visit``
+    returns (the walk leaves it out of the project around it); the paths
+    of no project go to ``alone``."""
+    queue = _groups(paths, roots, alone)
+    seen: set[str] = set()
+    while queue and len(seen) < MAX_PROJECTS:
+        root, named = queue.pop(0)
+        seen.add(str(root.directory))
+        for directory in visit(root, named):
+            if os.path.abspath(directory) not in seen and any(_under(directory, p) for p in named):
+                queue += _groups([directory], roots, alone)
+
+
+def read_projects(paths: list[Path], roots: Roots, *, jobs: int | None = None, cache: bool = False) -> list:
     """``(settings, project, notices, paths)`` of each project ``paths``
     belong to or hold (``--show-apps``), with those of ``paths`` in it: each
     read whole, as a run on any of its files sees it, without the projects
     nested in it, which come on their own."""
     from .runner import read_project
 
+    out: list = []
     alone: list[Path] = []
-    queue = _groups(paths, roots, alone)
-    seen: set[str] = set()
-    while queue and len(seen) < MAX_PROJECTS:
-        root, named = queue.pop(0)
-        seen.add(str(root.directory))
+
+    def one(root: Root, named: list[Path]) -> list[str]:
         settings = roots.settings(root)
         project, notices, nested = read_project([root.directory], settings, jobs=jobs, cache=cache,
                                                 nested=nested_projects(roots))
-        yield settings, project, notices, named
-        for directory in nested:
-            if os.path.abspath(directory) not in seen and any(_under(directory, p) for p in named):
-                queue += _groups([directory], roots, alone)
+        out.append((settings, project, notices, named))
+        return nested
+
+    _each_project(paths, roots, alone, one)
     if alone:
         settings = roots.settings(None)
         project, notices, _ = read_project(alone, settings, jobs=jobs, cache=cache)
-        yield settings, project, [*notices, no_project(alone)], alone
+        out.append((settings, project, [*notices, no_project(alone)], alone))
+    return out
 
 
 def no_project(files: list[Path]) -> str:
