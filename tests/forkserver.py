@@ -98,18 +98,24 @@ def serve(path: str) -> None:
     print("ready", flush=True)
     while True:
         connection, _ = listener.accept()
-        with connection, connection.makefile("rw") as stream:
-            request = json.loads(stream.readline())
-            pid = os.fork()
-            if pid == 0:
-                listener.close()
-                connection.close()
-                _child(request)
-            stream.write(f"{pid}\n")
-            stream.flush()
-            _, status = os.waitpid(pid, 0)
-            stream.write(f"{os.waitstatus_to_exitcode(status)}\n")
-            stream.flush()
+        pid = None
+        try:
+            with connection, connection.makefile("rw") as stream:
+                request = json.loads(stream.readline())
+                pid = os.fork()
+                if pid == 0:
+                    listener.close()
+                    connection.close()
+                    _child(request)
+                stream.write(f"{pid}\n")
+                stream.flush()
+                _, status = os.waitpid(pid, 0)
+                pid = None
+                stream.write(f"{os.waitstatus_to_exitcode(status)}\n")
+                stream.flush()
+        except OSError:  # the client gave up (a timeout, which kills the child): the next one is served
+            if pid:
+                os.waitpid(pid, 0)
 
 
 class ForkServer:
