@@ -61,8 +61,8 @@ def read_name(node: ast.AST, conf_only: bool = False) -> str | None:
 
 
 class ConfReads(SyntaxCollector):
-    # not ``django.conf.urls``; ``settings.CELERY_X``, ``getattr(settings, "CELERY_X"...``
-    REQUIRES = (Regex(rb"(?<!django)\.conf\s*[.\[]"), Regex(rb"settings\s*(?:\.|,\s*[\"'])\s*(?:CELERY|BROKER)"))
+    # a ``conf`` read or write (not ``django.conf.urls``): a settings name is copied only into a ``conf``
+    REQUIRES = (Regex(rb"(?<!django)\.conf\s*[.\[]"),)
     CONSUMERS = ("CL107", "CL109")
     PATHS = TEST_PATHS_EXCLUDED
 
