@@ -54,6 +54,18 @@ def normalized(needle):
     raise TypeError(f"a requirement is bytes, Regex, All or a tuple of them, not {needle!r}")
 
 
+def matches(needle, data: bytes) -> bool:
+    """Whether ``data`` holds a requirement (bytes, ``Regex``, ``All`` or a
+    tuple of alternatives), as a prefilter would decide."""
+    if isinstance(needle, Regex):
+        return search(needle, data)
+    if isinstance(needle, All):
+        return all(matches(part, data) for part in needle)
+    if isinstance(needle, tuple):
+        return any(matches(part, data) for part in needle)
+    return needle in data
+
+
 def search(needle: Regex, data: bytes) -> bool:
     """Does the regular expression occur in ``data``?  Searched only where its literal is."""
     literal, offset, pattern = _compiled(needle)

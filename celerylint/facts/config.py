@@ -28,12 +28,13 @@ import libcst as cst
 
 from ..domain.apps import send_only
 from ..domain.tasks import APP_FACTORIES
+from ..domain.celeryconf.needles import APP_MADE
 from ..domain.celeryconf.paths import SETTINGS_PATH, TEST_PATHS_EXCLUDED
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
 from ..domain.celeryconf.values_origin import traced_value
 from ..api.context import FileContext, mutable_container
-from ..api.rule import All, Checker, Regex
+from ..api.rule import Checker, Regex
 from .config_apps import AppCalls
 from .config_changes import conf_changed, derived_names
 from .config_redis import RedisConfigSet, string as _string
@@ -76,8 +77,7 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
     # inside ``if``/``try`` blocks of a file that also has one at column 0, or
     # upper-case ones written ``CELERY_X = v``).
     REQUIRES = (
-        # an app is made by a call of ``Celery`` (or of an alias of it)
-        All((b"elery", Regex(rb"Celery(?:\s*[(\\]|\s+as\b)"))), Regex(rb"\.conf\s*[.\[]"),
+        APP_MADE, Regex(rb"\.conf\s*[.\[]"),
         b"config_from_", b"DJANGO_SETTINGS_MODULE", b"maxmemory",
         Regex(rb"\n" + _SETTING_AT_LINE_START), Regex(rb"\A" + _SETTING_AT_LINE_START),
         Regex(rb"\r" + _SETTING_AT_LINE_START),  # files with CR-only line endings

@@ -12,21 +12,27 @@ files named:
   (one hop through an ``__init__``): the tasks a call names, the base class
   a task extends, the helper a task calls.
 
-Findings located elsewhere are reported only when their fix edits a file
-named; those come from the configuration rules, whose facts every file
-still gives.  A file named that is itself configuration (it passes those
-prefilters), or a non-Python file named, makes the run read every file with
-every collector, as before.
+A module that makes an app gives every fact it holds (the app's task
+classes), wherever it is.  Findings located elsewhere are reported only when
+their fix edits a file named; those come from the configuration rules, whose
+facts every file still gives.  A file named that is itself configuration (it
+passes those prefilters, and not only by a name shaped like a setting, such
+as ``task_logger``, see ``is_configuration``), or a non-Python file named,
+makes the run read every file with every collector.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.modules import module_name_for
+from ..api.needles import matches
+from ..domain.celeryconf.needles import APP_MADE
+from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..engine.analysis import wanted
 from ..registry import Entry
 
@@ -80,21 +86,22 @@ def closure(named: dict[Path, bytes], known: dict[str, str], rel) -> set[str] | 
     top package is in)."""
     from ..core.source import DecodeError, decode
 
-    bases: set[str] = set()
+    bases: set[str] = set()  # absolute: the source directory may be above the project root
     modules: dict[Path, str | None] = {}
     for path in named:
-        module = modules[path] = module_name_for(Path(os.path.abspath(path)))
+        absolute = os.path.abspath(path)
+        module = modules[path] = module_name_for(Path(absolute))
         depth = module.count(".") + (0 if path.name == "__init__.py" else 1) if module else 1
-        base = posixpath.dirname(rel(path))
+        base = os.path.dirname(absolute)
         for _ in range(depth - 1):
-            base = posixpath.dirname(base)
+            base = os.path.dirname(base)
         bases.add(base)
 
     def find(name: str) -> str | None:
         tail = name.replace(".", "/")
         for base in bases:
             for candidate in (f"{tail}.py", f"{tail}/__init__.py"):
-                candidate = posixpath.join(base, candidate) if base else candidate
+                candidate = rel(Path(posixpath.join(base, candidate)))
                 if candidate in known:
                     return candidate
         return None
@@ -126,7 +133,36 @@ def closure(named: dict[Path, bytes], known: dict[str, str], rel) -> set[str] | 
     return wanted_paths
 
 
+def makes_app(data: bytes) -> bool:
+    """Whether a file's bytes may make a Celery app (its module may hold
+    the app's task classes)."""
+    return matches(APP_MADE, data)
+
+
+# a name at the start of a line that begins as a setting does (``task_logger
+# = ...``, ``CELERY_RETRY_MAX = 5``): what ConfigCollector's prefilter takes for one
+_SETTING_NAME = re.compile(
+    rb"(?m)^(?:CELERY|BROKER_|broker|result|task|worker|beat|imports|include|accept_content|timezone|enable_utc)"
+    rb"\w*(?=[ \t]*[:=\[])")
+
+
 def is_configuration(data: bytes, rel: str, entries: Iterable[Entry]) -> bool:
     """Whether a file's bytes pass a prefilter of the configuration model's
-    collectors (a finding elsewhere may then be fixed in it)."""
-    return bool(wanted([e for e in config_entries(entries) if e.module not in INDEX_MODULES], data, rel))
+    collectors (a finding elsewhere may then be fixed in it).  Names that
+    only begin as a setting does (``task_logger``), neither one nor close to
+    one, do not count outside settings-like paths."""
+    config = [e for e in config_entries(entries) if e.module not in INDEX_MODULES]
+    if not wanted(config, data, rel):
+        return False
+    names = {m.group().decode() for m in _SETTING_NAME.finditer(data)}
+    if not names or SETTINGS_PATH.search(rel) or any(_setting_like(n) for n in names):
+        return True
+    return bool(wanted(config, _SETTING_NAME.sub(b"", data), rel))
+
+
+def _setting_like(name: str) -> bool:
+    from ..domain.celeryconf.settings_table import table
+
+    t = table()
+    return any(t.known(name) or t.canonical(name, namespace) or t.suggestions(name, namespace)
+               for namespace in (None, "CELERY"))

@@ -168,3 +168,23 @@ def test_a_run_on_one_file_leaves_the_cache_right_for_the_whole_project(cli, tmp
     warm = found(cli(*json_args, cwd=root))
     assert warm == found(cli("--no-cache", *json_args, cwd=root))
     assert ("CL203", "site/mod3.py", 5) in warm
+
+
+def test_a_tasks_module_with_names_shaped_like_settings_is_judged_as_the_whole_project(cli, tmp_path):
+    """A logger named ``task_logger`` does not make the module configuration
+    (run/closure.py): the run on it reads the rest of the project for its
+    facts only, and still finds the task class the app module gives."""
+    app = KITSUNE["site/celery.py"].replace(
+        "from celery import Celery\n", "from celery import Celery, Task\n\n\nclass Base(Task):\n"
+        "    reject_on_worker_lost = True\n\n\n").replace("Celery('site')", "Celery('site', task_cls=Base)")
+    head = "from celery import shared_task\nfrom celery.utils.log import get_task_logger\n\n" \
+           "task_logger = get_task_logger(__name__)\nCELERY_RETRY_MAX = 5\n"
+    files = {**KITSUNE, "site/celery.py": app,
+             "site/wiki/tasks.py": head + "\n\n@shared_task(acks_late=True)\ndef translate(doc_id):\n    return doc_id\n",
+             "site/wiki/late.py": head + "\n\n@shared_task(acks_late=True, base=object)\ndef f():\n    pass\n"}
+    root = tree(tmp_path / "repo", files)
+    json_args = ("--no-cache", "--output-format", "json")
+    whole = found(cli(*json_args, cwd=root))
+    assert ("CL102", "site/wiki/tasks.py", 8) not in whole  # the app's task class rejects on worker loss
+    for rel in ("site/wiki/tasks.py", "site/wiki/late.py"):
+        assert found(cli(*json_args, rel, cwd=root)) == {f for f in whole if f[1] == rel}
