@@ -28,15 +28,18 @@ if TYPE_CHECKING:
 
     Triaged = tuple[FileResult, str | None, Job | None, str | None]
 
-PARALLEL_MIN_FILES = 4
-PARALLEL_MIN_BYTES = 200_000  # a few seconds of libcst on one core
+PARALLEL_MIN_FILES = 2
+# what another process can take beside the largest file: a few tenths of a
+# second of libcst (a run on one file whose project's settings module is large)
+PARALLEL_MIN_BYTES = 50_000
 PARALLEL_MIN_PATHS = 400  # enough prefiltering to pay for starting workers
 CHUNK_PATHS = 32  # files read and prefiltered per turn
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # cli.py turns them into an exception (``Stopped``)
 
 
 def parallel_worthwhile(jobs: list[Job]) -> bool:
-    return len(jobs) >= PARALLEL_MIN_FILES and sum(len(j.data) for j in jobs) >= PARALLEL_MIN_BYTES
+    sizes = [len(j.data) for j in jobs]
+    return len(sizes) >= PARALLEL_MIN_FILES and sum(sizes) - max(sizes) >= PARALLEL_MIN_BYTES
 
 
 def _context():

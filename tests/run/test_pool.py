@@ -72,3 +72,15 @@ def test_spawned_children_give_the_same_results(tmp_path, monkeypatch):
     jobs = [j for _, _, j, _ in serial if j is not None]
     assert len(jobs) == 40
     assert pool.run_pool(jobs, linter.settings, 2) == [analyze_job(j, linter.settings) for j in jobs]
+
+
+def test_parsing_is_shared_when_another_process_can_take_enough_beside_the_largest_file():
+    from types import SimpleNamespace
+
+    def jobs(*sizes):
+        return [SimpleNamespace(data=b"x" * size) for size in sizes]
+
+    # a run on one tasks file of a project with a large settings module (kitsune: 55 kB and 22 kB)
+    assert pool.parallel_worthwhile(jobs(55_000, 22_000, 25_000, 3_000))
+    assert not pool.parallel_worthwhile(jobs(300_000, 2_000))  # one large file: nothing to share
+    assert not pool.parallel_worthwhile(jobs(60_000))
