@@ -23,7 +23,7 @@ from ..facts.client_index import PROVIDERS_FACT, build, stale
 from ..facts.task_class_index import TASK_CLASS_FACTS
 from ..facts.task_class_index import entries as task_classes
 from ..core.source import NotAFile, digest, read_source
-from .closure import CONFIG_MODULES, config_entries, makes_app
+from .closure import CONFIG_MODULES, INDEX_MODULES, config_entries, is_configuration, makes_app
 from .jobs import Job, analyze_job, triage_path
 
 
@@ -150,10 +150,14 @@ class Linter:
         rel = self.rel(path)
         entries = self.entries_for(path, rel)
         result, text, active = triage(rel, data, entries)
-        if active and self.closure is not None and rel not in self.closure and self.partial(rel) and makes_app(data):
-            # an app's module outside the closure: every fact it holds (the app's task classes)
-            entries = [e for e in self.context if e in entries or e.module not in CONFIG_MODULES]
-            result, text, active = triage(rel, data, entries)
+        if active and self.partial_kind(rel) == "config":  # outside the closure
+            if makes_app(data):  # an app's module: every fact it holds (the app's task classes)
+                entries = [e for e in self.context if e in entries or e.module not in CONFIG_MODULES]
+                result, text, active = triage(rel, data, entries)
+            elif not is_configuration(data, rel, active):
+                # only names shaped like settings (``task_logger``), which no app reads: the client index
+                entries = [e for e in entries if e.module in INDEX_MODULES]
+                result, text, active = triage(rel, data, entries)
         if text is None:
             return result, None
         module = module_name_for(path.resolve())

@@ -39,3 +39,23 @@ def test_an_app_module_gives_every_fact_a_client_helper_does_not():
     assert makes_app(b"from celery import Celery\napp = Celery('x')\n")
     assert makes_app(b"from celery import Celery as C\n")
     assert not makes_app(b"from django.core.cache import cache\n\ndef get_cache():\n    return cache\n")
+
+
+def test_outside_the_closure_a_task_module_is_read_for_its_facts_only(tmp_path):
+    """A run on one file (``Linter.focus``): another task module, which the
+    file does not import, is parsed by libcst only when it may hold what the
+    configuration model reads; its ``task_logger`` is no setting an app reads."""
+    from celerylint.config.settings import Settings
+    from celerylint.run.focus import Focus
+    from celerylint.run.linter import Linter
+
+    logger = "task_logger = get_task_logger(__name__)\n"
+    other = tmp_path / "other.py"
+    linter = Linter(Settings(root=tmp_path, config_dir=tmp_path))
+    linter.focus = Focus(tmp_path, frozenset({"named.py"}))
+    linter.defer_closure(lambda: {"named.py"})
+    for text, parsed in ((TASKS_HEAD + logger, False), (TASKS_HEAD + "task_acks_late = True\n", True),
+                         (TASKS_HEAD + logger + "app = Celery('x')\napp.conf.task_acks_late = True\n", True)):
+        other.write_text(text)
+        _, job = linter.prepare(other, other.read_bytes())
+        assert (job is not None) == parsed, text
