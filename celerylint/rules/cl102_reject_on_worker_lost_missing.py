@@ -3,6 +3,7 @@ from __future__ import annotations
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
 from ..domain.deploy.model import worker_apps
+from ..domain.deploy.pools import runs_in_process
 from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
 
 
@@ -28,6 +29,12 @@ class RejectOnWorkerLostMissing(ConfigRule):
     defaults to True): the task is lost exactly in the case acks_late was
     meant to cover. `task_reject_on_worker_lost = True` rejects and requeues
     the message instead, so another worker runs it again.
+
+    Not reported for an app whose workers all run a pool without child
+    processes (threads, solo, eventlet, gevent: each worker the deployment
+    starts, or the app's `worker_pool` when none is found): only prefork's
+    children die alone with `WorkerLostError`; under the others a task dies
+    with its worker, and the broker redelivers it.
 
     ## Example
     ```python
@@ -63,6 +70,24 @@ class RejectOnWorkerLostMissing(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
+        # every worker runs a pool without child processes: no WorkerLostError;
+        # a task dies with its worker, and the broker redelivers it
+        Valid("""
+            # file: proj/worker.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            @app.task(acks_late=True)
+            def parse(file_id): ...
+            # file: Procfile
+            worker: celery -A proj.worker worker -P threads -c 50
+            io: celery -A proj.worker worker --pool=gevent -Q io
+            """),
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.conf.update(task_acks_late=True, worker_pool="solo")
+            """),
         # acks_late from an unpacked dict: no keyword can be added after it,
         # so the task is not reported with the fix that adds one
         Valid("""
@@ -120,6 +145,17 @@ class RejectOnWorkerLostMissing(ConfigRule):
         """),
     )
     INVALID = (
+        # one of the workers runs prefork
+        Invalid("""
+            # file: proj/worker.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            @app.task(acks_late=True)
+            def parse(file_id): ...
+            # file: Procfile
+            worker: celery -A proj.worker worker -P threads -c 50
+            cpu: celery -A proj.worker worker -Q cpu
+            """),
         Invalid(
             """
             # file: proj/tasks.py
@@ -205,7 +241,7 @@ class RejectOnWorkerLostMissing(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        apps = worker_apps(m)
+        apps = [app for app in worker_apps(m) if not runs_in_process(m, app)]
         yield from self._tasks(m, apps)
         for app in apps:
             if not app.get("task_acks_late").truthy:

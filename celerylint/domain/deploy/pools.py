@@ -15,10 +15,17 @@ does it (``celery/concurrency/``):
   them; its ``_get_info`` reports ``timeouts: ()``).
 
 Celery's worker passes the limits with every task
-(``worker/request.py``, ``execute_using_pool``), and the pool decides."""
+(``worker/request.py``, ``execute_using_pool``), and the pool decides.
+
+Only prefork runs tasks in child processes: ``WorkerLostError``, the
+failure ``reject_on_worker_lost`` requeues, is billiard's report of a child
+that died (``billiard/pool.py``).  Under the other pools a task dies with
+its worker, whose connection closes, and the broker redelivers what was not
+acknowledged."""
 
 from __future__ import annotations
 
+from .configmod import setting as config_module_setting
 from .process import Process
 
 ALIASES = {"processes": "prefork", "prefork": "prefork", "threads": "threads", "threading": "threads",
@@ -26,6 +33,7 @@ ALIASES = {"processes": "prefork", "prefork": "prefork", "threads": "threads", "
 # pool -> (enforces the hard limit, enforces the soft limit)
 ENFORCED = {"prefork": (True, True), "gevent": (True, False), "eventlet": (False, False), "threads": (False, False),
             "solo": (False, False)}
+IN_PROCESS = frozenset({"gevent", "eventlet", "threads", "solo"})  # no child process runs the task
 
 
 def pool_name(value) -> str | None:
@@ -40,3 +48,36 @@ def process_pool(p: Process, configured: str | None) -> tuple[str | None, bool]:
     if written is not None:
         return pool_name(written), True
     return configured or "prefork", False
+
+
+def configured_pool(app) -> tuple[str | None, object]:
+    """The app's ``worker_pool``: ``(pool, resolved)``; pool None when unknown."""
+    r = app.get("worker_pool")
+    if r.is_unknown:
+        return None, r
+    if r.is_default:
+        return "prefork", r
+    return pool_name(r.value), r
+
+
+def worker_pool(m, app, p: Process, configured: str | None) -> tuple[str | None, bool]:
+    """``process_pool``, with the ``worker_pool`` of the worker's ``--config``
+    module between ``-P`` and the app's."""
+    pool, written = process_pool(p, configured)
+    if not written:
+        module_pool = config_module_setting(m, app, p, "worker_pool")
+        if module_pool is not None:
+            return (None if module_pool.is_unknown else pool_name(module_pool.value)), True
+    return pool, written
+
+
+def runs_in_process(m, app) -> bool:
+    """Every worker of ``app`` runs a pool without child processes: each one
+    the deployment starts, or, with none found, the app's ``worker_pool``."""
+    from .model import processes_for
+
+    configured, _ = configured_pool(app)
+    workers = [p for p in processes_for(m, app) if p.role != "beat"]
+    if not workers:
+        return configured in IN_PROCESS
+    return all(worker_pool(m, app, p, configured)[0] in IN_PROCESS for p in workers)
