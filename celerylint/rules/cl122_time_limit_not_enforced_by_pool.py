@@ -5,7 +5,8 @@ from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.values import number, plain
 from ..domain.deploy.configmod import setting as config_module_setting
 from ..domain.deploy.model import processes_for, worker_apps
-from ..domain.deploy.pools import ENFORCED, pool_name, process_pool
+from ..domain.deploy.pools import ENFORCED, configured_pool, worker_pool
+from ..domain.deploy.routes import task_queues, worker_queues
 from ..domain.unacked import seconds_option
 from ..rule import Invalid, Valid
 
@@ -19,8 +20,11 @@ def _limits(m: Model, app: App, p=None) -> dict[str, list[str]]:
         r = app.get(option)
         if number(r.value) and r.at is not None:
             out[kind].append(f"`{option}` at {r.at.path}:{r.at.line}")
+    consumed = worker_queues(p) if p is not None else None
     if len([a for a in m.relevant_apps() if not a.send_only]) == 1:
         for task in m.tasks:
+            if consumed is not None and not (task_queues(m, app, task) or set()) & consumed:
+                continue  # a worker naming its queues runs the task only from them, when they can be read
             for kind, option in (("hard", "time_limit"), ("soft", "soft_time_limit")):
                 if number(plain(task["options"].get(option))[0]):
                     out[kind].append(f"task `{task['name']}`'s `{option}`")
@@ -32,16 +36,6 @@ def _limits(m: Model, app: App, p=None) -> dict[str, list[str]]:
             if r is not None and number(r.value) and r.at is not None:
                 out[kind].append(f"`task_{option}` at {r.at.path}:{r.at.line} (its `--config` module)")
     return out
-
-
-def _configured_pool(app: App) -> tuple[str | None, object]:
-    """The app's ``worker_pool``: ``(pool, resolved)``; pool None when unknown."""
-    r = app.get("worker_pool")
-    if r.is_unknown:
-        return None, r
-    if r.is_default:
-        return "prefork", r
-    return pool_name(r.value), r
 
 
 def _message(pool: str, limits: dict[str, list[str]], where: str) -> str | None:
@@ -70,6 +64,13 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
     `worker_pool` and the time limits from `mod` as Celery does: only for
     an app that has no configuration source (`config_from_object`
     replaces what `--config` names) and does not set them itself.
+
+    A task's own limit counts for a worker that names its queues with `-Q`
+    only when the task is sent to one of them: its decorator's `queue=`,
+    the `task_routes` entry naming it (else the app's default queue), and
+    the literal `queue=` of calls on it. When that cannot be read (a router
+    function, a glob over a task whose full name is not written), the task
+    does not count for such a worker.
 
     What each pool enforces, read in Celery 5.x's source:
 
@@ -130,6 +131,22 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
     TAGS = ("configuration", "deployment", "time-limit")
 
     VALID = (
+        # the threads worker consumes `knowledge` only; the task with a limit goes to `celery`
+        Valid("""
+            # file: proj/worker.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.task_routes = {"proj.worker.parse": {"queue": "knowledge"}}
+            @app.task
+            def parse(file_id): ...
+            @app.task(time_limit=600)
+            def cleanup(): ...
+            @app.task(time_limit=600, queue="slow")
+            def crunch(): ...
+            # file: Procfile
+            knowledge: celery -A proj.worker worker -P threads -c 50 -Q knowledge
+            default: celery -A proj.worker worker -Q celery,slow
+            """),
         # argv changed after it is bound, or from a variable: not read
         Valid("""
             # file: proj/__init__.py
@@ -206,6 +223,19 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
             """),
     )
     INVALID = (
+        # routed to the queue the threads worker consumes
+        Invalid("""
+            # file: proj/worker.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.task_routes = {"proj.worker.parse": {"queue": "knowledge"}}
+            @app.task(time_limit=600)
+            def parse(file_id): ...
+            @app.task(time_limit=60)
+            def cleanup(): ...
+            # file: Procfile
+            knowledge: celery -A proj.worker worker -P threads -c 50 -Q knowledge
+            """, message="task `parse`'s `time_limit` never stops"),
         # `-A ops` run from inside the top package: Celery's find_app takes
         # the package's `celery` submodule
         Invalid("""
@@ -290,15 +320,12 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
 
     def check_model(self, m: Model):
         for app in worker_apps(m):
-            configured, resolved = _configured_pool(app)
+            configured, resolved = configured_pool(app)
             overridden = True
             for p in processes_for(m, app):
                 if p.role == "beat":
                     continue
-                pool, written = process_pool(p, configured)
-                module_pool = None if written else config_module_setting(m, app, p, "worker_pool")
-                if module_pool is not None:  # the worker's ``--config`` module sets it
-                    pool, written = (None if module_pool.is_unknown else pool_name(module_pool.value)), True
+                pool, written = worker_pool(m, app, p, configured)
                 overridden = overridden and written
                 if pool is None or not written and configured != "prefork" and resolved.is_set:
                     continue  # a pool from the configuration is reported where it is set

@@ -3,7 +3,7 @@ from __future__ import annotations
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.deploy.model import processes_for
-from ..domain.deploy.routes import called_queues, routed_queues
+from ..domain.deploy.routes import called_queues, routed_queues, worker_queues
 from ..rule import Invalid, Valid
 
 
@@ -15,11 +15,10 @@ def _consumed(workers) -> set[str] | None:
         return None
     out: set[str] = set()
     for p in workers:
-        queues = p.command.queues()
-        excluded = p.command.queues("exclude_queues") if "exclude_queues" in p.command.options else ()
-        if queues is None or excluded is None:
+        queues = worker_queues(p)
+        if queues is None:
             return None
-        out |= set(queues) - set(excluded)
+        out |= queues
     return out
 
 

@@ -6,6 +6,7 @@ read (``complete`` is False then)."""
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from typing import Any
 
 from ...facts.task_calls import QUEUE_FACT
@@ -60,3 +61,64 @@ def called_queues(m, app) -> list[dict]:
         if module and len(found) == 1:
             out.append(call)
     return sorted(out, key=lambda c: (c["path"], c["line"], c["col"]))
+
+
+def worker_queues(p) -> set[str] | None:
+    """The queues a worker process names with ``-Q`` (less its ``-X``), or
+    None: no ``-Q`` (the app's queues), or one celerylint cannot read."""
+    queues = p.command.queues()
+    if queues is None:
+        return None
+    excluded = p.command.queues("exclude_queues") if "exclude_queues" in p.command.options else ()
+    return None if excluded is None else set(queues) - set(excluded)
+
+
+def task_queues(m, app, task: dict) -> set[str] | None:
+    """The queues ``task`` (a ``task`` fact of ``app``) is sent to: its
+    decorator's ``queue=``, else the ``task_routes`` entry naming it, else
+    the app's default queue; with the queues literal ``queue=`` calls on it
+    name.  None when any of that cannot be read (a router function, a glob
+    over a name not known, a queue from a variable)."""
+    options = task["options"]
+    if "queue" in options:
+        queue = _queue(options["queue"])
+        return {queue} if queue else None
+    explicit, _ = plain(options.get("name")) if "name" in options else (None, None)
+    if "name" in options and not isinstance(explicit, str):
+        return None
+    routes = app.get("task_routes")
+    if routes.is_unknown or routes.is_set and not isinstance(routes.value, dict):
+        return None
+    queues: set[str] = set()
+    matched = None
+    for key in routes.value if routes.is_set else ():
+        if not isinstance(key, str):
+            return None
+        if any(c in key for c in "*?["):
+            if explicit is None:
+                return None  # the task's full name is its module's, which a glob may match
+            hit = fnmatchcase(explicit, key)
+        else:
+            hit = key == explicit if explicit is not None else _names(key, task)
+        if hit:
+            matched = routes.value[key]
+            break
+    if matched is not None:
+        queue = _queue(matched)
+        if not queue:
+            return None
+        queues.add(queue)
+    else:
+        default = app.get("task_default_queue")
+        if default.is_unknown:
+            return None
+        queues.add(default.value if default.is_set and isinstance(default.value, str) else "celery")
+    queues.update(c["queue"] for c in called_queues(m, app) if _names(c["target"], task))
+    return queues
+
+
+def _names(name: str, task: dict) -> bool:
+    """Whether the dotted ``name`` (``proj.tasks.send``) is ``task``'s module and function."""
+    module, _, function = name.rpartition(".")
+    return bool(module) and function == task["name"] and (
+        "/" + _module_path(task.get("path", ""))).endswith("/" + module.replace(".", "/"))
