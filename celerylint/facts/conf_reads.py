@@ -6,6 +6,10 @@
   again (its own list of schedules) is its own, not a misspelt setting
   Celery ignores (CL107).  A name read from Django's settings may be read
   only to be shown, and says nothing of the kind.
+- ``options``: ``CELERY_`` names read from Django's settings into the task
+  option their name ends with (``max_retries = settings.CELERY_TASK_MAX_RETRIES``
+  in a task class, ``@app.task(max_retries=settings.CELERY_TASK_MAX_RETRIES)``):
+  the project applies them itself, as CL107 would advise.
 - ``copied``: the names read, from a ``conf`` or as ``CELERY_``/``BROKER_``
   names of Django's settings (``settings.CELERY_ROUTES``), in the value of
   an assignment to a ``conf`` (``app.conf.task_routes = settings.CELERY_ROUTES``)
@@ -62,7 +66,8 @@ def read_name(node: ast.AST, conf_only: bool = False) -> str | None:
 
 class ConfReads(SyntaxCollector):
     # a ``conf`` read or write (not ``django.conf.urls``): a settings name is copied only into a ``conf``
-    REQUIRES = (Regex(rb"(?<!django)\.conf\s*[.\[]"),)
+    REQUIRES = (Regex(rb"(?<!django)\.conf\s*[.\[]"), Regex(rb"settings\.(?:CELERY|BROKER)_"),
+                Regex(rb"getattr\(\s*settings\s*,\s*[\"'](?:CELERY|BROKER)_"))
     CONSUMERS = ("CL107", "CL109")
     PATHS = TEST_PATHS_EXCLUDED
 
@@ -75,8 +80,22 @@ class ConfReads(SyntaxCollector):
             given = _given_to_conf(node)
             if given is not None:
                 copied.update(name for part in ast.walk(given) if (name := read_name(part)) is not None)
-        if names or copied:
-            self.file.fact(CONF_READ, names=sorted(names), copied=sorted(copied))
+        options = {name for key, value in _option_values(nodes)
+                   if (name := read_name(value)) is not None and name.lower().endswith("_" + key)}
+        if names or copied or options:
+            self.file.fact(CONF_READ, names=sorted(names), copied=sorted(copied), options=sorted(options))
+
+
+def _option_values(nodes: list[ast.AST]):
+    """``(name, value)`` of each keyword argument and class attribute."""
+    for node in nodes:
+        if isinstance(node, ast.keyword) and node.arg:
+            yield node.arg, node.value
+        elif isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(
+                        statement.targets[0], ast.Name):
+                    yield statement.targets[0].id, statement.value
 
 
 def _given_to_conf(node: ast.AST) -> ast.AST | None:

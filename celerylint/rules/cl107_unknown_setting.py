@@ -83,9 +83,12 @@ class UnknownSetting(ConfigRule):
     its base class, or `task_annotations`. A name the project reads back
     from an app's `conf` (`sender.conf.get("beat_schedules")`, `conf["k"]`,
     `conf.k`) is its own key kept there, not a misspelling, and is left
-    alone (a name read from Django's settings is still reported: a view
-    showing `getattr(settings, "CELERY_TASK_DEFAULT_EXPIRES")` does not make
-    Celery read it).
+    alone, as is a task option's name the project reads from Django's
+    settings into that option (`max_retries = settings.CELERY_TASK_MAX_RETRIES`
+    in its task class): it applies the setting itself. Any other read from
+    Django's settings does not count: a view showing
+    `getattr(settings, "CELERY_TASK_DEFAULT_EXPIRES")` does not make Celery
+    read it.
 
     ## Why is this bad?
     Celery ignores unknown names without a word. A misspelt
@@ -130,6 +133,20 @@ class UnknownSetting(ConfigRule):
     TAGS = ("configuration",)
 
     VALID = (
+        # the project applies the setting itself, to the option it names
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://localhost"
+            CELERY_TASK_MAX_RETRIES = 7
+            CELERY_TASK_RETRY_BACKOFF = 60
+        """, extra="""
+            # file: proj/tasks.py
+            from celery import Task, shared_task
+            from django.conf import settings
+            class RetryingTask(Task):
+                max_retries = settings.CELERY_TASK_MAX_RETRIES
+            @shared_task(base=RetryingTask, retry_backoff=getattr(settings, "CELERY_TASK_RETRY_BACKOFF", 30))
+            def work(x): ...
+        """)),
         # the real settings beside the task options' names
         Valid("""
             # file: proj.py
@@ -221,6 +238,16 @@ class UnknownSetting(ConfigRule):
         Invalid(django_project("""
             CELERY_BROKER_URL = "redis://localhost"
             CELERY_TASK_MAX_RETRIES = 3
+        """), message="`max_retries` is a task option"),
+        # read from Django's settings, but not into the option: shown, not applied
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://localhost"
+            CELERY_TASK_MAX_RETRIES = 3
+        """, extra="""
+            # file: proj/views.py
+            from django.conf import settings
+            def limits(request):
+                return {"retries": settings.CELERY_TASK_MAX_RETRIES}
         """), message="`max_retries` is a task option"),
         Invalid(
             """
@@ -346,7 +373,7 @@ class UnknownSetting(ConfigRule):
     def check_model(self, m: Model):
         t = table()
         seen = set()
-        read_back = {n for f in m.project.of_kind(CONF_READ) for n in f["names"]}
+        read_back = {n for f in m.project.of_kind(CONF_READ) for n in (*f["names"], *f.get("options", ()))}
         for a, namespace, django, assigned in checked(m):
             key = (a.path, a.pos)
             if key in seen or not settings_name(a.name, namespace, django, t) or a.name in read_back:
