@@ -42,8 +42,9 @@ class AppCalls:
     app_names: set[str]  # the names this file binds to a new app (facts/config.py)
     recorded_module: bool
 
-    def app_key(self, node: cst.BaseExpression) -> str | None:
-        """The app a receiver stands for: ``module:var`` or ``*`` (current_app)."""
+    def app_key(self, node: cst.BaseExpression, depth: int = 0) -> str | None:
+        """The app a receiver stands for: ``module:var`` or ``*`` (current_app);
+        a name bound to another (``alias = app``) stands for what that one does."""
         shaped = self.self_app(node) or self.subscript_key(node)
         if shaped:
             return shaped
@@ -57,6 +58,8 @@ class AppCalls:
             bound = self.ctx.lookup(node.value)
             if isinstance(bound, cst.Call) and self.ctx.imported_name(bound.func) in APP_FACTORIES:
                 return f"{self.module}:{node.value}"
+            if isinstance(bound, cst.Name) and bound.value != node.value and depth < 3:
+                return self.app_key(bound, depth + 1)
             return self._parameter(node.value) if bound is None else None
         if self.ctx.imported_name(node) in APP_OBJECTS:
             return "*"

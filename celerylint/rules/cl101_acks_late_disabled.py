@@ -62,6 +62,14 @@ class AcksLateDisabled(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
+        # configured through another name for the app
+        Valid("""
+            # file: proj/worker.py
+            from celery import Celery
+            app = Celery("proj")
+            alias = app
+            alias.conf.update(task_acks_late=True)
+        """),
         Valid("""
             # file: proj/__init__.py
             # file: proj/conf.py
