@@ -14,7 +14,7 @@ from .clients import CACHE, REDIS
 from .guards import Blocks
 from .locks import (
     NxCandidate, NxScope, TakeEvidence, expire_statement, key_says_lock, may_name_a_take, setnx_as_set, setnx_fix,
-    stable_texts,
+    stable_texts, transactional,
 )
 from .values import NONE, evaluate
 
@@ -90,6 +90,8 @@ class PendingTakes(TakeEvidence, Blocks):
                     self.counters.append(c)
                 continue
             expired = c.call.func.attr.value == "setnx" and c.key in scope.expires
+            if expired and c.pipeline and any(code_of(e.func.value) == c.pipeline for _, e, _ in scope.expires[c.key]):
+                continue  # ``pipe.setnx(k, v); pipe.expire(k, t)`` on a transactional pipeline: one MULTI/EXEC
             if c.named and not (c.key in scope.deleted or expired):
                 self.named.append(c)
             elif c.lockish or c.key in scope.deleted or expired:
@@ -162,7 +164,9 @@ class PendingTakes(TakeEvidence, Blocks):
         named = not lockish and not self.acted_evidence(node) and self.named_take()
         lockish = lockish or self.acted_evidence(node)
         stable = stable_texts(key, self.ctx) if key is not None else ()
-        self.scopes[-1].candidates.append(NxCandidate(node, text, message, lockish, fix, stable, named))
+        target = node.func.value if isinstance(node.func, cst.Attribute) else None
+        pipeline = code_of(target) if target is not None and transactional(target, self.ctx) else None
+        self.scopes[-1].candidates.append(NxCandidate(node, text, message, lockish, fix, stable, named, pipeline))
 
     def note_read(self, node: cst.Call) -> None:
         """``get`` of a key on a client: the key holds data someone reads."""

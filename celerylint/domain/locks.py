@@ -280,6 +280,7 @@ class NxCandidate:
     fix: Fix | None
     stable: tuple[str, ...] = ()  # texts of the key that mean the same in every function
     named: bool = False  # the only evidence is the function's name (``claim_x``): see PendingTakes
+    pipeline: str | None = None  # the receiver's text, when it is a transactional pipeline (``transactional``)
 
 
 @dataclass
@@ -291,6 +292,19 @@ class NxScope:
     incremented: set[str] = field(default_factory=set)  # keys this function ``incr``s: counters
     tested: set[str] = field(default_factory=set)  # of those, keys whose ``incr`` result is used (a semaphore's take)
     guarded_expires: set[str] = field(default_factory=set)  # keys expired only ``if <the TTL>:``
+
+
+def transactional(target: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A name bound to ``<client>.pipeline()`` with redis-py's default
+    ``transaction=True``: its commands run in one MULTI/EXEC, so a ``setnx``
+    and an ``expire`` queued on it are atomic."""
+    if not isinstance(target, cst.Name):
+        return False
+    bound = ctx.lookup(target.value)
+    if not (isinstance(bound, cst.Call) and isinstance(bound.func, cst.Attribute) and bound.func.attr.value == "pipeline"):
+        return False
+    flag = arg(bound, "transaction", 0)
+    return flag is None or evaluate(flag.value, ctx) is True
 
 
 def setnx_fix(node: cst.Call, expires: list[tuple[cst.SimpleStatementLine, cst.Call, bool]], default_ttl: str) -> Fix:

@@ -65,7 +65,9 @@ class LockWithoutTtl(PendingTakes, Rule):
       positional), on a redis-py client, sync or `redis.asyncio`, or a
       django-redis cache with `timeout=None`;
     - `setnx(...)`, even when an `expire(...)` follows, because the two
-      commands are not atomic;
+      commands are not atomic (unless both are queued on one pipeline made
+      with redis-py's default `transaction=True`, which runs them in one
+      MULTI/EXEC);
     - `client.lock(name)` and `Lock(client, name)` (redis-py) and
       django-redis `cache.lock(name)` without `timeout` (not a `Lock`
       bound to a name that the function only releases or asks about,
@@ -201,6 +203,16 @@ class LockWithoutTtl(PendingTakes, Rule):
     )
 
     VALID = (
+        # setnx and expire queued on one transactional pipeline: a single MULTI/EXEC
+        Valid("""
+            import redis
+            conn = redis.Redis()
+            def acquire(key, expire=5):
+                pipe = conn.pipeline()
+                pipe.setnx(key, "")
+                pipe.expire(key, expire)
+                return pipe.execute()[0]
+            """),
         Valid("""
             import redis
             r = redis.Redis()
