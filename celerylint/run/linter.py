@@ -154,7 +154,7 @@ class Linter:
             if makes_app(data):  # an app's module: every fact it holds (the app's task classes)
                 entries = [e for e in self.context if e in entries or e.module not in CONFIG_MODULES]
                 result, text, active = triage(rel, data, entries)
-            elif not is_configuration(data, rel, active):
+            elif any(e.module not in INDEX_MODULES for e in active) and not is_configuration(data, rel, active):
                 # only names shaped like settings (``task_logger``), which no app reads: the client index
                 entries = [e for e in entries if e.module in INDEX_MODULES]
                 result, text, active = triage(rel, data, entries)

@@ -89,20 +89,19 @@ def task_queues(m, app, task: dict) -> set[str] | None:
     routes = app.get("task_routes")
     if routes.is_unknown or routes.is_set and not isinstance(routes.value, dict):
         return None
+    keys = list(routes.value) if routes.is_set else []
+    if not all(isinstance(key, str) for key in keys):
+        return None
+    # as Celery's MapRoute: the task's name first, then the globs in order
+    exact = [k for k in keys if not any(c in k for c in "*?[")]
+    globs = [k for k in keys if k not in exact]
+    matched = next((routes.value[k] for k in exact if (k == explicit if explicit is not None else _names(k, task))),
+                   None)
+    if matched is None and globs:
+        if explicit is None:
+            return None  # the task's full name is its module's, which a glob may match
+        matched = next((routes.value[k] for k in globs if fnmatchcase(explicit, k)), None)
     queues: set[str] = set()
-    matched = None
-    for key in routes.value if routes.is_set else ():
-        if not isinstance(key, str):
-            return None
-        if any(c in key for c in "*?["):
-            if explicit is None:
-                return None  # the task's full name is its module's, which a glob may match
-            hit = fnmatchcase(explicit, key)
-        else:
-            hit = key == explicit if explicit is not None else _names(key, task)
-        if hit:
-            matched = routes.value[key]
-            break
     if matched is not None:
         queue = _queue(matched)
         if not queue:
