@@ -49,6 +49,7 @@ class Delete:
     branches: tuple[Branch, ...] = ()  # the branches the delete is in
     kept: bool = False  # its function keeps the key on some path: a marker (``_mark_kept``)
     enumerated: bool = False  # the key is the variable of a ``for`` loop around the delete: a bulk delete
+    app_limited: float | None = None  # the take's TTL, when only the app's time limit can outlive it (``app_limited``)
 
 
 def release_fix(node: cst.Call, key: cst.BaseExpression, take: LockTake | None, ctx: FileContext) -> Fix | None:
@@ -76,6 +77,21 @@ def outlives(take: LockTake | None, ctx: FileContext) -> bool:
     limit = seconds(evaluate(effective_options(options, ctx).get("time_limit"), ctx))
     ttl = seconds(evaluate(take.ttl.value, ctx))
     return limit is not None and ttl is not None and ttl * take.ttl_unit >= limit
+
+
+def app_limited(take: LockTake | None, ctx: FileContext) -> float | None:
+    """The TTL in seconds of the lock a task took in its own body, when the
+    task sets no hard ``time_limit`` of its own: the app's ``task_time_limit``
+    then decides whether the worker is killed before the lock can expire
+    (``outlives``), which the project phase judges (``conditions.py``)."""
+    func = ctx.function
+    if take is None or take.ttl is None or func is None:
+        return None
+    options = function_task_options(func, ctx)
+    if options is None or "time_limit" in effective_options(options, ctx):
+        return None
+    ttl = seconds(evaluate(take.ttl.value, ctx))
+    return ttl * take.ttl_unit if ttl is not None else None
 
 
 class TakeTracker(IfGuards):
@@ -187,7 +203,8 @@ class TakeTracker(IfGuards):
                                        self._parameter(a.value) and self.handler(), self._position(a.value),
                                        outlives(take, self.ctx), tuple(self.branches),
                                        enumerated=isinstance(a.value, cst.Name)
-                                       and any(a.value.value in names for names in self.loop_names)))
+                                       and any(a.value.value in names for names in self.loop_names),
+                                       app_limited=app_limited(take, self.ctx)))
 
     def note_store(self, node: cst.Call, method: str) -> None:
         """``<client>.set(key, value)`` without NX, seen by the rule: the key

@@ -60,8 +60,10 @@ class UnsafeLockRelease(TakeTracker, Rule):
     compare-then-delete: not atomic, but not blind), nor one in a test file
     (tests clear their fixtures' locks), nor the release of a lock that a
     task took in its own body with a TTL at least its hard `time_limit`
-    (the worker is killed before the lock can expire, and a killed process
-    runs no `finally`), nor the deletes of a key its function takes and
+    (its own, or, when it sets none, the `task_time_limit` of every settings
+    profile of the project's app, with no worker's `--time-limit` above the
+    TTL: the worker is killed before the lock can expire, and a killed
+    process runs no `finally`), nor the deletes of a key its function takes and
     deletes only in branches the take does not decide (an `except`
     handler, an `else`, an `if` on something else): that function leaves
     the key set when it succeeds, so the key is a marker that ends with its
@@ -155,6 +157,26 @@ class UnsafeLockRelease(TakeTracker, Rule):
     )),)
 
     VALID = (
+        # the app kills every task after 30 minutes, before the lock's hour is up
+        Valid("""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.update(task_time_limit=1800)
+            # file: proj/tasks.py
+            import redis
+            from proj.celery import app
+            r = redis.Redis()
+            @app.task
+            def work(x):
+                key = f"lock:work:{x}"
+                if not r.set(key, "1", nx=True, ex=3600):
+                    return
+                try:
+                    return x
+                finally:
+                    r.delete(key)
+            """),
         Valid("""
             # the task is killed (time_limit) before the lock can expire
             from celery import shared_task
@@ -289,6 +311,47 @@ class UnsafeLockRelease(TakeTracker, Rule):
         """),
     )
     INVALID = (
+        # the app's limit is longer than the lock's TTL; or a worker raises it
+        Invalid("""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.update(task_time_limit=7200)
+            # file: proj/tasks.py
+            import redis
+            from proj.celery import app
+            r = redis.Redis()
+            @app.task
+            def work(x):
+                key = f"lock:work:{x}"
+                if not r.set(key, "1", nx=True, ex=3600):
+                    return
+                try:
+                    return x
+                finally:
+                    r.delete(key)
+            """, message="plain `delete` of `key`"),
+        Invalid("""
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.update(task_time_limit=1800)
+            # file: proj/tasks.py
+            import redis
+            from proj.celery import app
+            r = redis.Redis()
+            @app.task
+            def work(x):
+                key = f"lock:work:{x}"
+                if not r.set(key, "1", nx=True, ex=3600):
+                    return
+                try:
+                    return x
+                finally:
+                    r.delete(key)
+            # file: Procfile
+            worker: celery -A proj worker --time-limit=7200
+            """, message="plain `delete` of `key`"),
         Invalid("""
             # the lock expires before the task's hard limit: a slow run outlives it
             from celery import shared_task
@@ -544,4 +607,5 @@ class UnsafeLockRelease(TakeTracker, Rule):
             if id(d.call) in reported or how is None:
                 continue
             reported.add(id(d.call))
-            self.report(d.call, release_message(d, how), d.fix)
+            when = {"time_limit_over": d.app_limited, "app": "*"} if d.app_limited is not None else None
+            self.report(d.call, release_message(d, how), d.fix, when)

@@ -1,7 +1,14 @@
 """Findings of the per-file phase that hold only if the project's
 configuration says so (``core.model.DEFERRED_FINDING`` facts).
 
-The one condition today: ``{"result_backend": "redis", "app": key}``, a
+``{"time_limit_over": ttl, "app": "*"}``: a lock a task took in its own
+body with a TTL of ``ttl`` seconds and released with a plain delete (CL204),
+the task setting no time limit of its own.  The condition holds unless every
+settings profile of the app sets ``task_time_limit`` to at most ``ttl`` and
+no worker of it passes a larger or unreadable ``--time-limit``: the worker
+is then killed before the lock can expire.
+
+``{"result_backend": "redis", "app": key}``, a
 lock taken on ``<app>.backend.client`` (``domain/backend_client.py``), which
 is a Redis client when the app's result backend is Redis.  ``key`` is the
 app as the model keys it (``module:var``), or ``*`` for the app the worker
@@ -43,6 +50,8 @@ def deferred_findings(project: Any, code: str) -> list[Finding]:
 
 
 def holds(m: Any, when: Any) -> bool:
+    if isinstance(when, dict) and isinstance(when.get("time_limit_over"), (int, float)):
+        return not _killed_first(m, when["time_limit_over"])
     if not isinstance(when, dict) or when.get("result_backend") != "redis":
         return False
     apps = app_profiles(m, str(when.get("app") or ""))
@@ -70,3 +79,28 @@ def redis_backend(app: Any) -> bool:
     value = resolved.value.strip()
     scheme = value.partition("://")[0] if "://" in value else value
     return scheme.partition("+")[0].lower() in _REDIS_SCHEMES
+
+
+def _killed_first(m: Any, ttl: float) -> bool:
+    """Every profile of the project's app kills a task by ``ttl`` seconds."""
+    from ..deploy.cmdline import UNKNOWN
+    from ..deploy.model import processes_for
+    from ..unacked import seconds_option
+    from .values import number
+
+    apps = app_profiles(m, "*")
+    if not apps:
+        return False
+    for app in apps:
+        limit = app.get("task_time_limit")
+        value = number(limit.value) if limit.is_set else None
+        if value is None or value > ttl:
+            return False
+        for p in processes_for(m, app):
+            written = p.command.options.get("time_limit")
+            if written is None:
+                continue
+            given = seconds_option(written) if written != UNKNOWN else None
+            if given is None or given > ttl:
+                return False
+    return True
