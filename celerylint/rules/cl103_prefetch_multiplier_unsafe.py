@@ -7,7 +7,7 @@ from ..domain.celeryconf.values import number, plain
 from ..domain.deploy.model import worker_apps
 from ..rule import Invalid, Valid, django_project
 
-LONG_TASK = 300  # seconds: a time limit at least this long declares a long task
+LONG_TASK = 300  # seconds: a time limit longer than this declares a long task
 
 
 def longest_time_limit(m: Model, app: App) -> float | None:
@@ -27,10 +27,10 @@ def longest_time_limit(m: Model, app: App) -> float | None:
 
 def _all_tasks_short(m: Model, app: App) -> bool:
     """No task can run long or wait unacknowledged: a global hard time limit
-    under ``LONG_TASK``, no task declaring a longer one, acks_late off."""
+    of at most ``LONG_TASK``, no task declaring a longer one, acks_late off."""
     hard = number(app.get("task_time_limit").value)
     longest = longest_time_limit(m, app)
-    return (bool(hard) and hard < LONG_TASK and longest is not None and longest < LONG_TASK
+    return (bool(hard) and hard <= LONG_TASK and longest is not None and longest <= LONG_TASK
             and not app.get("task_acks_late").truthy)
 
 
@@ -39,9 +39,10 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     ## What it does
     Checks `worker_prefetch_multiplier`: it is reported when it is not set
     (Celery's default is 4), or when it is above 1 (or 0, unlimited) while
-    `task_acks_late` is on or tasks declare long time limits (5 minutes or
-    more, globally or per task). Not set, it is not reported when every
-    task is short: a global `task_time_limit` under 5 minutes, no task
+    `task_acks_late` is on or tasks declare long time limits (more than 5
+    minutes, globally or per task). Not set, it is not reported when every
+    task is short: a global `task_time_limit` of at most 5 minutes (the
+    default of cookiecutter-django's settings), no task
     declaring a longer limit, and `task_acks_late` off. A worker started with
     `--prefetch-multiplier` (in a compose file, Procfile, shell script,
     Dockerfile or service unit of the project) is not reported.
@@ -94,6 +95,12 @@ class PrefetchMultiplierUnsafe(ConfigRule):
     TAGS = ("configuration", "prefetch")
 
     VALID = (
+        # cookiecutter-django's limits: killed after 5 minutes, asked to stop after one
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_TASK_TIME_LIMIT = 5 * 60
+            CELERY_TASK_SOFT_TIME_LIMIT = 60
+        """)),
         Valid("""
             # file: proj.py
             from celery import Celery as C
@@ -308,7 +315,7 @@ class PrefetchMultiplierUnsafe(ConfigRule):
             if app.get("task_acks_late").truthy:
                 reasons.append("`task_acks_late` is on")
             longest = longest_time_limit(m, app)
-            if longest is not None and longest >= LONG_TASK:
+            if longest is not None and longest > LONG_TASK:
                 reasons.append(f"tasks declare time limits up to {longest:g} s")
             if not reasons:
                 continue

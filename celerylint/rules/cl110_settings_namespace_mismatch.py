@@ -4,7 +4,7 @@ from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.settings_table import table
 from ..domain.celeryconf.values import plain
-from ..rule import Invalid, TextEdit, TextFix, Valid
+from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
 
 
 def _the_default(a, new: str, t) -> bool:
@@ -17,6 +17,17 @@ def _the_default(a, new: str, t) -> bool:
 _NO_DEFAULT = object()
 
 
+def _also_old(a, new: str, source, t) -> bool:
+    """``a`` holds the value of the old name Celery reads for the same
+    setting, set in the same source (``CELERY_BROKER_URL = BROKER_URL``):
+    ignoring it loses nothing."""
+    value = plain(a.value)
+    if value[0] is None or a.cond:
+        return False
+    return any(b.name in t.old and t.to_new.get(b.name) == new and not b.cond and plain(b.value) == value
+               for b in source.assignments)
+
+
 class SettingsNamespaceMismatch(ConfigRule):
     """
     ## What it does
@@ -26,7 +37,8 @@ class SettingsNamespaceMismatch(ConfigRule):
     `namespace="CELERY"`, or with a lower-case namespace. Names that are
     also valid old names (`CELERY_RESULT_BACKEND`, `CELERY_TIMEZONE`) work
     either way and are not counted, nor are names set literally to Celery's
-    default (ignoring them changes nothing), nor names whose setting the app
+    default or to the value of the old name Celery reads for the same
+    setting (`CELERY_BROKER_URL = BROKER_URL`: ignoring them changes nothing), nor names whose setting the app
     sets itself, as a project copying them by hand does
     (`app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE`,
     `app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER`).
@@ -80,6 +92,14 @@ class SettingsNamespaceMismatch(ConfigRule):
     TAGS = ("configuration", "django")
 
     VALID = (
+        # the new name only repeats the old one, which Celery reads without a namespace
+        Valid(django_project("""
+            BROKER_URL = "redis://localhost:6379/0"
+            CELERY_BROKER_URL = BROKER_URL
+        """, celery=(
+            "import os\nfrom celery import Celery\n"
+            'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")\n'
+            'app = Celery("proj")\napp.config_from_object("django.conf:settings")\n'))),
         # the only name lost is set to Celery's default: losing it changes nothing
         Valid("""
             # file: proj/__init__.py
@@ -283,7 +303,7 @@ class SettingsNamespaceMismatch(ConfigRule):
             ignored = sorted({a.name for a in source.assignments
                               if a.name.isupper() and a.name not in t.old
                               and (new := t.canonical(a.name, "CELERY")) and new not in app.preconf
-                              and not _the_default(a, new, t)})
+                              and not _the_default(a, new, t) and not _also_old(a, new, source, t)})
             if not ignored:
                 continue
             shown = ", ".join(f"`{n}`" for n in ignored[:4]) + (f" and {len(ignored) - 4} more" if len(ignored) > 4 else "")
