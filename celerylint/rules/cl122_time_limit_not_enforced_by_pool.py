@@ -6,7 +6,7 @@ from ..domain.celeryconf.values import number, plain
 from ..domain.deploy.configmod import setting as config_module_setting
 from ..domain.deploy.model import processes_for, worker_apps
 from ..domain.deploy.pools import ENFORCED, configured_pool, worker_pool
-from ..domain.deploy.routes import task_queues, worker_queues
+from ..domain.deploy.routes import default_queue, task_queues, worker_queues
 from ..domain.unacked import seconds_option
 from ..rule import Invalid, Valid
 
@@ -23,8 +23,12 @@ def _limits(m: Model, app: App, p=None) -> dict[str, list[str]]:
     consumed = worker_queues(p) if p is not None else None
     if len([a for a in m.relevant_apps() if not a.send_only]) == 1:
         for task in m.tasks:
-            if consumed is not None and not (task_queues(m, app, task) or set()) & consumed:
-                continue  # a worker naming its queues runs the task only from them, when they can be read
+            if consumed is not None:  # a worker naming its queues runs the task only from them
+                queues = task_queues(m, app, task)
+                if queues is None:  # routed as celerylint cannot read: the default queue, unless a route says otherwise
+                    queues = {default_queue(app)} - {None}
+                if not queues & consumed:
+                    continue
             for kind, option in (("hard", "time_limit"), ("soft", "soft_time_limit")):
                 if number(plain(task["options"].get(option))[0]):
                     out[kind].append(f"task `{task['name']}`'s `{option}`")
@@ -69,8 +73,10 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
     only when the task is sent to one of them: its decorator's `queue=`,
     the `task_routes` entry naming it (else the app's default queue), and
     the literal `queue=` of calls on it. When that cannot be read (a router
-    function, a glob over a task whose full name is not written), the task
-    does not count for such a worker.
+    function, routes from a variable, a glob over a task whose full name is
+    not written), the task counts for such a worker when it consumes the
+    app's default queue, where a task goes unless a route sends it
+    elsewhere.
 
     What each pool enforces, read in Celery 5.x's source:
 
@@ -223,6 +229,19 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
             """),
     )
     INVALID = (
+        # routes celerylint cannot read: the worker consuming the default queue may run the task
+        Invalid("""
+            # file: proj/worker.py
+            from celery import Celery
+            from proj.config import ROUTES
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.task_routes = {**ROUTES}
+            @app.task(time_limit=600)
+            def cleanup(): ...
+            # file: Procfile
+            knowledge: celery -A proj.worker worker -P threads -Q knowledge
+            default: celery -A proj.worker worker -P threads -Q celery
+            """, message="task `cleanup`'s `time_limit`", at="2:1"),
         # routed to the queue the threads worker consumes
         Invalid("""
             # file: proj/worker.py

@@ -108,12 +108,20 @@ def task_queues(m, app, task: dict) -> set[str] | None:
             return None
         queues.add(queue)
     else:
-        default = app.get("task_default_queue")
-        if default.is_unknown:
+        default = default_queue(app)
+        if default is None:
             return None
-        queues.add(default.value if default.is_set and isinstance(default.value, str) else "celery")
+        queues.add(default)
     queues.update(c["queue"] for c in called_queues(m, app) if _names(c["target"], task))
     return queues
+
+
+def default_queue(app) -> str | None:
+    """The queue a task goes to when no route names it (``task_default_queue``), or None: unknown."""
+    default = app.get("task_default_queue")
+    if default.is_unknown:
+        return None
+    return default.value if default.is_set and isinstance(default.value, str) else "celery"
 
 
 def _names(name: str, task: dict) -> bool:
