@@ -856,3 +856,33 @@ def test_compose_entrypoint_running_a_script_behind_wait_for_it(cli, tmp_path):
     found = processes(cli, tmp_path)
     worker = found[("compose", "worker")]
     assert (worker["via"], worker["options"]) == ("worker.sh:3", {"concurrency": "2"})
+
+
+def test_an_image_path_two_dockerfiles_fill_differently_is_read_through_the_one_built(cli, tmp_path):
+    """cookiecutter-django's layout: a local and a production Dockerfile
+    copy different scripts to ``/start-celeryworker``.  A compose service
+    building one of them runs that one's; a command that names no image
+    build (a bare Procfile line) runs neither, as celerylint cannot know."""
+    dockerfile = '''
+        # file: compose/{env}/Dockerfile
+        FROM python:3.12-slim
+        COPY ./compose/{env}/worker-start /start-celeryworker
+        # file: compose/{env}/worker-start
+        #!/bin/bash
+        exec celery -A proj worker {options}
+    '''
+    write(tmp_path, APP, dockerfile.format(env="local", options="-B") + dockerfile.format(env="production", options="-Q celery")
+          + '''
+        # file: docker-compose.prod.yml
+        services:
+          celeryworker:
+            build:
+              context: .
+              dockerfile: ./compose/production/Dockerfile
+            command: /start-celeryworker
+        # file: Procfile
+        worker: /start-celeryworker
+    ''')
+    found = processes(cli, tmp_path)
+    assert found[("compose", "celeryworker")]["via"] == "compose/production/worker-start:2"
+    assert ("procfile", "worker") not in found

@@ -119,11 +119,9 @@ def _words(value: Any) -> list[str] | str | None:
     return None
 
 
-def _image_entrypoint(build: Any, path: str, load: Callable[[str], str | None]) -> list[str] | None:
-    """The exec-form ``ENTRYPOINT`` of the Dockerfile a service builds
-    (``build: .`` or ``{context, dockerfile}``, relative to the compose
-    file), which its ``command:`` runs under; None when it has none or the
-    Dockerfile is not a file of the tree."""
+def _built(build: Any, path: str) -> str | None:
+    """The Dockerfile a service builds (``build: .`` or ``{context,
+    dockerfile}``, relative to the compose file), as a path of the tree."""
     if isinstance(build, str):
         context, name = build, "Dockerfile"
     elif isinstance(build, dict) and isinstance(build.get("context", "."), str):
@@ -133,7 +131,14 @@ def _image_entrypoint(build: Any, path: str, load: Callable[[str], str | None]) 
     if not isinstance(name, str):
         return None
     target = posixpath.normpath(posixpath.join(posixpath.dirname(path), context, name))
-    text = load(target) if not target.startswith("..") else None
+    return None if target.startswith("..") else target
+
+
+def _image_entrypoint(built: str | None, load: Callable[[str], str | None]) -> list[str] | None:
+    """The exec-form ``ENTRYPOINT`` of the Dockerfile a service builds,
+    which its ``command:`` runs under; None when it has none or the
+    Dockerfile is not a file of the tree."""
+    text = load(built) if built is not None else None
     return dockerfile.entrypoint(text) if text else None
 
 
@@ -147,8 +152,9 @@ def read(path: str, text: str, follow, load: Callable[[str], str | None] | None 
         if service is None:
             continue
         entrypoint, command = _words(service.get("entrypoint")), _words(service.get("command"))
+        built = _built(service.get("build"), path)
         if entrypoint is None and command is not None and load is not None:
-            image = _image_entrypoint(service.get("build"), path, load)
+            image = _image_entrypoint(built, load)
             words = split(command) if isinstance(command, str) else command
             if image is not None and words is not None:
                 entrypoint, command = image, words
@@ -160,6 +166,6 @@ def read(path: str, text: str, follow, load: Callable[[str], str | None] | None 
         if words is None:
             continue
         line = line_of(service, key, line_of(found, name))
-        for cmd, via, conditional in follow(words, path):
+        for cmd, via, conditional in follow(words, path, built):
             out.append(Process(path, line, "compose", str(name), cmd, replicas(service), via, conditional))
     return out

@@ -51,14 +51,22 @@ class _Reader:
         self.texts = texts
         self.root = root
         self.followed: set[str] = set()
-        self.copies: dict[str, str] = {}
-        for path, text in texts.items():
+        # image path -> the tree's path copied there, by the Dockerfile that copies it; ``copies``
+        # holds those every Dockerfile copying the image path agrees on
+        self.by_dockerfile: dict[str, dict[str, str]] = {}
+        for path, text in sorted(texts.items()):
             if _DOCKERFILE.search(path):
-                for dest, src in dockerfile.copies(path, text).items():
-                    self.copies.setdefault(dest, posixpath.normpath(src))
+                self.by_dockerfile[path] = {d: posixpath.normpath(s) for d, s in dockerfile.copies(path, text).items()}
+        sources: dict[str, set[str]] = {}
+        for copies in self.by_dockerfile.values():
+            for dest, src in copies.items():
+                sources.setdefault(dest, set()).add(src)
+        self.copies = {dest: next(iter(found)) for dest, found in sources.items() if len(found) == 1}
 
-    def follow(self, words: list[str] | str, path: str) -> list[tuple[Command, str | None, bool]]:
-        """The Celery processes a command line starts: itself, or the script it runs."""
+    def follow(self, words: list[str] | str, path: str, built: str | None = None) -> list[tuple[Command, str | None, bool]]:
+        """The Celery processes a command line starts: itself, or the script
+        it runs (an image path as the Dockerfile ``built`` copies it, when the
+        caller knows which one builds the image)."""
         if isinstance(words, str):
             words = split(words) or []
         found = parse_words(list(words))
@@ -66,40 +74,31 @@ class _Reader:
             return [(found, None, False)]
         inner = _wrapped(words)
         if inner is not None:
-            return self.follow(inner, path)
-        for script, args in self._scripts(words, path):
+            return self.follow(inner, path, built)
+        copies = {**self.copies, **self.by_dockerfile[built]} if built in self.by_dockerfile else self.copies
+        for script, args in self._scripts(words, path, copies):
             self.followed.add(script)
             started = shell.commands(self.texts[script], args)
             if started:  # else a wrapper (``bin/start-stunnel bin/run worker``): the next script runs them
                 return [(command, f"{script}:{line}", conditional) for line, command, conditional in started]
         return []
 
-    def _scripts(self, words: list[str], path: str):
+    def _scripts(self, words: list[str], path: str, copies: dict[str, str]):
         """The scripts of the tree a command line runs, each with the words
         after it (its arguments), in the order the words name them."""
         for index, word in enumerate(words[:3]):
             if not _SCRIPT_WORD.match(word) or word in ("sh", "bash", "/bin/sh", "/bin/bash", "-c", "exec"):
                 continue
-            names = {word, self.copies.get(word, word), *self._copied_into(word)}
+            names = {word, copies.get(word, word), *_copied_into(word, copies)}
             here = posixpath.dirname(path)
             candidates = {posixpath.normpath(posixpath.join(here, n.lstrip("/"))) for n in names}
             candidates |= {posixpath.normpath(n.lstrip("/")) for n in names}
             found = [c for c in candidates if c in self.texts or self._load(c)]
             if not found:
-                base = posixpath.basename(self.copies.get(word, word))
+                base = posixpath.basename(copies.get(word, word))
                 found = [p for p in self.texts if posixpath.basename(p) == base and _SHELL.search(p)]
             if len(found) == 1:
                 yield found[0], list(words[index + 1:])
-
-    def _copied_into(self, word: str) -> list[str]:
-        """What a path inside a directory an image copies was in the tree
-        (``/app/bin/run`` after ``COPY . /app``: ``bin/run``)."""
-        out = []
-        for dest, src in self.copies.items():
-            inside = dest.rstrip("/") + "/"
-            if word.startswith(inside) and inside != "/":
-                out.append(posixpath.normpath(posixpath.join(src, word[len(inside):])))
-        return out
 
     def chart_files(self, chart: str) -> list[str]:
         """The files of a chart directory and of its ``templates/`` at any
@@ -135,6 +134,17 @@ class _Reader:
             return False
         self.texts[path] = data.decode("utf-8", "replace")
         return True
+
+
+def _copied_into(word: str, copies: dict[str, str]) -> list[str]:
+    """What a path inside a directory an image copies was in the tree
+    (``/app/bin/run`` after ``COPY . /app``: ``bin/run``)."""
+    out = []
+    for dest, src in copies.items():
+        inside = dest.rstrip("/") + "/"
+        if word.startswith(inside) and inside != "/":
+            out.append(posixpath.normpath(posixpath.join(src, word[len(inside):])))
+    return out
 
 
 def _runs_scripts(parse, text: str, entrypoints: bool) -> bool:
