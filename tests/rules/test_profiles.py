@@ -33,7 +33,7 @@ def cookiecutter_shape(tmp_path, production: str = ""):
     write(tmp_path, CELERY_APP, '''
         # file: proj/settings/base.py
         CELERY_BROKER_URL = "redis://redis:6379/0"
-        CELERY_TASK_TIME_LIMIT = 300
+        CELERY_TASK_TIME_LIMIT = 1800
         # file: proj/settings/local.py
         from .base import *
         CELERY_TASK_ALWAYS_EAGER = True
