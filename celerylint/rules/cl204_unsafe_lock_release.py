@@ -17,6 +17,28 @@ from ..rule import All, Finding, Invalid, Rule, Valid
 _STORE = frozenset({"set", "getset"})  # without NX (``lock_take`` has taken those): a plain write or a swap
 
 
+# a lock held for an hour by a task that sets no limit: the app's ``task_time_limit`` decides
+_APP_LIMITED = """
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            app.conf.update(task_time_limit=LIMIT)
+            # file: proj/tasks.py
+            import redis
+            from proj.celery import app
+            r = redis.Redis()
+            @app.task
+            def work(x):
+                key = f"lock:work:{x}"
+                if not r.set(key, "1", nx=True, ex=3600):
+                    return
+                try:
+                    return x
+                finally:
+                    r.delete(key)
+            """
+
+
 class UnsafeLockRelease(TakeTracker, Rule):
     """
     ## What it does
@@ -158,25 +180,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
 
     VALID = (
         # the app kills every task after 30 minutes, before the lock's hour is up
-        Valid("""
-            # file: proj/celery.py
-            from celery import Celery
-            app = Celery("proj", broker="redis://localhost:6379/0")
-            app.conf.update(task_time_limit=1800)
-            # file: proj/tasks.py
-            import redis
-            from proj.celery import app
-            r = redis.Redis()
-            @app.task
-            def work(x):
-                key = f"lock:work:{x}"
-                if not r.set(key, "1", nx=True, ex=3600):
-                    return
-                try:
-                    return x
-                finally:
-                    r.delete(key)
-            """),
+        Valid(_APP_LIMITED.replace("LIMIT", "1800")),
         Valid("""
             # the task is killed (time_limit) before the lock can expire
             from celery import shared_task
@@ -312,43 +316,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
     )
     INVALID = (
         # the app's limit is longer than the lock's TTL; or a worker raises it
-        Invalid("""
-            # file: proj/celery.py
-            from celery import Celery
-            app = Celery("proj", broker="redis://localhost:6379/0")
-            app.conf.update(task_time_limit=7200)
-            # file: proj/tasks.py
-            import redis
-            from proj.celery import app
-            r = redis.Redis()
-            @app.task
-            def work(x):
-                key = f"lock:work:{x}"
-                if not r.set(key, "1", nx=True, ex=3600):
-                    return
-                try:
-                    return x
-                finally:
-                    r.delete(key)
-            """, message="plain `delete` of `key`"),
-        Invalid("""
-            # file: proj/celery.py
-            from celery import Celery
-            app = Celery("proj", broker="redis://localhost:6379/0")
-            app.conf.update(task_time_limit=1800)
-            # file: proj/tasks.py
-            import redis
-            from proj.celery import app
-            r = redis.Redis()
-            @app.task
-            def work(x):
-                key = f"lock:work:{x}"
-                if not r.set(key, "1", nx=True, ex=3600):
-                    return
-                try:
-                    return x
-                finally:
-                    r.delete(key)
+        Invalid(_APP_LIMITED.replace("LIMIT", "7200"), message="plain `delete` of `key`"),
+        Invalid(_APP_LIMITED.replace("LIMIT", "1800") + """
             # file: Procfile
             worker: celery -A proj worker --time-limit=7200
             """, message="plain `delete` of `key`"),
