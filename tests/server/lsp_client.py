@@ -137,7 +137,7 @@ def session(root: Path, scenario, options: dict | None = None, settings: dict | 
                     except ProcessLookupError:
                         pass
                 raise
-        assert status == 0, client.logs
+        assert status == 0, (status, client.logs)
         for left in [pid, *children]:
             with pytest.raises(ProcessLookupError):
                 os.kill(left, 0)
