@@ -6,7 +6,7 @@ from ..domain.celeryconf.values import number, plain
 from ..domain.deploy.configmod import setting as config_module_setting
 from ..domain.deploy.model import processes_for, worker_apps
 from ..domain.deploy.pools import ENFORCED, configured_pool, worker_pool
-from ..domain.deploy.routes import default_queue, task_queues, worker_queues
+from ..domain.deploy.routes import called_queues, default_queue, task_queues, worker_queues
 from ..domain.unacked import seconds_option
 from ..rule import Invalid, Valid
 
@@ -22,9 +22,10 @@ def _limits(m: Model, app: App, p=None) -> dict[str, list[str]]:
             out[kind].append(f"`{option}` at {r.at.path}:{r.at.line}")
     consumed = worker_queues(p) if p is not None else None
     if len([a for a in m.relevant_apps() if not a.send_only]) == 1:
+        calls = called_queues(m, app) if consumed is not None else []
         for task in m.tasks:
             if consumed is not None:  # a worker naming its queues runs the task only from them
-                queues = task_queues(m, app, task)
+                queues = task_queues(app, task, calls)
                 if queues is None:  # routed as celerylint cannot read: the default queue, unless a route says otherwise
                     queues = {default_queue(app)} - {None}
                 if not queues & consumed:
@@ -348,6 +349,8 @@ class TimeLimitNotEnforcedByPool(ConfigRule):
                 overridden = overridden and written
                 if pool is None or not written and configured != "prefork" and resolved.is_set:
                     continue  # a pool from the configuration is reported where it is set
+                if ENFORCED[pool] == (True, True):
+                    continue  # prefork enforces every limit: nothing to list
                 message = _message(pool, _limits(m, app, p), f"this worker ({p.kind} `{p.name}`)")
                 if message:
                     yield self.finding(message, p.path, p.line, 0, p.line, 0)

@@ -73,12 +73,13 @@ def worker_queues(p) -> set[str] | None:
     return None if excluded is None else set(queues) - set(excluded)
 
 
-def task_queues(m, app, task: dict) -> set[str] | None:
+def task_queues(app, task: dict, calls: list[dict]) -> set[str] | None:
     """The queues ``task`` (a ``task`` fact of ``app``) is sent to: its
     decorator's ``queue=``, else the ``task_routes`` entry naming it, else
     the app's default queue; with the queues literal ``queue=`` calls on it
-    name.  None when any of that cannot be read (a router function, a glob
-    over a name not known, a queue from a variable)."""
+    name (``calls``: ``called_queues``).  None when any of that cannot be
+    read (a router function, a glob over a name not known, a queue from a
+    variable)."""
     options = task["options"]
     if "queue" in options:
         queue = _queue(options["queue"])
@@ -112,7 +113,7 @@ def task_queues(m, app, task: dict) -> set[str] | None:
         if default is None:
             return None
         queues.add(default)
-    queues.update(c["queue"] for c in called_queues(m, app) if _names(c["target"], task))
+    queues.update(c["queue"] for c in calls if _names(c["target"], task))
     return queues
 
 
