@@ -4,6 +4,7 @@ from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.settings_table import table
 from ..domain.celeryconf.values import plain
+from ..domain.celeryconf.worker_cli import ENV_SETTINGS
 from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
 
 
@@ -20,12 +21,25 @@ _NO_DEFAULT = object()
 def _also_old(a, new: str, source, t) -> bool:
     """``a`` holds the value of the old name Celery reads for the same
     setting, set in the same source (``CELERY_BROKER_URL = BROKER_URL``):
-    ignoring it loses nothing."""
-    value = plain(a.value)
-    if value[0] is None or a.cond:
+    ignoring it loses nothing.  So does an environment variable Celery
+    reads itself before any setting, with that value as its default
+    (``os.environ.get("CELERY_BROKER_URL", BROKER_URL)``)."""
+    value = a.value
+    if isinstance(value, dict) and "env" in value and ENV_SETTINGS.get(value["env"]) == new:
+        value = value.get("default")
+    if a.cond or plain(value) == (None, None):  # unknown: maybe another value
         return False
-    return any(b.name in t.old and t.to_new.get(b.name) == new and not b.cond and plain(b.value) == value
+    return any(b.name in t.old and t.to_new.get(b.name) == new and not b.cond and _core(b.value) == _core(value)
                for b in source.assignments)
+
+
+def _core(value):
+    """An encoded value without how it is shown: a variable read without a
+    default, named or not (``{"same": "env:X", "shown": "NAME", "env": "X"}``),
+    is ``{"env": "X"}``."""
+    if isinstance(value, dict) and "env" in value and not value.get("suffix"):
+        return {"env": value["env"], "default": value.get("default")}
+    return value
 
 
 class SettingsNamespaceMismatch(ConfigRule):
@@ -38,7 +52,9 @@ class SettingsNamespaceMismatch(ConfigRule):
     also valid old names (`CELERY_RESULT_BACKEND`, `CELERY_TIMEZONE`) work
     either way and are not counted, nor are names set literally to Celery's
     default or to the value of the old name Celery reads for the same
-    setting (`CELERY_BROKER_URL = BROKER_URL`: ignoring them changes nothing), nor names whose setting the app
+    setting (`CELERY_BROKER_URL = BROKER_URL`, or
+    `os.environ.get("CELERY_BROKER_URL", BROKER_URL)`, a variable Celery
+    reads itself first: ignoring them changes nothing), nor names whose setting the app
     sets itself, as a project copying them by hand does
     (`app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE`,
     `app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER`).
@@ -92,6 +108,16 @@ class SettingsNamespaceMismatch(ConfigRule):
     TAGS = ("configuration", "django")
 
     VALID = (
+        # the variable Celery reads itself first, else the old name's value
+        Valid(django_project("""
+            import os
+            REDIS_URL = os.environ.get("REDIS_URL")
+            BROKER_URL = REDIS_URL
+            CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", BROKER_URL)
+        """, celery=(
+            "import os\nfrom celery import Celery\n"
+            'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")\n'
+            'app = Celery("proj")\napp.config_from_object("django.conf:settings")\n'))),
         # the new name only repeats the old one, which Celery reads without a namespace
         Valid(django_project("""
             BROKER_URL = "redis://localhost:6379/0"
@@ -180,6 +206,16 @@ class SettingsNamespaceMismatch(ConfigRule):
         """),
     )
     INVALID = (
+        # another variable: when it is set, its value is lost
+        Invalid(django_project("""
+            import os
+            BROKER_URL = "redis://localhost:6379/0"
+            CELERY_BROKER_URL = os.environ.get("REDIS_URL", BROKER_URL)
+        """, celery=(
+            "import os\nfrom celery import Celery\n"
+            'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")\n'
+            'app = Celery("proj")\napp.config_from_object("django.conf:settings")\n')),
+            message="so Celery silently ignores `CELERY_BROKER_URL`"),
         # the names not copied are still lost
         Invalid("""
             # file: proj/__init__.py
