@@ -3,6 +3,7 @@ from __future__ import annotations
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule, assignments_once, settings_everywhere
 from ..domain.celeryconf.values import NULL, number
+from ..facts.result_tables import RESULT_TABLE_FACT
 from ..rule import Invalid, Valid, django_project
 
 
@@ -24,6 +25,13 @@ def backend_in_use(value) -> bool:
     from ..domain.celeryconf.values import plain
 
     return plain(value.at.value)[1] is not None  # an environment variable without a default
+
+
+def _records(m: Model, backend) -> bool:
+    """The SQLAlchemy backend's table is a model of the project (its task
+    history): results are kept on purpose (facts/result_tables.py)."""
+    url = backend.value if backend.is_set and isinstance(backend.value, str) else ""
+    return url.strip().lower().startswith("db+") and bool(m.by_kind[RESULT_TABLE_FACT])
 
 
 class ResultExpiresDisabled(ConfigRule):
@@ -50,7 +58,9 @@ class ResultExpiresDisabled(ConfigRule):
     given by its import path (`"myapp.backends.JobResultBackend"`) is not
     judged: whether and how it deletes old results is up to that class
     (Nautobot keeps job results as history and prunes them with a job of
-    its own).
+    its own). Nor is a database backend whose table the project maps as a
+    model of its own (`class Meta: db_table = "celery_taskmeta"`, or
+    SQLAlchemy's `__tablename__`): the results are its task history.
 
     ## Example
     ```python
@@ -115,6 +125,23 @@ class ResultExpiresDisabled(ConfigRule):
             CELERY_RESULT_BACKEND = "proj.celery_backends.JobResultBackend"
             CELERY_RESULT_EXPIRES = None
         """)),
+        # the result table is the project's task history
+        Valid("""
+            # file: proj/celeryconfig.py
+            result_backend = "db+postgresql://db/celery"
+            result_expires = None
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("proj.celeryconfig")
+            # file: web/models.py
+            from django.db import models
+            class TaskHistory(models.Model):
+                task_id = models.CharField(max_length=255)
+                class Meta:
+                    managed = False
+                    db_table = "celery_taskmeta"
+        """),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -212,7 +239,8 @@ class ResultExpiresDisabled(ConfigRule):
             seconds = number(value.value)
             if not (value.value is NULL or seconds == 0):
                 continue
-            if not backend_in_use(get("result_backend")):
+            backend = get("result_backend")
+            if not backend_in_use(backend) or _records(m, backend):
                 continue
             ignore = get("task_ignore_result")
             if ignore.is_unknown or ignore.truthy:
