@@ -168,6 +168,27 @@ class DeprecatedSettingName(ConfigRule):
         """),
     )
     INVALID = (
+        # a ``celeryconfig`` module the Django settings star-import is Django
+        # settings: reported once, as such, never renamed to lower case
+        Invalid(
+            """
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.base")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings/__init__.py
+            # file: proj/settings/base.py
+            SECRET_KEY = "x"
+            from .celeryconfig import *
+            # file: proj/settings/celeryconfig.py
+            BROKER_URL = "amqp://guest@rabbit:5672"
+            """,
+            fixed=None, count=1,
+            message="`namespace=\"CELERY\"` and call it `CELERY_BROKER_URL`",
+        ),
         # Django settings read without a namespace: old names, one of which
         # keeps its spelling once the namespace is added
         Invalid(

@@ -109,6 +109,7 @@ class Model:
         resolve_names(self)
         join_alternatives(self.assignments)
         self.apps = self._apps()
+        self.every_app = self.apps  # a view of some apps (rulebase.per_profile) replaces ``apps`` only
 
     # -- modules ----------------------------------------------------------
     def python_file_set(self) -> set[str]:

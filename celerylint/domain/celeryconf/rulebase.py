@@ -124,15 +124,20 @@ def per_profile(m: Model, check: Callable[[Model], Iterable[Finding]]) -> list[F
 
 def sources(m: Model) -> list[Source]:
     """Every settings source of the run: the apps' sources and
-    ``celeryconfig`` modules no app is known to load."""
+    ``celeryconfig`` modules no app is known to load, neither by name nor
+    through the star imports of an app's source, in any settings profile (a
+    Django settings fragment: its names are judged as the Django settings
+    they are)."""
     seen: dict[tuple[str, str | None], Source] = {}
     for app in m.relevant_apps():
         if app.source is not None:
             seen.setdefault((app.source.module, app.source.namespace), app.source)
     loaded = {module for module, _ in seen}
+    read = {path for app in m.every_app.values() if app.source is not None for path in app.source.files}
     for module, path in sorted(m.module_paths.items()):
         stem = module.rsplit(".", 1)[-1]
-        if module not in loaded and (stem == "celeryconfig" or module in m.project.settings.settings_modules):
+        if module not in loaded and ((stem == "celeryconfig" and path not in read)
+                                     or module in m.project.settings.settings_modules):
             source = m.source(module, False, None)
             if source is not None:
                 seen[(module, None)] = source
