@@ -48,7 +48,9 @@ class SettingsNamespaceMismatch(ConfigRule):
     Finds Django settings that hold `CELERY_`-prefixed new-style names
     (`CELERY_BROKER_URL`, `CELERY_TASK_ACKS_LATE`) while the app loads them
     with `config_from_object("django.conf:settings")` without
-    `namespace="CELERY"`, or with a lower-case namespace. Names that are
+    `namespace="CELERY"`, or with a lower-case namespace (a `namespace=`
+    given to `Celery(...)` counts, as in Celery, for its `config_source=`
+    and for a later `config_from_object` without one). Names that are
     also valid old names (`CELERY_RESULT_BACKEND`, `CELERY_TIMEZONE`) work
     either way and are not counted, nor are names set literally to Celery's
     default or to the value of the old name Celery reads for the same
@@ -108,6 +110,27 @@ class SettingsNamespaceMismatch(ConfigRule):
     TAGS = ("configuration", "django")
 
     VALID = (
+        # the namespace given to the constructor applies to its source and to
+        # a later ``config_from_object`` without one
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery(config_source="django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://"
+            CELERY_TASK_ACKS_LATE = True
+        """),
+        Valid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", namespace="CELERY")
+            app.config_from_object("django.conf:settings")
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://"
+            CELERY_TASK_ACKS_LATE = True
+        """),
         # the variable Celery reads itself first, else the old name's value
         Valid(django_project("""
             import os

@@ -341,6 +341,10 @@ class Model:
         for f in self.by_kind["config_source"]:
             for app in targets(f["app"], f["path"]):
                 app.config = f
+        for f in self.by_kind["app_namespace"]:  # ``Celery(namespace=...)``: for a source loaded without one
+            for app in targets(f["app"], f["path"]):
+                if app.config is not None and app.config["namespace"] is None:
+                    app.config = {**app.config, "namespace": f["value"] or "?"}
         for f in self.by_kind["update_call"]:
             for app in targets(f["app"], f["path"]):
                 app.update_call = f
