@@ -102,6 +102,15 @@ class BeatInSeveralProcesses(ConfigRule):
                 deploy:
                   replicas: ${WORKERS}
             """),
+        # ``celerybeat`` here is a directory: only the command runs a program
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: bin/beat.sh
+            mkdir -p celerybeat
+            exec celery --app proj beat -s celerybeat/beat
+            """),
         Valid("""
             # file: proj.py
             from celery import Celery

@@ -49,8 +49,11 @@ _SKIPPED = frozenset({"-b", "--broker", "--result-backend", "--loader", "--workd
                       "--heartbeat-interval", "--max-interval", "--settings", "--pythonpath"})
 _BEAT_FLAGS = frozenset({"-B", "--beat"})
 # programs that name Celery without running it
+# commands that never run their arguments (``mkdir -p celerybeat`` names a directory)
 _NOT_RUN = frozenset({"echo", "printf", "grep", "pgrep", "pkill", "kill", "killall", "ps", "which", "pip", "pip3",
-                      "cat", "test", "[", "if", "rm", "ls", "apt-get", "apk", "curl", "wget", "sleep"})
+                      "cat", "test", "[", "if", "rm", "ls", "apt-get", "apk", "curl", "wget", "sleep",
+                      "mkdir", "rmdir", "touch", "chown", "chmod", "chgrp", "cp", "mv", "ln", "cd", "install",
+                      "head", "tail", "stat", "mktemp", "useradd", "adduser", "groupadd", "addgroup"})
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 # ``${VAR:-default}`` / ``${VAR-default}`` / ``${VAR:=default}``: the default (no nested braces)
 _DEFAULTED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]([^{}$]*)\}")
