@@ -63,6 +63,16 @@ DEFAULT_EXCLUDE = (
 # they hold decides findings, so their sizes and times are part of the key
 # of the cached project findings (run/discovery.py).
 LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|bash|service|ini|toml|cfg|conf|ya?ml|json|dockerfile))$")
+# the files that list the project's dependencies (domain/celeryconf/celery_version.py),
+# beside ``requirements/*.txt``: read by the project phase, as launch files are
+_REQUIREMENT_FILES = re.compile(r"^(?:requirements[^/]*\.(?:txt|in)|Pipfile|pyproject\.toml|setup\.cfg|setup\.py)$")
+
+
+def requirement_file(directory_name: str, name: str) -> bool:
+    """A file that lists dependencies: by its name, or a ``.txt``/``.in`` file
+    of a ``requirements`` directory (``directory_name``: its directory's last part)."""
+    return _REQUIREMENT_FILES.match(name) is not None or (
+        directory_name == "requirements" and name.endswith((".txt", ".in")))
 
 
 def ancestors(directory: str):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..domain.celeryconf.celery_version import celery_below_4
 from ..domain.celeryconf.model import Assignment, Model
 from ..facts.conf_reads import CONF_READ
 from ..domain.celeryconf.renames import already_set, rename_edit, where
@@ -89,6 +90,10 @@ class UnknownSetting(ConfigRule):
     Django's settings does not count: a view showing
     `getattr(settings, "CELERY_TASK_DEFAULT_EXPIRES")` does not make Celery
     read it.
+
+    A project whose dependency files pin Celery below 4 (`celery==3.1.25`
+    in `requirements.txt`, `Pipfile`, `pyproject.toml`, `setup.cfg` or
+    `setup.py`) is not judged: Celery 3's names are its names.
 
     ## Why is this bad?
     Celery ignores unknown names without a word. A misspelt
@@ -371,6 +376,8 @@ class UnknownSetting(ConfigRule):
     )
 
     def check_model(self, m: Model):
+        if celery_below_4(m):  # Celery 3's names are the project's (celery_version.py)
+            return
         t = table()
         seen = set()
         read_back = {n for f in m.project.of_kind(CONF_READ) for n in (*f["names"], *f.get("options", ()))}

@@ -4,6 +4,7 @@ import re
 from collections.abc import Container
 from dataclasses import replace
 
+from ..domain.celeryconf.celery_version import celery_below_4
 from ..domain.celeryconf.texts import read
 from ..facts.conf_reads import CONF_READ
 from ..domain.celeryconf.model import Assignment, Model, Source
@@ -70,6 +71,10 @@ class DeprecatedSettingName(ConfigRule):
     hands to Celery itself (`app.conf.task_routes = settings.CELERY_ROUTES`)
     is its own variable, and is left alone: Celery never reads it by that
     name, and a rename would break the line that does.
+
+    A project whose dependency files pin Celery below 4 (`celery==3.1.25`
+    in `requirements.txt`, `Pipfile`, `pyproject.toml`, `setup.cfg` or
+    `setup.py`) is not judged: Celery 3's names are its names.
 
     ## Why is this bad?
     The old names are deprecated and scheduled for removal in Celery 6.0:
@@ -388,6 +393,8 @@ class DeprecatedSettingName(ConfigRule):
     )
 
     def check_model(self, m: Model):
+        if celery_below_4(m):  # Celery 3's names are the project's (celery_version.py)
+            return
         t = table()
         # names the project hands to Celery itself (``app.conf.task_routes = settings.CELERY_ROUTES``):
         # its own variables, which a rename would break

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..domain.celeryconf.celery_version import celery_below_4
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.settings_table import table
@@ -60,6 +61,10 @@ class SettingsNamespaceMismatch(ConfigRule):
     sets itself, as a project copying them by hand does
     (`app.conf.beat_schedule = app.conf.CELERY_BEAT_SCHEDULE`,
     `app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER`).
+
+    A project whose dependency files pin Celery below 4 (`celery==3.1.25`
+    in `requirements.txt`, `Pipfile`, `pyproject.toml`, `setup.cfg` or
+    `setup.py`) is not judged: Celery 3's names are its names.
 
     ## Why is this bad?
     Without the namespace Celery looks for `broker_url`/`BROKER_URL`, not
@@ -352,6 +357,8 @@ class SettingsNamespaceMismatch(ConfigRule):
     )
 
     def check_model(self, m: Model):
+        if celery_below_4(m):  # Celery 3's names are the project's (celery_version.py)
+            return
         t = table()
         for app in m.relevant_apps():
             source, config = app.source, app.config

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.source import read_capped
-from ...core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES, walk
+from ...core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES, requirement_file, walk
 
 MAX_BYTES = 1 << 20  # as for every launch file
 # the files that may name DJANGO_SETTINGS_MODULE (profiles.py), beside the
@@ -85,7 +85,9 @@ def tree_files(root: Path, linted: Path, python_files: Iterable[str]) -> TreeFil
             kept.append(name)
         dirnames[:] = kept
         env_dir = "/.env" in "/" + rel_dir
-        for name in sorted(n for n in filenames if env_dir or LAUNCH_FILES.match(n) or PROFILE_FILES.match(n)):
+        last = rel_dir.rpartition("/")[2]
+        for name in sorted(n for n in filenames if env_dir or LAUNCH_FILES.match(n) or PROFILE_FILES.match(n)
+                           or requirement_file(last, n)):
             out.files.append(TreeFile(Path(directory, name), rel_dir, name, in_linted, foreign))
     return out
 
