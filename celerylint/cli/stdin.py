@@ -5,6 +5,9 @@
 project is read whole with the text from standard input standing for the
 file (an overlay: run/projects.py), so the file gets the findings it would
 get on disk; without one, the text is linted alone and a notice says so.
+A file name the project phase reads as a project file (``redis.conf``, a
+compose file: ``focus.PROJECT_FILES``) is never parsed as Python: the
+report is what the project phase says of it, and nothing is fixed.
 Snippets, positions and fixes come from the text read.  With ``--fix`` the
 fixed source is what goes to standard output (the report then goes to
 standard error), as ruff does; with ``--diff``, the patch.  ``fixable``,
@@ -59,8 +62,16 @@ def run_stdin(data: bytes, filename: str | None, roots: Roots, *, fix: bool = Fa
     else:
         linted = lint([path], settings, out, cache=cache, jobs=jobs, project=root.directory, overlay={path: data})
         linter, results, other, seen = linted.linter, linted.results, linted.other, linted.seen
-        path = next(p for p, r in results.items() if r.path == linter.rel(path))
         out.files = 1
+        python = next((p for p, r in results.items() if r.path == linter.rel(path)), None)
+        if python is None:  # a project file (``redis.conf``, a compose file): what the project phase says of it
+            found = [f for f in linted.found if seen is None or concerns(f, seen)]
+            out.findings = fixes_shown(sorted(found, key=lambda f: f.sort_key()), settings)
+            out.texts[linter.rel(path)] = data.decode("utf-8", "replace")  # the snippets' text
+            merged = RunResult()
+            merge(merged, out, settings.root, roots.report_root())
+            return merged, data if (fix or diff) else None
+        path = python
     fixed = _fix_loop(data, path, linter, results, other, seen, out, fix=fix, unsafe=unsafe, diff=diff)
     merged = RunResult()
     merge(merged, out, settings.root, roots.report_root())

@@ -10,7 +10,7 @@ from pathlib import Path
 from .cache import Cache, usable_cache_dir
 from ..config.settings import Settings
 from .discovery import discover
-from .focus import Focus, about, concerns, focus
+from .focus import Focus, about, concerns, focus, is_project_file
 from .fixing import fix_files, fixes_shown, parses  # noqa: F401  (parses: for rule authors' tests)
 from .linter import Linter, lint_files
 from ..core.model import FileResult, Finding
@@ -171,11 +171,15 @@ def _closure(seen: Focus, names: list[str], rels: list[str], other: list[Path], 
 
 
 def _add_overlay(names: list[str], paths: list[Path], linter: Linter) -> None:
-    """The files of the overlay named but not on disk (a new file's unsaved buffer)."""
+    """The Python files of the overlay named but not on disk (a new file's
+    unsaved buffer).  A project file (``redis.conf``, a compose file) is
+    never read as Python, however it is named."""
     if not linter.overlay:
         return
     known = {os.path.abspath(p) for p in names}
     for path in paths:
+        if is_project_file(path.name):
+            continue
         if os.path.abspath(path) in linter.overlay and os.path.abspath(path) not in known:
             names.append(str(path))
             known.add(os.path.abspath(path))
@@ -253,6 +257,10 @@ def _read_other(paths: list[Path], linter: Linter) -> tuple[dict[str, str], list
     texts: dict[str, str] = {}
     notices: list[str] = []
     for path in paths:
+        data = linter.overlay.get(os.path.abspath(path)) if linter.overlay else None
+        if data is not None:  # standard input standing for the file
+            texts[linter.rel(path)] = data[:OTHER_FILE_MAX_BYTES].decode("utf-8", "replace")
+            continue
         try:
             texts[linter.rel(path)] = read_capped(path, OTHER_FILE_MAX_BYTES).decode("utf-8", "replace")
         except FileNotFoundError:

@@ -96,6 +96,36 @@ def test_stdin_text_replaces_the_file_on_disk(cli, tmp_path):
     assert (root / "site/wiki/tasks.py").read_text() == KITSUNE["site/wiki/tasks.py"]  # never written
 
 
+REDIS = {
+    "app.py": "from celery import Celery\n\napp = Celery('proj', broker='redis://redis:6379/0')\n",
+    "redis.conf": "maxmemory 100mb\nmaxmemory-policy allkeys-lru\n",
+    "docker-compose.yml": "services:\n  redis:\n    image: redis\n  worker:\n    build: .\n"
+                          "    command: celery -A app worker\n",
+}
+
+
+def test_stdin_named_as_a_project_file_is_never_read_as_python(cli, tmp_path):
+    """LAION-AI/Open-Assistant's ``redis.conf`` files: a syntax error (CL001)
+    was reported on standard input only."""
+    root = tree(tmp_path / "repo", REDIS)
+    json_args = ("--no-cache", "--output-format", "json")
+    on_disk = {f for f in found(cli(*json_args, cwd=root)) if f[1] != "app.py"}
+    assert on_disk == {("CL106", "redis.conf", 2)}
+    for name in ("redis.conf", "docker-compose.yml"):
+        text = REDIS[name]
+        named = {f for f in found(cli(*json_args, name, cwd=root)) if f[1] == name}
+        piped = found(cli(*json_args, "-", "--stdin-filename", name, cwd=root, input=text))
+        assert piped == named == {f for f in on_disk if f[1] == name}
+    # the text read stands for the file: its snippet, and its own policy
+    edited = "# edited\n" + REDIS["redis.conf"]
+    done = cli("--no-cache", "--stdin-filename", "redis.conf", cwd=root, input=edited)
+    assert "redis.conf:3:18: CL106" in done.stdout and "1 | # edited" in done.stdout, done.stdout
+    fixed = REDIS["redis.conf"].replace("allkeys-lru", "noeviction")
+    assert found(cli(*json_args, "--stdin-filename", "redis.conf", cwd=root, input=fixed)) == set()
+    # --fix gives the text back unchanged: nothing of a project file is fixed
+    assert cli("--no-cache", "--fix", "--stdin-filename", "redis.conf", cwd=root, input=edited).stdout == edited
+
+
 # plane's shape: no .git, the Python project in apps/api beside a web app
 PLANE = {
     "apps/web/package.json": "{}\n",
