@@ -147,6 +147,17 @@ class BeatInSeveralProcesses(ConfigRule):
             """),
     )
     INVALID = (
+        # ``-A backend.celery_app``: the app the package imports under that name
+        Invalid("""
+            # file: celery_app.py
+            from celery import Celery
+            app = Celery("backend")
+            # file: backend/__init__.py
+            from celery_app import app as celery_app
+            # file: Procfile
+            worker: celery -A backend.celery_app worker -B --concurrency=1
+            beat: celery -A backend.celery_app beat
+            """, message="2 processes"),
         Invalid("""
             # file: proj.py
             from celery import Celery

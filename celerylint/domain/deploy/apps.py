@@ -24,7 +24,10 @@ more):
   so the module starts that app.  Taken when the module is one file of the
   tree and imports exactly one of the project's apps by name (its module
   found by its path, as in the shape above, when it is in folders without
-  ``__init__.py``).
+  ``__init__.py``).  So does ``-A pkg.celery_app`` when no module has that
+  name and ``pkg/__init__.py`` imports the app as ``celery_app`` (Django's
+  ``from .celery import app as celery_app``): ``find_app`` reads the last
+  part as an attribute of the package.
 """
 
 from __future__ import annotations
@@ -101,13 +104,15 @@ def _named(m, target: str) -> set[str]:
                or (_apps_in_file(m, module + ".celery", "") if not attr else set()))
     if in_file:
         return in_file
-    found = _module_file(m, module)
+    found, wanted = _module_file(m, module), attr
+    if found is None and owner and not attr:  # ``-A pkg.celery_app``: an attribute of the package ``pkg``
+        found, module, wanted = _module_file(m, owner), owner, name
     text = read(m, found[0]) if found else None
     if text is None:
         return set()
     apps: set[str] = set()
     for local, (source, name) in _imports(text, module, found[1]).items():
-        if attr and local != attr:
+        if wanted and local != wanted:
             continue
         if f"{source}:{name}" in keys:
             apps.add(f"{source}:{name}")
