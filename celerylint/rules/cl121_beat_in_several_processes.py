@@ -102,6 +102,21 @@ class BeatInSeveralProcesses(ConfigRule):
                 deploy:
                   replicas: ${WORKERS}
             """),
+        # the stage a service builds is the Dockerfile's last: read once, as the Dockerfile's
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: Dockerfile
+            FROM python:3.12 AS base
+            COPY . /app
+            FROM base AS celery
+            CMD ["celery", "-A", "proj", "worker", "-B"]
+            # file: docker-compose.yml
+            services:
+              celery:
+                build: {context: ., target: celery}
+            """),
         # ``celerybeat`` here is a directory: only the command runs a program
         Valid("""
             # file: proj.py
@@ -147,6 +162,28 @@ class BeatInSeveralProcesses(ConfigRule):
             """),
     )
     INVALID = (
+        # a service without a command runs the CMD of the stage it builds
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: Dockerfile
+            FROM python:3.12 AS base
+            COPY . /app
+            FROM base AS celery
+            CMD ["celery", "-A", "proj", "worker", "-B"]
+            FROM base AS web
+            CMD ["gunicorn", "proj.wsgi"]
+            # file: docker-compose.yml
+            services:
+              celery:
+                build:
+                  context: .
+                  target: celery
+              beat:
+                build: {context: ., target: celery}
+                command: celery -A proj beat
+            """, message="2 processes"),
         # ``-A backend.celery_app``: the app the package imports under that name
         Invalid("""
             # file: celery_app.py

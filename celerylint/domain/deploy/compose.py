@@ -142,6 +142,17 @@ def _image_entrypoint(built: str | None, load: Callable[[str], str | None]) -> l
     return dockerfile.entrypoint(text) if text else None
 
 
+def _stage_command(build: Any, built: str | None, load: Callable[[str], str | None]) -> list[str] | str | None:
+    """What a service with neither ``command`` nor ``entrypoint`` runs when
+    it builds a ``target`` stage of a Dockerfile of the tree that is not its
+    last stage (the last one is read as the Dockerfile's own process)."""
+    target = build.get("target") if isinstance(build, dict) else None
+    text = load(built) if isinstance(target, str) and built is not None else None
+    if not text or dockerfile.is_final_stage(text, target):
+        return None
+    return dockerfile.command(text, target)
+
+
 def read(path: str, text: str, follow, load: Callable[[str], str | None] | None = None) -> list[Process]:
     """The processes of the compose file ``path``; ``load(path)`` gives the
     text of another file of the tree a service ``extends``."""
@@ -163,6 +174,8 @@ def read(path: str, text: str, follow, load: Callable[[str], str | None] | None 
             words: list[str] | str | None = entrypoint + command
         else:
             words = command if command is not None else entrypoint
+        if words is None and load is not None:
+            words, key = _stage_command(service.get("build"), built, load), "build"
         if words is None:
             continue
         line = line_of(service, key, line_of(found, name))

@@ -28,21 +28,64 @@ def _words(argument: str) -> list[str] | str:
     return argument
 
 
-def _final(text: str) -> tuple[tuple[int, list[str] | str] | None, tuple[int, list[str] | str] | None]:
-    """``(CMD, ENTRYPOINT)`` of the last stage, each ``(line, words)`` or None."""
-    cmd = entrypoint = None
+_FROM = re.compile(r"^(\S+)(?:\s+AS\s+(\S+))?\s*$", re.I)
+
+Instruction = tuple[int, list[str] | str]
+
+
+def _stages(text: str) -> list[tuple[str | None, Instruction | None, Instruction | None]]:
+    """``(name, CMD, ENTRYPOINT)`` of each stage, in order; a stage built
+    ``FROM`` an earlier one starts with its ``CMD`` and ``ENTRYPOINT``."""
+    stages: list[tuple[str | None, Instruction | None, Instruction | None]] = []
+    named: dict[str, tuple[Instruction | None, Instruction | None]] = {}
+    name = cmd = entrypoint = None
+    started = False
     for number, line in logical_lines(text):
         found = _INSTRUCTION.match(line)
         if found is None:
             continue
         what = found.group(1).upper()
         if what == "FROM":
-            cmd = entrypoint = None  # a new stage
+            if started:
+                stages.append((name, cmd, entrypoint))
+                if name:
+                    named[name.lower()] = (cmd, entrypoint)
+            words = [w for w in found.group(2).split() if not w.startswith("--")]
+            header = _FROM.match(" ".join(words))
+            base, name = (header.group(1), header.group(2)) if header else ("", None)
+            cmd, entrypoint = named.get(base.lower(), (None, None))
+            started = True
         elif what == "CMD":
             cmd = (number, _words(found.group(2)))
         elif what == "ENTRYPOINT":
             entrypoint = (number, _words(found.group(2)))
-    return cmd, entrypoint
+    stages.append((name, cmd, entrypoint))
+    return stages
+
+
+def _final(text: str, stage: str | None = None) -> tuple[Instruction | None, Instruction | None]:
+    """``(CMD, ENTRYPOINT)`` of the last stage (of the stage named
+    ``stage``: ``(None, None)`` when there is none), each ``(line, words)`` or None."""
+    stages = _stages(text)
+    if stage is None:
+        return stages[-1][1:]
+    chosen = [s for s in stages if s[0] and s[0].lower() == stage.lower()]
+    return chosen[-1][1:] if chosen else (None, None)
+
+
+def is_final_stage(text: str, stage: str) -> bool:
+    last = _stages(text)[-1][0]
+    return last is not None and last.lower() == stage.lower()
+
+
+def command(text: str, stage: str) -> list[str] | str | None:
+    """What a container of the stage ``stage`` runs when nothing replaces
+    its command: its ``CMD`` (after an exec-form ``ENTRYPOINT``), else its
+    ``ENTRYPOINT``; None without either."""
+    cmd, entry = _final(text, stage)
+    if cmd is not None and entry is not None and isinstance(cmd[1], list) and isinstance(entry[1], list):
+        return entry[1] + cmd[1]
+    return cmd[1] if cmd is not None else entry[1] if entry is not None else None
 
 
 def entrypoint(text: str) -> list[str] | None:
