@@ -24,6 +24,10 @@ class TakeScope:
     takes: dict[str, LockTake] = field(default_factory=dict)  # key text -> take, in source order
     read: dict[str, set[str]] = field(default_factory=dict)  # variable -> key texts it was read from (x = r.get(k))
     branches: dict[int, tuple] = field(default_factory=dict)  # id of a take's call -> the branches it is in
+    # a flag of the take (``held = True`` where the take succeeded): name ->
+    # the branches of each ``= True``; ``unflagged``: names bound to anything else
+    flags: dict[str, list[tuple]] = field(default_factory=dict)
+    unflagged: set[str] = field(default_factory=set)
 
 
 # A block the traversal is in that not every run of the function enters: an
@@ -158,9 +162,10 @@ class TakeTracker(IfGuards):
         for d in self.deletes:
             if d.take is not None and id(d.take.call) in takes:
                 deletes.setdefault(id(d.take.call), []).append(d)
+        flags = {name: sets for name, sets in scope.flags.items() if name not in scope.unflagged}
         for taken, mine in deletes.items():
             held = scope.branches.get(taken, ())
-            if all(_off_the_taken_path(d, held, takes[taken].call) for d in mine):
+            if all(_off_the_taken_path(d, held, takes[taken].call, flags) for d in mine):
                 for d in mine:
                     d.kept = True
 
@@ -168,6 +173,13 @@ class TakeTracker(IfGuards):
         texts = read_key(node.value, self.ctx)
         if texts and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.scopes[-1].read.setdefault(node.targets[0].target.value, set()).update(texts)
+        scope = self.scopes[-1]
+        for target in node.targets:
+            for name in _names(target.target):
+                if isinstance(node.value, cst.Name) and node.value.value == "True":
+                    scope.flags.setdefault(name.value, []).append(tuple(self.branches))
+                elif not (isinstance(node.value, cst.Name) and node.value.value == "False"):
+                    scope.unflagged.add(name.value)
 
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value.expression if isinstance(node.value, cst.Await) else node.value
@@ -337,11 +349,25 @@ def read_key(node: cst.CSTNode, ctx: FileContext) -> tuple[str, ...]:
     return ()
 
 
-def _off_the_taken_path(d: Delete, held: tuple[Branch, ...], take: cst.Call) -> bool:
+def _off_the_taken_path(d: Delete, held: tuple[Branch, ...], take: cst.Call,
+                        flags: dict[str, list[tuple]]) -> bool:
     """The delete is in a branch the take's own branches do not include, other
-    than the body of an ``if`` whose test is the take (``if r.set(k, nx=True):``)."""
-    return any(branch not in held and (branch[1] is None or not any(n is take for n in _nodes(branch[1].test)))
-               for branch in d.branches)
+    than the body of an ``if`` the take decides (``_decided``)."""
+    return any(branch not in held and not _decided(branch, take, flags) for branch in d.branches)
+
+
+def _decided(branch: Branch, take: cst.Call, flags: dict[str, list[tuple]]) -> bool:
+    """An ``if`` whose test is the take (``if r.set(k, nx=True):``), or a flag
+    the function sets to True only where the take succeeded
+    (``if r.set(k, nx=True): held = True``, later ``if held:``)."""
+    test = branch[1].test if branch[1] is not None else None
+    if test is None:
+        return False
+    if any(n is take for n in _nodes(test)):
+        return True
+    sets = flags.get(test.value) if isinstance(test, cst.Name) else None
+    return bool(sets) and all(any(b[1] is not None and any(n is take for n in _nodes(b[1].test)) for b in stack)
+                              for stack in sets)
 
 
 def _nodes(node: cst.CSTNode):

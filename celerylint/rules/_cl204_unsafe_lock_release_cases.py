@@ -234,6 +234,20 @@ VALID = (
 )
 
 INVALID = (
+    # the delete tests a flag set only where the take succeeded: a release
+    Invalid("""
+        import redis
+        r = redis.Redis()
+        def sync_all():
+            have_lock = False
+            try:
+                if r.set("sync_lock", "1", nx=True, ex=300):
+                    have_lock = True
+                    work()
+            finally:
+                if have_lock:
+                    r.delete("sync_lock")
+    """, message="plain `delete` of `\"sync_lock\"`"),
     # a timestamp lock: taken by ``getset``, kept alive by ``set``, deleted blindly
     Invalid("""
         import time

@@ -87,7 +87,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
     TTL: the worker is killed before the lock can expire, and a killed
     process runs no `finally`), nor the deletes of a key its function takes and
     deletes only in branches the take does not decide (an `except`
-    handler, an `else`, an `if` on something else): that function leaves
+    handler, an `else`, an `if` on something else than the take or a flag
+    set to True only where it succeeded): that function leaves
     the key set when it succeeds, so the key is a marker that ends with its
     TTL (a debounce, a once-an-hour guard), and the delete undoes it after a
     failure; it is no lock release.
