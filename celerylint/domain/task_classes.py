@@ -17,8 +17,9 @@ APP_OBJECTS = frozenset({"celery.current_app", "celery.app.current_app"})
 
 
 def is_celery_app(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """``app`` made with ``Celery(...)`` here, ``current_app``, or an object
-    imported from another module of the project (``from proj.celery import app``)."""
+    """``app`` made with ``Celery(...)`` here, ``current_app``, an object
+    imported from another module of the project (``from proj.celery import app``),
+    or a parameter annotated ``Celery`` (``def register_tasks(celery: Celery)``)."""
     if isinstance(node, cst.Name):
         if node.value in ctx.imports:
             target = ctx.imports[node.value]
@@ -26,8 +27,20 @@ def is_celery_app(node: cst.BaseExpression, ctx: FileContext) -> bool:
         bound = ctx.lookup(node.value)
         if isinstance(bound, cst.Call):
             return ctx.imported_name(bound.func) in APP_FACTORIES
-        return False
+        return bound is None and _annotated_app(node.value, ctx)
     return ctx.imported_name(node) in APP_OBJECTS
+
+
+def _annotated_app(name: str, ctx: FileContext) -> bool:
+    """``name`` is a parameter of the innermost enclosing function that has
+    one of that name, annotated with Celery's app class."""
+    for function in reversed(ctx.functions):
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name:
+                annotation = param.annotation.annotation if param.annotation is not None else None
+                return annotation is not None and ctx.imported_name(annotation) in APP_FACTORIES
+    return False
 
 
 def _celery_task_base(value: cst.BaseExpression, ctx: FileContext) -> bool:

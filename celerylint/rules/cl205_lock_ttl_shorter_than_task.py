@@ -183,6 +183,18 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
         """)),
     )
     INVALID = (
+        # a task defined where the app is passed in (``register_tasks(celery: Celery)``)
+        Invalid("""
+            import redis
+            from redis.lock import Lock
+            from celery import Celery
+            rd = redis.Redis()
+            def register_tasks(celery: Celery):
+                @celery.task(name="sync", time_limit=15)
+                def sync():
+                    with Lock(rd, name="sync", timeout=10.0):
+                        work()
+        """, message="shorter than the task's `time_limit` of 15 s"),
         Invalid(django_project("""
             CELERY_BROKER_URL = "redis://redis:6379/0"
             EXPORT_MINUTES = 60
