@@ -1,7 +1,11 @@
 """One project, one answer, on real trees: for each checkout, a run over each
-of its top-level directories holding Python gives, for the files under it,
-exactly the findings of the whole-project run (those located there, and
-those whose fix edits a file there).
+of its top-level directories holding Python, and the same run from inside it
+(``cd DIR && celerylint .``), give, for the files under it, exactly the
+findings of the whole-project run (those located there, and those whose fix
+edits a file there); so does standard input named as each file the
+whole-project run reports (``celerylint - --stdin-filename FILE``), for that
+file.  The machine formats keep repository-relative paths, so the runs from
+inside a directory compare as they are.
 
     python benchmarks/consistency.py CORPUS_DIR [NAME ...]
 
@@ -23,13 +27,13 @@ from pathlib import Path
 SKIP = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", "docs"}
 
 
-def celerylint(args: list[str], cwd: Path, cache: str) -> list[dict]:
+def celerylint(args: list[str], cwd: Path, cache: str, stdin: bytes | None = None) -> list[dict]:
     script = Path(sys.executable).with_name("celerylint")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "celerylint"]
     done = subprocess.run([*cmd, "--exit-zero", "--output-format", "json", *args], cwd=cwd, capture_output=True,
-                          text=True, env={**os.environ, "CELERYLINT_CACHE_DIR": cache})
+                          input=stdin, env={**os.environ, "CELERYLINT_CACHE_DIR": cache})
     if done.returncode != 0:
-        raise SystemExit(f"{cmd} {args} in {cwd} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        raise SystemExit(f"{cmd} {args} in {cwd} failed ({done.returncode}):\n{done.stderr[-2000:].decode()}")
     return json.loads(done.stdout)
 
 
@@ -47,7 +51,12 @@ def holds_python(directory: Path) -> bool:
 
 def concerns(f: dict, top: str) -> bool:
     paths = {f["path"], (f.get("fix") or {}).get("path") or f["path"]}
-    return any(p.startswith(top + "/") for p in paths)
+    return any(p == top or p.startswith(top + "/") for p in paths)
+
+
+def compare(label: str, wanted: set[str], got: set[str]) -> list[str]:
+    return ([f"{label}: only in the whole-project run: {k}" for k in sorted(wanted - got)]
+            + [f"{label}: only in the run {label}: {k}" for k in sorted(got - wanted)])
 
 
 def check(checkout: Path) -> tuple[int, int, list[str]]:
@@ -58,9 +67,13 @@ def check(checkout: Path) -> tuple[int, int, list[str]]:
         problems = []
         for top in tops:
             wanted = {key(f) for f in whole if concerns(f, top)}
-            got = {key(f) for f in celerylint([top], checkout, cache)}
-            problems += [f"{top}: only in the whole-project run: {k}" for k in sorted(wanted - got)]
-            problems += [f"{top}: only in the run over {top}: {k}" for k in sorted(got - wanted)]
+            problems += compare(f"over {top}", wanted, {key(f) for f in celerylint([top], checkout, cache)})
+            problems += compare(f"in {top}", wanted, {key(f) for f in celerylint(["."], checkout / top, cache)})
+        for path in sorted({f["path"] for f in whole}):
+            text = (checkout / path).read_bytes()
+            got = celerylint(["-", "--stdin-filename", path], checkout, cache, stdin=text)
+            problems += compare(f"on stdin as {path}", {key(f) for f in whole if concerns(f, path)},
+                                {key(f) for f in got})
     return len(tops), len(whole), problems
 
 
