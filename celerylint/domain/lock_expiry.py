@@ -191,9 +191,13 @@ def unexpiring_take(node: cst.Call, method: str, kind: str, ctx: FileContext,
     expiry; ``always``: a lock whatever its key (``lock()``), else only with
     evidence that it is one."""
     if method == "lock":
-        if given(arg(node, "timeout", 1 if kind == REDIS else None), ctx):
+        timeout = arg(node, "timeout", 1 if kind == REDIS else None)
+        if given(timeout, ctx):
             return None
         what = "`lock()`" if kind == REDIS else "django-redis `cache.lock()`"
+        if timeout is not None:  # ``timeout=None`` written: a lock that never expires, on purpose or not
+            return (f"{what} with `timeout=None`: a worker that dies holding it blocks the lock forever",
+                    replace_value_fix(timeout, "timeout", ttl), True)
         return (f"{what} without `timeout`: a worker that dies holding it blocks the lock forever",
                 add_keyword_fix(node, "timeout", ttl), True)
     if method == "setnx" and kind == REDIS:

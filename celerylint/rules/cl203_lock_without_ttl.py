@@ -171,7 +171,8 @@ class LockWithoutTtl(PendingTakes, Rule):
     seconds, at most ten years) as `ex=`/`timeout=`, and turns `setnx` +
     `expire` into one `set(..., nx=True, ex=...)` (keeping the `expire`
     TTL). A TTL shorter than the work lets a second worker in while the
-    first still runs (CL205), so review the value.
+    first still runs (CL205), and redis-py's `release()` of a lock that
+    expired raises `LockNotOwnedError`, so review the value.
 
     ## References
     - [Redis SET command (NX, EX)](https://redis.io/docs/latest/commands/set/)
@@ -602,6 +603,18 @@ class LockWithoutTtl(PendingTakes, Rule):
         """),
     )
     INVALID += (
+        # ``timeout=None`` written: the message says so, the fix sets the value
+        Invalid("""
+            import redis
+            r = redis.Redis()
+            def exclusive(name):
+                return r.lock(name, timeout=None)
+        """, fixed="""
+            import redis
+            r = redis.Redis()
+            def exclusive(name):
+                return r.lock(name, timeout=60)
+        """, message="`lock()` with `timeout=None`"),
         # a lock class around an injected client: setnx says it is Redis
         Invalid("""
             class RedisMutex:
