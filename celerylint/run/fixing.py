@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from .linter import Linter
     from .runner import RunResult
 
-MAX_FIX_ROUNDS = 5
+# Two fixes that insert at one place (settings added to one module) go in
+# separate rounds: one per setting a project may miss, and a few more.
+MAX_FIX_ROUNDS = 10
 DROPPED = "a fix was dropped because CPython or libcst could not compile its result"
 
 
@@ -124,7 +126,9 @@ def fix_files(results: dict[Path, FileResult], other: dict[str, str], found: lis
             results[path] = linter.lint_bytes(path, source.encode(current[path]))
         found = project_findings(results, other, linter, [], _texts(results, current))
     else:
-        out.notices.append("fixes did not converge after %d rounds; some findings may be fixable on another run" % MAX_FIX_ROUNDS)
+        if _pending(results, found, by_rel, unsafe, origin, linter.settings.is_fixable):  # the last round may have done all
+            out.notices.append("fixes did not converge after %d rounds; some findings may be fixable on another run"
+                               % MAX_FIX_ROUNDS)
     for path, text in current.items():
         data, source = originals[path]
         new = source.encode(text)

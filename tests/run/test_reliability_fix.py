@@ -9,6 +9,7 @@ import pytest
 
 from celerylint.config.settings import Settings
 from celerylint.run.runner import run
+from conftest import write_project
 
 LOCK_BEFORE = 'import redis\nr = redis.Redis()\ndef f(key):\n    if r.set("lock:" + key, 1, nx=True):\n        r.delete("lock:" + key)\n'
 LOCK_AFTER = LOCK_BEFORE.replace("nx=True)", "nx=True, ex=60)")
@@ -456,3 +457,35 @@ def test_a_module_level_app_used_only_for_send_task_in_a_project_without_tasks_r
                                  "def f():\n    app.send_task('a')\n"})
     result = run([tmp_path], _settings(tmp_path, "CL101", "CL103"))
     assert result.findings == []
+
+
+def test_settings_added_at_one_place_in_many_rounds_converge_without_a_notice(cli, tmp_path):
+    """Each setting a fix adds to one module goes in a round of its own: five
+    of them took every round, and the run said it did not converge though
+    nothing was left (--diff and --fix alike)."""
+    write_project(tmp_path, """
+        # file: proj/__init__.py
+        # file: proj/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+        app = Celery("proj")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: proj/settings.py
+        CELERY_BROKER_URL = "redis://localhost:6379/0"
+        CELERY_RESULT_BACKEND = "redis://localhost:6379/1"
+        # file: proj/tasks.py
+        from proj.celery import app
+        @app.task(name="proj.ping")
+        def ping():
+            return 1
+        def caller():
+            ping.delay()
+    """)
+    diff = cli("--isolated", "--no-cache", "--select", "ALL", "--diff", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert diff.stdout.count("\n+CELERY_") >= 5, diff.stdout
+    assert "did not converge" not in diff.stderr, diff.stderr
+    fixed = cli("--isolated", "--no-cache", "--select", "ALL", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert "did not converge" not in fixed.stderr, fixed.stderr
+    again = cli("--isolated", "--no-cache", "--select", "ALL", "--diff", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert "+CELERY_" not in again.stdout
