@@ -1,6 +1,7 @@
 """One project, one answer, on real trees: for each checkout, a run over each
 of its top-level directories holding Python, and the same run from inside it
-(``cd DIR && celerylint .``), give, for the files under it, exactly the
+(``cd DIR && celerylint .``, in a git work tree or beside a configuration
+file: elsewhere the working directory decides), give, for the files under it, exactly the
 findings of the whole-project run (those located there, and those whose fix
 edits a file there); so does standard input named as each file the
 whole-project run reports (``celerylint - --stdin-filename FILE``), for that
@@ -65,10 +66,14 @@ def check(checkout: Path) -> tuple[int, int, list[str]]:
         tops = sorted(d.name for d in checkout.iterdir()
                       if d.is_dir() and not d.name.startswith(".") and d.name not in SKIP and holds_python(d))
         problems = []
+        # without a git work tree or a configuration file, the project of a run
+        # from inside a directory is found from there (docs/invocation.md, rule 4)
+        pinned = any((checkout / name).exists() for name in (".git", ".celerylint.toml", "celerylint.toml"))
         for top in tops:
             wanted = {key(f) for f in whole if concerns(f, top)}
             problems += compare(f"over {top}", wanted, {key(f) for f in celerylint([top], checkout, cache)})
-            problems += compare(f"in {top}", wanted, {key(f) for f in celerylint(["."], checkout / top, cache)})
+            if pinned:
+                problems += compare(f"in {top}", wanted, {key(f) for f in celerylint(["."], checkout / top, cache)})
         for path in sorted({f["path"] for f in whole}):
             text = (checkout / path).read_bytes()
             got = celerylint(["-", "--stdin-filename", path], checkout, cache, stdin=text)

@@ -11,7 +11,7 @@ from ..domain.celeryconf.model import Assignment, Model, Source
 from ..domain.celeryconf.renames import already_set, rename_edit, where
 from ..domain.celeryconf.rulebase import ConfigRule, sources
 from ..domain.celeryconf.settings_table import Table, table
-from ..rule import Invalid, TextFix, Valid
+from ..rule import Invalid, TextFix, Valid, django_project
 
 
 def _referenced_elsewhere(m: Model, names: set[str], assignments: list[Assignment]) -> bool:
@@ -26,6 +26,17 @@ def _referenced_elsewhere(m: Model, names: set[str], assignments: list[Assignmen
         if count > (sum(1 for a in assignments if a.path == path) if path in own else 0):
             return True
     return False
+
+
+def _read_where_set(m: Model, a: Assignment) -> bool:
+    """The file that sets ``a`` also reads its name (``CELERY_BROKER_URL =
+    BROKER_URL``, ``urlsplit(BROKER_URL)``): a variable of the project, which
+    neither a rename nor a deletion of the assignment alone leaves working."""
+    text = read(m, a.path)
+    if text is None:
+        return True  # unknown: maybe read
+    written = sum(1 for b in m.by_path_assignments.get(a.path, ()) if b.name == a.name)
+    return len(re.findall(rf"\b{re.escape(a.name)}\b", text)) > max(written, 1)
 
 
 def duplicate(source: Source, a: Assignment, t: Table) -> Assignment | None:
@@ -51,6 +62,8 @@ def source_fix(m: Model, source: Source, t: Table, kept: Container[str] = ()) ->
     renames = {a.name: t.renamed(a.name, source.namespace) for a in olds}
     if len(set(renames.values())) != len(renames):
         return None
+    if any(_read_where_set(m, a) for a in olds):
+        return None  # renaming the assignment alone would leave a name the file reads undefined
     edits = [rename_edit(m, a, renames[a.name]) for a in olds]
     if None in edits:
         return None
@@ -104,7 +117,9 @@ class DeprecatedSettingName(ConfigRule):
     name is written as the old one was: a string key keeps its quotes, a
     keyword stays a keyword, an assignment target stays a name. There is no
     fix when a name is not written plainly (a constant used as a key, a
-    concatenation), nor for an old name whose new name is already set in
+    concatenation), nor when the file that sets an old name also reads it
+    (`result_backend = BROKER_URL`: renaming the assignment alone would
+    leave the read undefined), nor for an old name whose new name is already set in
     the same call, dict, module or app configuration: the rename would
     repeat a keyword (a `SyntaxError`) or change which value wins, so the
     finding says where the new name is set and one of them should go. Django
@@ -125,6 +140,15 @@ class DeprecatedSettingName(ConfigRule):
     TAGS = ("configuration",)
 
     VALID = (
+        # the old name is the project's variable, which the new name reads:
+        # the namespaced name is the setting (codalab/codabench's shape)
+        Valid(django_project("""
+            import os
+            from urllib.parse import urlsplit
+            BROKER_URL = os.environ.get("BROKER_URL")
+            CELERY_BROKER_URL = BROKER_URL
+            RABBIT_HOST = urlsplit(BROKER_URL).hostname
+        """)),
         # the project copies its old-named setting into the app itself
         Valid("""
             # file: proj/__init__.py
@@ -173,6 +197,17 @@ class DeprecatedSettingName(ConfigRule):
         """),
     )
     INVALID = (
+        # a name the module reads too: renaming the assignment alone would
+        # leave the read undefined, so there is no fix
+        Invalid("""
+            # file: celeryconfig.py
+            BROKER_URL = "redis://localhost:6379/0"
+            result_backend = BROKER_URL
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            app.config_from_object("celeryconfig")
+        """, fixed=None, count=1, message="`BROKER_URL` is the old name of `broker_url`"),
         # a ``celeryconfig`` module the Django settings star-import is Django
         # settings: reported once, as such, never renamed to lower case
         Invalid(
@@ -431,12 +466,17 @@ class DeprecatedSettingName(ConfigRule):
                 new = t.renamed(a.name, source.namespace)
                 existing = duplicate(source, a, t)
                 if existing is not None:
-                    yield self.at(taken(a.name, new, existing, a.path), a.path, a.pos)
+                    if not _read_where_set(m, a):  # else the project's variable, which the new name may read
+                        yield self.at(taken(a.name, new, existing, a.path), a.path, a.pos)
                     continue
                 message = f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6"
                 if first is None or fix is None:
                     first = a
-                    yield self.at(message, a.path, a.pos, fix)
+                    found = self.at(message, a.path, a.pos, fix)
+                    if fix is None:  # the rule's hint is about Django settings without a namespace
+                        where_read = " where it is set and where this file reads it" if _read_where_set(m, a) else ""
+                        found = replace(found, hint=f"rename `{a.name}` to `{new}`{where_read}")
+                    yield found
                 else:
                     yield replace(self.at(message, a.path, a.pos), hint=(
                         f"renamed by the fix of `{first.name}` (line {first.line}), which renames every old "
