@@ -216,7 +216,8 @@ class AppCalls:
                     self._setting(source, name, element.key, element.value, "update_dict", cond=self._shaped_cond(key))
         if call.args and all(a.keyword is not None and not a.star for a in call.args):
             last = call.args[-1]
-            self.ctx.fact("update_call", last, app=key, trailing_comma=isinstance(last.comma, cst.Comma))
+            self.ctx.fact("update_call", last, app=key, trailing_comma=isinstance(last.comma, cst.Comma),
+                          cond=self.depth > 0)
 
     def _django_settings_module(self, node: cst.Call) -> None:
         name = self.ctx.imported_name(node.func)

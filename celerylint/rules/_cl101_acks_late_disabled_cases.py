@@ -50,6 +50,28 @@ VALID = (
 )
 
 INVALID = (
+    # the app's only ``conf.update`` is under an ``if``: the setting is added
+    # where it always applies, not to that call
+    Invalid("""
+    # file: proj.py
+    import os
+    from celery import Celery
+    app = Celery("proj")
+    app.conf.broker_url = "redis://redis:6379/0"
+    PREFETCH = int(os.environ.get("PREFETCH") or 1)
+    if PREFETCH:
+        app.conf.update(worker_prefetch_multiplier=PREFETCH)
+    """, fixed="""
+    # file: proj.py
+    import os
+    from celery import Celery
+    app = Celery("proj")
+    app.conf.broker_url = "redis://redis:6379/0"
+    app.conf.task_acks_late = True
+    PREFETCH = int(os.environ.get("PREFETCH") or 1)
+    if PREFETCH:
+        app.conf.update(worker_prefetch_multiplier=PREFETCH)
+    """),
     Invalid("""
     # file: proj/monitor.py
     from celery import Celery

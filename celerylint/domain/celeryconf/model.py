@@ -346,6 +346,8 @@ class Model:
                 if app.config is not None and app.config["namespace"] is None:
                     app.config = {**app.config, "namespace": f["value"] or "?"}
         for f in self.by_kind["update_call"]:
+            if f.get("cond"):  # under an ``if``, a loop, a ``try``: a setting added there may never apply
+                continue
             for app in targets(f["app"], f["path"]):
                 app.update_call = f
         for f in self.by_kind["conf_stmt"]:
