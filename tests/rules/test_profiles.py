@@ -789,3 +789,40 @@ def test_circleci_and_github_action_profiles_are_not_checked(cli, tmp_path):
     assert {n: p["profile"]["checked"] for n, p in profiles.items()} == {
         "proj.settings.circle": False, "proj.settings.local": False, "proj.settings.production": True,
         "proj.settings.test": False, "proj.settings.unit": False}
+
+
+def test_a_missing_settings_module_falls_back_to_its_own_package_not_another_projects(cli, tmp_path):
+    """ministryofjustice/manchester_traffic_offences_pleas' shape: the module
+    the app names (a git-ignored ``local.py``) is not in the tree, and a
+    second Django project of the repository names its own settings: the
+    app's profiles are those of its own package."""
+    write(tmp_path, '''
+        # file: web/__init__.py
+        # file: web/celery.py
+        import os
+        from celery import Celery
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "web.settings.local")
+        app = Celery("web")
+        app.config_from_object("django.conf:settings", namespace="CELERY")
+        # file: web/settings/__init__.py
+        from .base import *
+        # file: web/settings/base.py
+        CELERY_BROKER_URL = "sqs://"
+        # file: web/settings/production.py
+        from .base import *
+        DEBUG = False
+        # file: api/__init__.py
+        # file: api/wsgi.py
+        import os
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "api.settings")
+        # file: api/settings/__init__.py
+        from .base import *
+        # file: api/settings/base.py
+        CELERY_BROKER_URL = "redis://"
+        # file: manage.py
+        import os
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "web.settings")
+    ''')
+    profiles = {a["profile"]["name"] for a in show(cli, tmp_path) if a.get("profile")}
+    assert profiles and all(name.startswith("web.") for name in profiles), profiles
+    assert all(f["path"].startswith("web/") for f in codes(tmp_path))

@@ -260,8 +260,17 @@ class Model:
         return item["target"]
 
     def django_settings(self, app_module: str) -> str | None:
-        chosen = [f["value"] for f in self.by_kind["django_settings_module"] if f["module"] == app_module]
-        chosen += [f["value"] for f in self.by_kind["django_settings_module"] if f["value"] not in chosen]
+        """The settings module of the Django app of ``app_module``: the first
+        that is a file of the tree among those its module names, then among
+        the others of the project, nearest first (sharing the most leading
+        parts with those or with the app's module: ``web.settings`` before
+        another project's ``api.settings`` when ``web.settings.local`` is
+        not in the tree)."""
+        own = [f["value"] for f in self.by_kind["django_settings_module"] if f["module"] == app_module]
+        others = list(dict.fromkeys(f["value"] for f in self.by_kind["django_settings_module"] if f["value"] not in own))
+        near = [value.split(".") for value in own] + [app_module.split(".")]
+        others.sort(key=lambda value: -max(_shared_parts(value.split("."), parts) for parts in near))
+        chosen = own + others
         for module in chosen:
             if self.path_of(module):
                 return module
@@ -477,6 +486,15 @@ class Model:
         apps = [a for a in self.relevant_apps() if not a.send_only and not runs_eagerly(a)]
         with_source = [a for a in apps if a.config is not None]
         return with_source or apps
+
+
+def _shared_parts(a: list[str], b: list[str]) -> int:
+    shared = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        shared += 1
+    return shared
 
 
 def runs_eagerly(app: App) -> bool:
