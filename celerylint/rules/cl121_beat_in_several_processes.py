@@ -117,6 +117,17 @@ class BeatInSeveralProcesses(ConfigRule):
               celery:
                 build: {context: ., target: celery}
             """),
+        # top-level ``services:`` in a Helm values file or a CI file: no compose file
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: .gitlab-ci.yml
+            services:
+              - redis:7
+            test:
+              script: celery -A proj worker -B & celery -A proj beat
+            """),
         # ``celerybeat`` here is a directory: only the command runs a program
         Valid("""
             # file: proj.py
@@ -162,6 +173,20 @@ class BeatInSeveralProcesses(ConfigRule):
             """),
     )
     INVALID = (
+        # a compose file by what it holds: cookiecutter-django's ``production.yml`` until 2024
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: production.yml
+            services:
+              celeryworker:
+                build: .
+                command: celery -A proj worker -B
+              celerybeat:
+                image: proj_production
+                command: celery -A proj beat
+            """, message="2 processes"),
         # a service without a command runs the CMD of the stage it builds
         Invalid("""
             # file: proj.py

@@ -32,6 +32,12 @@ from .rabbitmq import ConsumerTimeout, consumer_timeouts
 from .yamlfile import available as yaml_available
 
 _YAML = re.compile(r"\.ya?ml$")
+# a compose file by what it holds, whatever its name (cookiecutter-django's
+# ``local.yml`` and ``production.yml`` until 2024): a top-level ``services:``
+# whose entries build or run an image, and no Kubernetes ``kind:``
+_COMPOSE_TEXT = re.compile(r"(?m)^services:[ \t]*(?:#.*)?$")
+_SERVICE_IMAGE = re.compile(r"(?m)^[ \t]+(?:image|build):")
+_KIND = re.compile(r"(?m)^(?:kind|apiVersion):")
 _PROCFILE = re.compile(r"(?:^|/)Procfile[^/]*$")
 _DOCKERFILE = re.compile(r"(?:^|/)(?:Dockerfile[^/]*|[^/]*\.[Dd]ockerfile)$")
 _SHELL = re.compile(r"\.(?:ba)?sh$")
@@ -160,8 +166,22 @@ def _runs_scripts(parse, text: str, entrypoints: bool) -> bool:
                                       or (entrypoints and "build" in text and "command" in text))
 
 
+_EXTENDS_FILE = re.compile(r"""(?m)^[ \t]+file:[ \t]*["']?([^"'\s#]+)""")
+
+
+def _extended_files(texts: dict[str, str]) -> set[str]:
+    """The files compose files name in ``extends: {file: ...}``."""
+    out = set()
+    for path, text in texts.items():
+        if _YAML.search(path) and "extends" in text:
+            for name in _EXTENDS_FILE.findall(text):
+                out.add(posixpath.normpath(posixpath.join(posixpath.dirname(path), name)))
+    return out
+
+
 def _reader_for(path: str, text: str):
-    if _COMPOSE.search(path):
+    if _COMPOSE.search(path) or (_YAML.search(path) and _COMPOSE_TEXT.search(text) and _SERVICE_IMAGE.search(text)
+                                 and not _KIND.search(text)):
         return compose.read
     if _PROCFILE.search(path):
         return procfile.read
@@ -205,11 +225,12 @@ def read(texts: dict[str, str], root: Path | None = None) -> Deployment:
             out.processes.extend(found)
             charted.update(templates)
     entrypoints = any(_DOCKERFILE.search(p) and "ENTRYPOINT" in t for p, t in texts.items())
+    extended = _extended_files(texts)
     for path in sorted(texts):
         text = texts[path]
         parse = _reader_for(path, text)
-        if path in charted:
-            continue
+        if path in charted or (parse is compose.read and path in extended and not _COMPOSE.search(path)):
+            continue  # a chart's template; services other compose files ``extends``, deployed only through them
         if parse is None or ("celery" not in text and not _runs_scripts(parse, text, entrypoints)):
             continue
         if parse in (compose.read, kubernetes.read):
