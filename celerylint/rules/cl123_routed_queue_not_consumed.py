@@ -3,7 +3,8 @@ from __future__ import annotations
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.deploy.model import processes_for
-from ..domain.deploy.routes import called_queues, routed_queues, worker_queues
+from ..domain.celeryconf.settings import is_test_path
+from ..domain.deploy.routes import called_queues, default_queue, routed_queues, task_queues, worker_queues
 from ..rule import Invalid, Valid
 
 
@@ -30,7 +31,10 @@ class RoutedQueueNotConsumed(ConfigRule):
     `.apply_async()` or `.signature()` called on one of the project's tasks)
     while every worker process of
     the app that the deployment model found names the queues it consumes
-    with `-Q`, and none names this one.
+    with `-Q`, and none names this one. So is a task of the project's one
+    app that goes to the default queue (`task_default_queue`, `celery`
+    unless set: no `queue=`, no route names it, no call sends it
+    elsewhere) when no worker consumes that queue.
 
     A worker's `-X` queues are taken out of its `-Q` list, as Celery does.
     Nothing is reported when a worker has no `-Q` (or one from a variable,
@@ -75,6 +79,29 @@ class RoutedQueueNotConsumed(ConfigRule):
     TAGS = ("configuration", "deployment", "routing")
 
     VALID = (
+        # a worker consumes the default queue beside its own
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            @app.task
+            def notify(x):
+                return x
+            # file: Procfile
+            worker: celery -A proj worker -Q io,celery
+            """),
+        # routes celerylint cannot read: where the task goes is unknown
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            from proj.routing import route_task
+            app = Celery("proj", task_routes=(route_task,))
+            @app.task
+            def notify(x):
+                return x
+            # file: Procfile
+            worker: celery -A proj worker -Q io
+            """),
         # a call's queue that some worker consumes; a queue from a variable
         # (unknown); a call on something that is not one of the project's
         # tasks; `.delay()` has no queue
@@ -163,6 +190,20 @@ class RoutedQueueNotConsumed(ConfigRule):
             """),
     )
     INVALID = (
+        # no queue, no route: the default queue, which no worker consumes
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            @app.task(queue="io")
+            def upload(path):
+                return path
+            @app.task
+            def notify(x):
+                return x
+            # file: Procfile
+            worker: celery -A proj worker -Q io
+            """, message="task `notify` goes to the default queue `celery`", at="7:5"),
         Invalid("""
             # file: proj/__init__.py
             # file: proj/settings.py
@@ -216,7 +257,7 @@ class RoutedQueueNotConsumed(ConfigRule):
     def check_model(self, m: Model):
         for app in m.configured_apps():
             routed, called = routed_queues(m, app), called_queues(m, app)
-            if not routed and not called:
+            if not routed and not called and not m.tasks:
                 continue
             workers = [p for p in processes_for(m, app) if p.role != "beat"]
             consumed = _consumed(workers)
@@ -236,3 +277,19 @@ class RoutedQueueNotConsumed(ConfigRule):
                                        f"`{app.var}` consumes it (every worker names its queues with -Q: {names}): "
                                        "the message waits forever", call["path"], call["line"], call["col"],
                                        call["end_line"], call["end_col"])
+            yield from self._default_queue(m, app, consumed, called, names)
+
+    def _default_queue(self, m: Model, app, consumed: set[str], called: list[dict], names: str):
+        """The tasks that go to the default queue (no ``queue=``, no route
+        names them, no call sends them elsewhere) when no worker consumes it;
+        only for the project's one app, whose tasks these are."""
+        default = default_queue(app)
+        if default is None or default in consumed or len([a for a in m.relevant_apps() if not a.send_only]) != 1:
+            return
+        for task in m.tasks:
+            if is_test_path(task["path"]) or task_queues(app, task, called) != {default}:
+                continue
+            yield self.finding(f"task `{task['name']}` goes to the default queue `{default}` (no `queue=`, and no "
+                               f"route names it), but no worker of `{app.var}` consumes it (every worker names its "
+                               f"queues with -Q: {names}): its messages wait forever",
+                               task["path"], task["line"], task["col"], task["line"], task["col"])
