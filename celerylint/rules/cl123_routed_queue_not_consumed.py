@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import re
+
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.deploy.model import processes_for
 from ..domain.celeryconf.settings import is_test_path
+from ..domain.celeryconf.texts import read
 from ..domain.deploy.routes import called_queues, default_queue, routed_queues, task_queues, worker_queues
 from ..rule import Invalid, Valid
 
@@ -23,6 +26,18 @@ def _consumed(workers) -> set[str] | None:
     return out
 
 
+def _named_outside_tests(m: Model, names: set[str]) -> set[str]:
+    """The ``names`` the project's code outside tests names other than in a
+    ``def``: a call, a signature, a beat entry or ``send_task`` may send them."""
+    pattern = re.compile(r"(?<!def )\b(" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    found: set[str] = set()
+    for path in m.project.python_files:
+        text = None if is_test_path(path) else read(m, path)
+        if text:
+            found.update(pattern.findall(text))
+    return found
+
+
 class RoutedQueueNotConsumed(ConfigRule):
     """
     ## What it does
@@ -34,7 +49,9 @@ class RoutedQueueNotConsumed(ConfigRule):
     with `-Q`, and none names this one. So is a task of the project's one
     app that goes to the default queue (`task_default_queue`, `celery`
     unless set: no `queue=`, no route names it, no call sends it
-    elsewhere) when no worker consumes that queue.
+    elsewhere) when no worker consumes that queue, and the code outside
+    tests names it somewhere (a call, a signature, a beat entry: a task
+    nothing sends, as Celery's `debug_task`, waits nowhere).
 
     A worker's `-X` queues are taken out of its `-Q` list, as Celery does.
     Nothing is reported when a worker has no `-Q` (or one from a variable,
@@ -201,9 +218,14 @@ class RoutedQueueNotConsumed(ConfigRule):
             @app.task
             def notify(x):
                 return x
+            @app.task(bind=True)
+            def debug_task(self):
+                return self.request
+            def done(x):
+                notify.delay(x)
             # file: Procfile
             worker: celery -A proj worker -Q io
-            """, message="task `notify` goes to the default queue `celery`", at="7:5"),
+            """, message="task `notify` goes to the default queue `celery`", at="7:5", count=1),
         Invalid("""
             # file: proj/__init__.py
             # file: proj/settings.py
@@ -286,8 +308,10 @@ class RoutedQueueNotConsumed(ConfigRule):
         default = default_queue(app)
         if default is None or default in consumed or len([a for a in m.relevant_apps() if not a.send_only]) != 1:
             return
-        for task in m.tasks:
-            if is_test_path(task["path"]) or task_queues(app, task, called) != {default}:
+        tasks = [t for t in m.tasks if not is_test_path(t["path"]) and task_queues(app, t, called) == {default}]
+        sent = _named_outside_tests(m, {t["name"] for t in tasks}) if tasks else set()
+        for task in tasks:
+            if task["name"] not in sent:  # a task nothing sends (Celery's ``debug_task``): its queue matters not
                 continue
             yield self.finding(f"task `{task['name']}` goes to the default queue `{default}` (no `queue=`, and no "
                                f"route names it), but no worker of `{app.var}` consumes it (every worker names its "
