@@ -181,6 +181,8 @@ def _call(node: cst.Call, ctx: FileContext, depth: int) -> Any:
     if isinstance(func, cst.Attribute) and func.attr.value == "total_seconds" and not node.args:
         value = evaluate(func.value, ctx, depth)
         return value.total_seconds() if isinstance(value, timedelta) else None
+    if isinstance(func, cst.Attribute) and func.attr.value == "format":
+        return _format(func.value, node.args, ctx, depth)
     name = ctx.imported_name(func) or (func.value if isinstance(func, cst.Name) else None)
     if name is None and _called_on(func) == "env":
         name = f"env.{func.attr.value}"  # ``env`` bound by a star import (``_env_of_a_sibling``)
@@ -212,6 +214,37 @@ def _call(node: cst.Call, ctx: FileContext, depth: int) -> Any:
         value = evaluate(node.args[0].value, ctx, depth)
         return value if isinstance(value, Env) else None
     return _env(node, name, ctx, depth)
+
+
+def _format(template: cst.BaseExpression, args, ctx: FileContext, depth: int) -> str | None:
+    """``"redis://{}:{}/0".format(HOST, PORT)`` with every part known: plain
+    fields only (``{}``, ``{0}``, ``{host}``; no conversion or format spec,
+    no attribute or index), string or number values."""
+    import string
+
+    text = evaluate(template, ctx, depth)
+    if not isinstance(text, str):
+        return None
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError:
+        return None
+    if any(name is not None and (spec or conversion or not (name == "" or name.isdigit() or name.isidentifier()))
+           for _, name, spec, conversion in fields):
+        return None
+    positional, named = [], {}
+    for arg in args:
+        value = evaluate(arg.value, ctx, depth)
+        if arg.star or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return None
+        if arg.keyword is None:
+            positional.append(value)
+        else:
+            named[arg.keyword.value] = value
+    try:
+        return text.format(*positional, **named)
+    except (IndexError, KeyError, ValueError):
+        return None
 
 
 def _env(node: cst.Call, name: str, ctx: FileContext, depth: int) -> Env | None:

@@ -67,6 +67,12 @@ class SharedRedisInstance(ConfigRule):
     TAGS = ("configuration", "redis")
 
     VALID = (
+        # a format spec or a field celerylint does not evaluate: unknown
+        Valid(django_project("""
+            REDIS_HOST = "redis"
+            CELERY_BROKER_URL = "redis://{:>5}:6379".format(REDIS_HOST)
+            CELERY_RESULT_BACKEND = "redis://{0.host}:6379/0".format(REDIS_HOST)
+        """)),
         # tasks run inline (onadata's docker settings): no broker in use
         Valid(django_project("""
             CELERY_BROKER_URL = "redis://cache:6379"
@@ -166,6 +172,13 @@ class SharedRedisInstance(ConfigRule):
         """)),
     )
     INVALID = (
+        # a URL built with ``str.format`` from known parts
+        Invalid(django_project("""
+            REDIS_HOST = "redis"
+            REDIS_PORT = 6379
+            CELERY_BROKER_URL = "redis://{}:{}".format(REDIS_HOST, REDIS_PORT)
+            CELERY_RESULT_BACKEND = "redis://{host}:{port}/0".format(host=REDIS_HOST, port=REDIS_PORT)
+        """), fixed=None, message="the same Redis instance redis:6379 and the same database 0"),
         # one Python name read at run time (django-environ without a default)
         Invalid(django_project("""
             import environ
