@@ -11,6 +11,8 @@ source is a module of the linted project, followed through ``from x import
 
 from __future__ import annotations
 
+import os
+
 import re
 from collections import defaultdict
 from collections.abc import Container, Iterator
@@ -269,7 +271,7 @@ class Model:
         own = [f["value"] for f in self.by_kind["django_settings_module"] if f["module"] == app_module]
         others = list(dict.fromkeys(f["value"] for f in self.by_kind["django_settings_module"] if f["value"] not in own))
         near = [value.split(".") for value in own] + [app_module.split(".")]
-        others.sort(key=lambda value: -max(_shared_parts(value.split("."), parts) for parts in near))
+        others.sort(key=lambda value: -max(len(os.path.commonprefix([value.split("."), parts])) for parts in near))
         chosen = own + others
         for module in chosen:
             if self.path_of(module):
@@ -486,15 +488,6 @@ class Model:
         apps = [a for a in self.relevant_apps() if not a.send_only and not runs_eagerly(a)]
         with_source = [a for a in apps if a.config is not None]
         return with_source or apps
-
-
-def _shared_parts(a: list[str], b: list[str]) -> int:
-    shared = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        shared += 1
-    return shared
 
 
 def runs_eagerly(app: App) -> bool:
