@@ -12,7 +12,6 @@ source is a module of the linted project, followed through ``from x import
 from __future__ import annotations
 
 import os
-
 import re
 from collections import defaultdict
 from collections.abc import Container, Iterator
