@@ -50,6 +50,27 @@ VALID = (
 )
 
 INVALID = (
+    # two deployables, each importing its own ``celeryconfig`` from its source
+    # root: each app reads the one beside it (only back's lacks acks_late)
+    Invalid("""
+    # file: back/src/celery_app.py
+    import celeryconfig
+    from celery import Celery
+    app = Celery("back")
+    app.config_from_object(celeryconfig)
+    # file: back/src/celeryconfig.py
+    broker_url = "redis://redis:6379/0"
+    # file: front/src/celery_app.py
+    import celeryconfig
+    from celery import Celery
+    app = Celery("front")
+    app.config_from_object(celeryconfig)
+    # file: front/src/celeryconfig.py
+    broker_url = "redis://redis:6379/1"
+    task_acks_late = True
+    task_reject_on_worker_lost = True
+    worker_prefetch_multiplier = 1
+    """, count=1, message="configuration module `back.src.celeryconfig`"),
     # the app's only ``conf.update`` is under an ``if``: the setting is added
     # where it always applies, not to that call
     Invalid("""

@@ -12,6 +12,7 @@ source is a module of the linted project, followed through ``from x import
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Container, Iterator
@@ -395,13 +396,23 @@ class Model:
                 app.source_problem = "the Django settings module is not in the linted files"
                 return
         else:
-            module = target.split(":", 1)[0]
+            module = self._beside(target.split(":", 1)[0], app.path)
             if ":" in target:
                 app.source_problem = f"`{target}` names an object celerylint does not read"
                 return
         app.source = self.source(module, django, namespace)
         if app.source is None:
             app.source_problem = f"`{module}` is not in the linted files"
+
+    def _beside(self, module: str, near: str) -> str:
+        """A module several files of the tree answer to (``celeryconfig`` in the
+        source roots of two deployables, each run from its own directory): the
+        one beside ``near`` (the app's file), named by its path so that it is
+        that file; else ``module`` as it is."""
+        tail = module.replace(".", "/") + ".py"
+        matches = [p for p in self.project.python_files if p == tail or p.endswith("/" + tail)]
+        beside = posixpath.join(posixpath.dirname(near), tail)
+        return beside[:-3].replace("/", ".") if len(matches) > 1 and beside in matches else module
 
     # -- tasks --------------------------------------------------------------
     @cached_property
