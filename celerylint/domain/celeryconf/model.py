@@ -11,8 +11,6 @@ source is a module of the linted project, followed through ``from x import
 
 from __future__ import annotations
 
-import os
-import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Container, Iterator
@@ -28,6 +26,7 @@ from .texts import read
 from .values_origin import STAR_IMPORT
 from .passed_apps import resolve as resolve_passed
 from .paths import SETTINGS_PATH
+from .source_modules import beside, django_settings
 from .profiles import class_settings, included, join_alternatives, with_profiles
 from .settings import (
     ANY_NAME, DJANGO_TARGETS, App, Assignment, Pos, Resolved, Source, fact_position, find, is_test_path, union_names,
@@ -262,32 +261,8 @@ class Model:
         return item["target"]
 
     def django_settings(self, app_module: str) -> str | None:
-        """The settings module of the Django app of ``app_module``: the first
-        that is a file of the tree among those its module names, then among
-        the others of the project, nearest first (sharing the most leading
-        parts with those or with the app's module: ``web.settings`` before
-        another project's ``api.settings`` when ``web.settings.local`` is
-        not in the tree)."""
-        own = [f["value"] for f in self.by_kind["django_settings_module"] if f["module"] == app_module]
-        others = list(dict.fromkeys(f["value"] for f in self.by_kind["django_settings_module"] if f["value"] not in own))
-        near = [value.split(".") for value in own] + [app_module.split(".")]
-        others.sort(key=lambda value: -max(len(os.path.commonprefix([value.split("."), parts])) for parts in near))
-        chosen = own + others
-        for module in chosen:
-            if self.path_of(module):
-                return module
-        if chosen:
-            return None
-        candidates = [p for p in self.project.python_files
-                      if (p.endswith("/settings.py") or p == "settings.py" or p.endswith("/settings/__init__.py")) and not is_test_path(p)]
-        if len(candidates) == 1:
-            rel = candidates[0]
-            stem = rel[: -len("/__init__.py")] if rel.endswith("/__init__.py") else rel[:-3]
-            for module, path in self.module_paths.items():
-                if path == rel:
-                    return module
-            return stem.replace("/", ".")
-        return None
+        """The settings module of the Django app of ``app_module`` (``source_modules.py``)."""
+        return django_settings(self, app_module)
 
     # -- apps -------------------------------------------------------------
     def _apps(self) -> dict[str, App]:
@@ -396,23 +371,13 @@ class Model:
                 app.source_problem = "the Django settings module is not in the linted files"
                 return
         else:
-            module = self._beside(target.split(":", 1)[0], app.path)
+            module = beside(self, target.split(":", 1)[0], app.path)
             if ":" in target:
                 app.source_problem = f"`{target}` names an object celerylint does not read"
                 return
         app.source = self.source(module, django, namespace)
         if app.source is None:
             app.source_problem = f"`{module}` is not in the linted files"
-
-    def _beside(self, module: str, near: str) -> str:
-        """A module several files of the tree answer to (``celeryconfig`` in the
-        source roots of two deployables, each run from its own directory): the
-        one beside ``near`` (the app's file), named by its path so that it is
-        that file; else ``module`` as it is."""
-        tail = module.replace(".", "/") + ".py"
-        matches = [p for p in self.project.python_files if p == tail or p.endswith("/" + tail)]
-        beside = posixpath.join(posixpath.dirname(near), tail)
-        return beside[:-3].replace("/", ".") if len(matches) > 1 and beside in matches else module
 
     # -- tasks --------------------------------------------------------------
     @cached_property
