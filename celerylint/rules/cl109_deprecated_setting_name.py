@@ -36,7 +36,20 @@ def _read_where_set(m: Model, a: Assignment) -> bool:
     if text is None:
         return True  # unknown: maybe read
     written = sum(1 for b in m.by_path_assignments.get(a.path, ()) if b.name == a.name)
-    return len(re.findall(rf"\b{re.escape(a.name)}\b", text)) > max(written, 1)
+    return _names_in_code(text).count(a.name) > max(written, 1)
+
+
+def _names_in_code(text: str) -> list[str]:
+    """The names the code of ``text`` writes, outside strings and comments
+    (``config("CELERYD_CONCURRENCY")`` reads an environment variable, not the
+    name)."""
+    import io
+    import tokenize
+
+    try:
+        return [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return re.findall(r"\b\w+\b", text)  # unreadable: every word counts, so a name may be read
 
 
 def duplicate(source: Source, a: Assignment, t: Table) -> Assignment | None:
@@ -197,6 +210,12 @@ class DeprecatedSettingName(ConfigRule):
         """),
     )
     INVALID = (
+        # the old name in a string (an environment variable's) is no read of it
+        Invalid(django_project("""
+            import os
+            CELERY_WORKER_MAX_TASKS_PER_CHILD = 100
+            CELERYD_MAX_TASKS_PER_CHILD = int(os.environ.get("CELERYD_MAX_TASKS_PER_CHILD", 500))
+        """), fixed=None, message="`CELERY_WORKER_MAX_TASKS_PER_CHILD` is already set"),
         # a name the module reads too: renaming the assignment alone would
         # leave the read undefined, so there is no fix
         Invalid("""
