@@ -62,10 +62,13 @@ DEFAULT_EXCLUDE = (
 # The names of launch files (``domain/celeryconf/launch_files``, the deployment model): what
 # they hold decides findings, so their sizes and times are part of the key
 # of the cached project findings (run/discovery.py).
-LAUNCH_FILES = re.compile(r"^(?:Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|bash|service|ini|toml|cfg|conf|ya?ml|json|dockerfile))$")
+_LAUNCH = r"Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|bash|service|ini|toml|cfg|conf|ya?ml|json|dockerfile)"
+LAUNCH_FILES = re.compile(rf"^(?:{_LAUNCH})$")
 # the files that list the project's dependencies (domain/celeryconf/celery_version.py),
 # beside ``requirements/*.txt``: read by the project phase, as launch files are
-_REQUIREMENT_FILES = re.compile(r"^(?:requirements[^/]*\.(?:txt|in)|Pipfile|pyproject\.toml|setup\.cfg|setup\.py)$")
+_REQUIREMENTS = r"requirements[^/]*\.(?:txt|in)|Pipfile|pyproject\.toml|setup\.cfg|setup\.py"
+_REQUIREMENT_FILES = re.compile(rf"^(?:{_REQUIREMENTS})$")
+KEYED_FILES = re.compile(rf"^(?:{_LAUNCH}|{_REQUIREMENTS})$")  # either, in one match per file (discovery)
 
 
 def requirement_file(directory_name: str, name: str) -> bool:

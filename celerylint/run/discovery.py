@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.walk import DEFAULT_EXCLUDE, LAUNCH_FILES, requirement_file, walk
+from ..core.walk import DEFAULT_EXCLUDE, KEYED_FILES, requirement_file, walk
 from ..config.settings import Settings, glob_match, relative_path
 from .focus import is_project_file, read_as_other
 
@@ -117,9 +117,9 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
             keep.append(name)
         dirnames[:] = keep
         head = dirpath if dirpath.endswith(os.sep) else dirpath + os.sep  # os.path.join, without a call per file
-        last = os.path.basename(dirpath.rstrip(os.sep))
+        requirements = dirpath.rstrip(os.sep).endswith(os.sep + "requirements")  # ``requirements/*.txt``
         for name in filenames:
-            if LAUNCH_FILES.match(name) is not None or requirement_file(last, name):
+            if KEYED_FILES.match(name) is not None or (requirements and requirement_file("requirements", name)):
                 try:
                     stat = os.stat(head + name)
                     found.launch.append((head + name, stat.st_size, stat.st_mtime_ns))
