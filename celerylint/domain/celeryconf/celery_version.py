@@ -71,7 +71,8 @@ def requirement(line: str) -> str | None:
         if spec is not None:
             return spec
         rest = match.group("rest").strip()
-        if match.group("quote") or not line[:match.start()].strip() and rest in ("", ",", "\\") or rest.startswith(";"):
+        alone = not line[:match.start()].strip() and (rest in ("", ",", "\\") or rest.startswith(";"))
+        if match.group("quote") or alone:
             return ""  # ``celery``, ``"celery",``: any version
     return None
 
