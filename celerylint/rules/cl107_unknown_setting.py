@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..domain.celeryconf.celery_version import celery_below_4
+from ..domain.celeryconf.celery_version import unless_below_4
 from ..domain.celeryconf.model import Assignment, Model
 from ..facts.conf_reads import CONF_READ
 from ..domain.celeryconf.renames import already_set, rename_edit, where
@@ -376,8 +376,9 @@ class UnknownSetting(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        if celery_below_4(m):  # Celery 3's names are the project's (celery_version.py)
-            return
+        return unless_below_4(m, self._findings(m))  # Celery 3's names are the project's (celery_version.py)
+
+    def _findings(self, m: Model):
         t = table()
         seen = set()
         read_back = {n for f in m.project.of_kind(CONF_READ) for n in (*f["names"], *f.get("options", ()))}

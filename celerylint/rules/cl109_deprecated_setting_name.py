@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Container
 from dataclasses import replace
 
-from ..domain.celeryconf.celery_version import celery_below_4
+from ..domain.celeryconf.celery_version import unless_below_4
 from ..domain.celeryconf.texts import read
 from ..facts.conf_reads import CONF_READ
 from ..domain.celeryconf.model import Assignment, Model, Source
@@ -36,7 +37,10 @@ def _read_where_set(m: Model, a: Assignment) -> bool:
     if text is None:
         return True  # unknown: maybe read
     written = sum(1 for b in m.by_path_assignments.get(a.path, ()) if b.name == a.name)
-    return _names_in_code(text).count(a.name) > max(written, 1)
+    counts = m.__dict__.setdefault("_cl109_code_names", {})  # one tokenization per file a run asks about
+    if a.path not in counts:
+        counts[a.path] = Counter(_names_in_code(text))
+    return counts[a.path][a.name] > max(written, 1)
 
 
 def _names_in_code(text: str) -> list[str]:
@@ -447,8 +451,9 @@ class DeprecatedSettingName(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        if celery_below_4(m):  # Celery 3's names are the project's (celery_version.py)
-            return
+        return unless_below_4(m, self._findings(m))  # Celery 3's names are the project's (celery_version.py)
+
+    def _findings(self, m: Model):
         t = table()
         # names the project hands to Celery itself (``app.conf.task_routes = settings.CELERY_ROUTES``):
         # its own variables, which a rename would break

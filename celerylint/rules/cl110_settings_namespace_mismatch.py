@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ..domain.celeryconf.celery_version import celery_below_4
+from ..domain.celeryconf.celery_version import unless_below_4
 from ..domain.celeryconf.model import Model
 from ..domain.celeryconf.rulebase import ConfigRule
 from ..domain.celeryconf.settings_table import table
@@ -357,8 +357,9 @@ class SettingsNamespaceMismatch(ConfigRule):
     )
 
     def check_model(self, m: Model):
-        if celery_below_4(m):  # Celery 3's names are the project's (celery_version.py)
-            return
+        return unless_below_4(m, self._findings(m))  # Celery 3's names are the project's (celery_version.py)
+
+    def _findings(self, m: Model):
         t = table()
         for app in m.relevant_apps():
             source, config = app.source, app.config

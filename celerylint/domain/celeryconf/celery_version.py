@@ -15,6 +15,7 @@ makes the version unknown, and the rules run as usual."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ...core.walk import requirement_file
 from .tree_files import shared_tree_files
@@ -29,6 +30,14 @@ _REQUIREMENT = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"^\s*(?:(===|==|~=|<=|>=|!=|<|>|\^|~)\s*)?v?(\d+(?:\.\d+)*)")
+
+
+def unless_below_4(m, findings: Iterable) -> list:
+    """The ``findings`` of a rule about setting names, none when the project
+    pins Celery below 4: the dependency files are read only when there is a
+    finding to withhold."""
+    found = list(findings)
+    return [] if found and celery_below_4(m) else found
 
 
 def celery_below_4(m) -> bool:
