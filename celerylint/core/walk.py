@@ -66,16 +66,17 @@ _LAUNCH = r"Procfile.*|Dockerfile.*|Makefile|advanced\.config|.*\.(?:sh|bash|ser
 LAUNCH_FILES = re.compile(rf"^(?:{_LAUNCH})$")
 # the files that list the project's dependencies (domain/celeryconf/celery_version.py),
 # beside ``requirements/*.txt``: read by the project phase, as launch files are
-_REQUIREMENTS = r"requirements[^/]*\.(?:txt|in)|Pipfile|pyproject\.toml|setup\.cfg|setup\.py"
+_REQUIREMENTS = r"requirements[^/]*\.(?:txt|in|pip)|Pipfile|pyproject\.toml|setup\.cfg|setup\.py"
+REQUIREMENTS_SUFFIXES = (".txt", ".in", ".pip")  # ``requirements/base.pip`` is a convention too
 _REQUIREMENT_FILES = re.compile(rf"^(?:{_REQUIREMENTS})$")
 KEYED_FILES = re.compile(rf"^(?:{_LAUNCH}|{_REQUIREMENTS})$")  # either, in one match per file (discovery)
 
 
 def requirement_file(directory_name: str, name: str) -> bool:
-    """A file that lists dependencies: by its name, or a ``.txt``/``.in`` file
+    """A file that lists dependencies: by its name, or a ``.txt``/``.in``/``.pip`` file
     of a ``requirements`` directory (``directory_name``: its directory's last part)."""
     return _REQUIREMENT_FILES.match(name) is not None or (
-        directory_name == "requirements" and name.endswith((".txt", ".in")))
+        directory_name == "requirements" and name.endswith(REQUIREMENTS_SUFFIXES))
 
 
 def ancestors(directory: str):

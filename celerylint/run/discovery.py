@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.walk import DEFAULT_EXCLUDE, KEYED_FILES, walk
+from ..core.walk import DEFAULT_EXCLUDE, KEYED_FILES, REQUIREMENTS_SUFFIXES, walk
 from ..config.settings import Settings, glob_match, relative_path
 from .focus import is_project_file, read_as_other
 
@@ -119,7 +119,7 @@ def _walk(top: str, settings: Settings, found: Discovery, cache_dir: Path | None
         head = dirpath if dirpath.endswith(os.sep) else dirpath + os.sep  # os.path.join, without a call per file
         requirements = dirpath.rstrip(os.sep).endswith(os.sep + "requirements")  # ``requirements/*.txt``
         for name in filenames:
-            if KEYED_FILES.match(name) is not None or (requirements and name.endswith((".txt", ".in"))):
+            if KEYED_FILES.match(name) is not None or (requirements and name.endswith(REQUIREMENTS_SUFFIXES)):
                 try:
                     stat = os.stat(head + name)
                     found.launch.append((head + name, stat.st_size, stat.st_mtime_ns))

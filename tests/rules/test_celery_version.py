@@ -41,6 +41,8 @@ def name_findings(cli, root, *args, env=None):
 @pytest.mark.parametrize("path, text", [
     ("requirements.txt", "Django==1.11\n### Celery & Email ###\ncelery==3.1.18\n"),
     ("requirements/base.txt", "celery[redis]>=3.1,<4.0  # pinned\n"),
+    ("requirements.pip", "celery==3.0.23\ndjango-celery==3.0.23\n"),  # the ``.pip`` convention (formhub)
+    ("requirements/base.pip", "celery==3.1.25\n"),
     ("Pipfile", '[packages]\ncelery = "==3.1.25"\n'),
     ("pyproject.toml", '[tool.poetry.dependencies]\ncelery = {version = "^3.1", extras = ["redis"]}\n'),
     ("setup.py", "from setuptools import setup\nsetup(name='proj', install_requires=['celery~=3.1'])\n"),
