@@ -40,6 +40,34 @@ VALID = (
     def send(x):
         return client.send_task("proj.add", (x, 1))
     """),
+    # a monitoring exporter's app beside a Django app with settings profiles
+    # (Substra's metrics exporter): a client of the project, as without profiles
+    Valid("""
+    # file: proj/__init__.py
+    # file: proj/celery.py
+    import os
+    from celery import Celery
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings.production")
+    app = Celery("proj")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    # file: proj/settings/__init__.py
+    # file: proj/settings/base.py
+    CELERY_BROKER_URL = "redis://localhost:6379/0"
+    CELERY_TASK_ACKS_LATE = True
+    CELERY_TASK_REJECT_ON_WORKER_LOST = True
+    CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+    # file: proj/settings/production.py
+    from .base import *
+    # file: proj/settings/staging.py
+    from .base import *
+    DEBUG = True
+    # file: exporter/exporter/server.py
+    import celery
+    from exporter import settings, collector
+    if __name__ == "__main__":
+        app = celery.Celery(broker=settings.CELERY_BROKER_URL)
+        collector.register(app)
+    """),
     Valid("""
     # file: ops/ping.py
     from celery import Celery

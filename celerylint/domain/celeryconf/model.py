@@ -462,7 +462,12 @@ class Model:
         to send tasks)."""
         apps = [a for a in self.relevant_apps() if not a.send_only and not runs_eagerly(a)]
         with_source = [a for a in apps if a.config is not None]
-        return with_source or apps
+        if with_source or self.every_app is self.apps:
+            return with_source or apps
+        # a view of the apps without settings profiles (rulebase.per_profile): they
+        # are clients too when an app of a profile loads a source
+        loading = (a for a in self.every_app.values() if a.config is not None and not a.send_only and not runs_eagerly(a))
+        return [] if any(loading) else apps
 
 
 def runs_eagerly(app: App) -> bool:
