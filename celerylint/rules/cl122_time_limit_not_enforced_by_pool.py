@@ -21,7 +21,7 @@ def _limits(m: Model, app: App, p=None) -> dict[str, list[str]]:
         if number(r.value) and r.at is not None:
             out[kind].append(f"`{option}` at {r.at.path}:{r.at.line}")
     consumed = worker_queues(p) if p is not None else None
-    if len([a for a in m.relevant_apps() if not a.send_only]) == 1:
+    if m.one_app():
         calls = called_queues(m, app) if consumed is not None else []
         for task in m.tasks:
             if consumed is not None:  # a worker naming its queues runs the task only from them

@@ -306,7 +306,7 @@ class RoutedQueueNotConsumed(ConfigRule):
         names them, no call sends them elsewhere) when no worker consumes it;
         only for the project's one app, whose tasks these are."""
         default = default_queue(app)
-        if default is None or default in consumed or len([a for a in m.relevant_apps() if not a.send_only]) != 1:
+        if default is None or default in consumed or not m.one_app():
             return
         tasks = [t for t in m.tasks if not is_test_path(t["path"]) and task_queues(app, t, called) == {default}]
         sent = _named_outside_tests(m, {t["name"] for t in tasks}) if tasks else set()

@@ -469,6 +469,12 @@ class Model:
         loading = (a for a in self.every_app.values() if a.config is not None and not a.send_only and not runs_eagerly(a))
         return [] if any(loading) else apps
 
+    def one_app(self) -> bool:
+        """Whether one app runs the project's tasks (``shared_task`` and
+        ``@app.task`` alike): the only configured app, clients and apps that
+        run no tasks aside."""
+        return len(self.configured_apps()) == 1
+
 
 def runs_eagerly(app: App) -> bool:
     """The app's configuration sets ``task_always_eager`` (known True)."""

@@ -31,7 +31,7 @@ def routed_queues(m, app) -> dict[str, str]:
             queue = _queue(route)
             if queue:
                 out.setdefault(queue, where)
-    if len([a for a in m.relevant_apps() if not a.send_only]) == 1:  # the tasks are this app's
+    if m.one_app():  # the tasks are this app's
         for task in m.tasks:
             queue, _ = plain(task["options"].get("queue"))
             if isinstance(queue, str) and queue:
@@ -51,7 +51,7 @@ def called_queues(m, app) -> list[dict]:
     named by its module and name, defined once there (what the calling file
     imports is in every run's view, so a run on that file alone judges the
     call as the whole project's run does)."""
-    if len([a for a in m.relevant_apps() if not a.send_only]) != 1:
+    if not m.one_app():
         return []
     out = []
     for call in m.project.of_kind(QUEUE_FACT):
