@@ -28,6 +28,21 @@ def _backend_problem(app) -> str | None:
     return None
 
 
+# the Redis backend (and its Sentinel variant) counts the header's returns in
+# ``on_chord_part_return`` whether or not a task stores its result
+_COUNTS_RETURNS = frozenset({"redis", "rediss", "redis+socket", "sentinel", "sentinels"})
+
+
+def _needs_stored_results(app) -> bool:
+    """The app's backend is known and completes a chord from the header's
+    stored results (a database's ``chord_unlock``, a key-value store's
+    join): not the Redis backend."""
+    r = app.get("result_backend")
+    if r.is_unknown or r.env or not isinstance(r.value, str) or not r.value:
+        return False
+    return r.value.split(":", 1)[0].lower() not in _COUNTS_RETURNS
+
+
 class ChordCannotComplete(ConfigRule):
     """
     ## What it does
@@ -44,7 +59,9 @@ class ChordCannotComplete(ConfigRule):
       with `.append(...)`; for a chain in the header, its last task, whose
       result the chord counts), is defined with `ignore_result=True`, or the
       app sets `task_ignore_result = True` and the task does not set
-      `ignore_result=False`.
+      `ignore_result=False`, and the backend is known and is not Redis
+      (which counts the header's returns whether or not they are stored:
+      there the callback runs).
 
     - a task of the header has a hard time limit (its own `time_limit=`,
       else the app's `task_time_limit`) longer than the app's
@@ -64,7 +81,9 @@ class ChordCannotComplete(ConfigRule):
     The chord's callback runs when every header task has stored its result
     in the result backend, which counts them. Without a backend, or with
     `rpc://`, Celery raises `NotImplementedError` when the chord is applied;
-    a header task that ignores its result never counts as done, so the
+    on a database or key-value backend, which completes the chord from
+    the stored results, a header task that ignores its result never counts
+    as done, so the
     callback never runs and the chord's group stays in the backend until it
     expires. The backend keeps the chord's count and the header's results
     for `result_expires` (the Redis backend renews that expiry each time a
@@ -133,7 +152,7 @@ class ChordCannotComplete(ConfigRule):
         Valid("""
             # file: proj/celery.py
             from celery import Celery
-            app = Celery("proj", backend="redis://localhost:6379/1")
+            app = Celery("proj", backend="db+postgresql://localhost/results")
             # file: proj/tasks.py
             from celery import chord, group
             from proj.celery import app
@@ -179,6 +198,26 @@ class ChordCannotComplete(ConfigRule):
             from music.theory import chord
             def play(notes):
                 chord(notes)
+        """),
+        Valid("""
+            # the Redis backend counts the header's returns, stored or not (SEED's
+            # ``ignore_result=True`` header): the callback runs; so may it where the
+            # backend is unknown
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            app = Celery("proj", backend="redis://localhost:6379/1")
+            other = Celery("other", backend=os.environ["RESULT_BACKEND"])
+            # file: proj/tasks.py
+            from celery import chord
+            from proj.celery import app, other
+            @app.task(ignore_result=True)
+            def save(row): ...
+            @other.task(ignore_result=True)
+            def send(row): ...
+            def load(rows):
+                chord([save.s(r) for r in rows])(summarise.s())
+                chord([send.s(r) for r in rows])(summarise.s())
         """),
         Valid("""
             # limits within the expiry, no limit at all, an expiry read from the environment,
@@ -236,7 +275,7 @@ class ChordCannotComplete(ConfigRule):
         Invalid("""
             # file: proj/celery.py
             from celery import Celery
-            app = Celery("proj", backend="redis://localhost:6379/1")
+            app = Celery("proj", backend="django-db")
             app.conf.task_ignore_result = True
             # file: proj/tasks.py
             from celery import chord
@@ -253,7 +292,7 @@ class ChordCannotComplete(ConfigRule):
             # a header list built with append, of chains: the chord counts each chain's last task
             # file: proj/celery.py
             from celery import Celery
-            app = Celery("proj", backend="redis://localhost:6379/1")
+            app = Celery("proj", backend="db+postgresql://localhost/results")
             # file: proj/tasks.py
             from celery import chain, chord
             from proj.celery import app
@@ -332,8 +371,9 @@ class ChordCannotComplete(ConfigRule):
 
     @staticmethod
     def _ignoring(m: Model, apps, header: list[str] | None) -> list[str]:
-        """The header's tasks that do not store their result in every app."""
-        if not header:
+        """The header's tasks that do not store their result in every app,
+        when every app's backend needs stored results."""
+        if not header or not all(_needs_stored_results(app) for app in apps):
             return []
         ignore_all = all(app.get("task_ignore_result").value is True for app in apps)
         found = []
