@@ -306,6 +306,24 @@ def task_time_limit(node: cst.FunctionDef, ctx: FileContext) -> TimeLimit | None
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
 
 
+def _zero(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Integer) and value.evaluated_value == 0
+
+
+def never_retries(get) -> bool:
+    """Whether a task's options (``get(name)``) make ``autoretry_for`` never
+    retry: ``max_retries=0`` or ``retry_kwargs={"max_retries": 0}`` (the
+    autoretry wrapper passes ``retry_kwargs`` to ``Task.retry``, which
+    raises once ``request.retries + 1`` exceeds ``max_retries``)."""
+    kwargs = get("retry_kwargs")
+    if isinstance(kwargs, cst.Dict):
+        for element in kwargs.elements:
+            if (isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+                    and element.key.evaluated_value == "max_retries"):
+                return _zero(element.value)
+    return _zero(get("max_retries"))
+
+
 def broad_exception(option: cst.BaseExpression, ctx: FileContext) -> cst.BaseExpression | None:
     """The element of an ``autoretry_for`` value (a tuple, a list, or one
     class) that is the builtin ``Exception`` or ``BaseException`` (not a

@@ -8,7 +8,8 @@ import libcst as cst
 
 from ..domain.dataflow import flow, within
 from ..domain.tasks import (
-    CLASS_WITH_RUN, TaskBodies, TaskInfo, broad_exception, class_name, reaches_project_class, task_and,
+    CLASS_WITH_RUN, TaskBodies, TaskInfo, broad_exception, class_name, never_retries, reaches_project_class,
+    task_and,
 )
 from ..api.rule import Checker, Regex
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
@@ -116,6 +117,8 @@ class TaskEffects(TaskBodies, Checker):
 
     def leave_task(self, node: cst.FunctionDef, task: TaskInfo) -> None:
         option = task.option("autoretry_for")
+        if never_retries(task.option):
+            return
         bases: list[str] = []
         if option is not None:
             if broad_exception(option, self.ctx) is None:

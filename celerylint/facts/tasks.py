@@ -12,7 +12,7 @@ from ..domain.delays import scheduled_delays, scheduled_setting_delays, setting_
 from ..domain.values import evaluate, seconds
 from ..domain.tasks import (
     CLASS_WITH_RUN, TASK_DEFINITION, TaskTracker, broad_exception, class_name, class_options, function_task_options,
-    is_task_class, maybe_project_class, module_classes, reaches_project_class, registered_classes,
+    is_task_class, maybe_project_class, module_classes, never_retries, reaches_project_class, registered_classes,
 )
 from ..api.rule import All, Checker, Regex
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
@@ -165,8 +165,9 @@ class BroadAutoretryCollector(Checker):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.tasks.visit_ClassDef(node)
-        option = class_options(node).get("autoretry_for")
-        if option is None:
+        options = class_options(node)
+        option = options.get("autoretry_for")
+        if option is None or never_retries(options.get):
             return
         if is_task_class(node, self.ctx):
             self._record(option, f"task class `{node.name.value}`", None)
@@ -184,7 +185,7 @@ class BroadAutoretryCollector(Checker):
         if task is None or task.cls is not None:  # task classes: in visit_ClassDef
             return
         option = task.options.get("autoretry_for")
-        if option is None or id(option) in self.seen:
+        if option is None or id(option) in self.seen or never_retries(task.options.get):
             return
         self.seen.add(id(option))
         alias = any(  # task_with_retry = shared_task(autoretry_for=...); @task_with_retry

@@ -26,6 +26,10 @@ class BroadAutoretry(ProjectRule):
     body) is not followed by those after that block, as when a task
     re-queues itself and returns early.
 
+    A task that never retries (`max_retries=0`, or
+    `retry_kwargs={"max_retries": 0}`: Celery gives up on the first
+    retry) is not reported.
+
     `autoretry_for` is the task's own option or one it inherits from its
     `base=` class or the classes a task class derives from, in the same
     file or in other linted files (through imports, along the whole chain
@@ -81,6 +85,24 @@ class BroadAutoretry(ProjectRule):
     OPTIONS = ("side-effect-calls",)
 
     VALID = (
+        Valid("""
+            # never retried (grafana/oncall's beat starters): Celery's ``Task.retry``
+            # gives up when retries + 1 > max_retries
+            from celery import Task, shared_task
+            from proj.base import Retrying
+            @shared_task(autoretry_for=(Exception,), max_retries=0)
+            def start_sync(org_ids):
+                for org_id in org_ids:
+                    sync_org.delay(org_id)
+            @shared_task(autoretry_for=(Exception,), retry_kwargs={"max_retries": 0})
+            def notify(user_id):
+                send_mail(user_id)
+                send_sms(user_id)
+            @shared_task(base=Retrying, max_retries=0)
+            def alert(user_id):
+                send_mail(user_id)
+                send_sms(user_id)
+        """),
         Valid("""
             import requests
             from celery import shared_task

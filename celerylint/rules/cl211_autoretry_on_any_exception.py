@@ -19,7 +19,9 @@ class AutoretryOnAnyException(ProjectRule):
     base is `celery.Task`/`app.Task` or a task class of the same file, or
     when the file registers it (`app.register_task(Cls())`), or when a base
     imported from another linted module is one (any depth); the option is
-    reported where it is written.
+    reported where it is written. A task that never retries
+    (`max_retries=0`, or `retry_kwargs={"max_retries": 0}`: Celery gives
+    up on the first retry) is not reported.
 
     Off by default (select `CL211`): CL207 reports the dangerous cases
     only, catch-all retries on tasks with several side effects.
@@ -82,6 +84,21 @@ class AutoretryOnAnyException(ProjectRule):
             @shared_task(autoretry_for=(Exception,))
             def sync(order_id):
                 ...
+        """),
+        Valid("""
+            # never retried: Celery's ``Task.retry`` gives up when retries + 1 > 0
+            from celery import Task, shared_task
+            @shared_task(autoretry_for=(Exception,), max_retries=0)
+            def start_sync():
+                ...
+            @shared_task(autoretry_for=(Exception,), retry_kwargs={"max_retries": 0})
+            def start_other():
+                ...
+            class Starter(Task):
+                autoretry_for = (Exception,)
+                max_retries = 0
+                def run(self):
+                    ...
         """),
         Valid("""
             # not a task: a plain function and a plain class
