@@ -17,6 +17,7 @@ __all__ = ["CACHE", "CACHE_MAPPINGS", "CACHE_OBJECTS", "REDIS", "REDIS_FACTORIES
 # module they come from (redis, redis.asyncio, django_redis, aioredis) has a
 # lowercase "redis" in its name; "redistribute" in licence text does not count.
 REDIS_IMPORT_NEEDLE = Regex(rb"redis(?!tribut)")
+REDIS_NEEDLES = (REDIS_IMPORT_NEEDLE, b"valkey")  # either, in the prefilters (valkey-py, django-valkey)
 # The result backend's client, ``<app>.backend.client`` (``backend_client.py``):
 # Redis when the app's result backend is, which the file need not say.
 BACKEND_CLIENT_NEEDLE = Regex(rb"\.\s*backend\s*\.\s*client\b")
@@ -134,7 +135,7 @@ def _held(node: cst.Attribute, ctx: FileContext) -> str | None:
 # A Django cache helper counts where it is called on directly (a name with
 # "cache" in it: ``get_cache().delete(...)``, ``default_cache.add(...)``,
 # ``cache.set(...)``): CACHE_HELPER.
-_MENTIONS = {REDIS: re.compile(r"redis(?!tribut)"), CACHE: re.compile(bytes(CACHE_HELPER).decode())}
+_MENTIONS = {REDIS: re.compile(r"redis(?!tribut)|valkey"), CACHE: re.compile(bytes(CACHE_HELPER).decode())}
 
 
 def _provided(func: cst.BaseExpression, ctx: FileContext, suffix: str) -> str | None:

@@ -16,7 +16,8 @@ LOCK_WORD = re.compile(
 )
 TAKE_METHODS = frozenset({"set", "setnx", "add", "lock"})
 RELEASE_METHODS = frozenset({"delete", "unlink"})
-LOCK_CLASSES = frozenset({"redis.lock.Lock", "redis.asyncio.lock.Lock", "redis.Lock"})
+LOCK_CLASSES = frozenset({"redis.lock.Lock", "redis.asyncio.lock.Lock", "redis.Lock",
+                          "valkey.lock.Lock", "valkey.asyncio.lock.Lock", "valkey.Lock"})
 
 
 def _calls(tree: ast.Module):

@@ -26,18 +26,24 @@ PROVIDERS_FACT = "client-providers"
 LOOKUPS_FACT = "client-lookups"
 
 _REDIS_MODULES = ("redis", "redis.asyncio", "redis.client", "redis.asyncio.client", "redis.cluster", "aioredis")
-REDIS_CLASSES = frozenset(f"{m}.{c}" for m in _REDIS_MODULES for c in ("Redis", "StrictRedis", "RedisCluster"))
+# valkey-py and django-valkey: forks of redis-py and django-redis, the same API under Valkey's names
+_VALKEY_MODULES = ("valkey", "valkey.asyncio", "valkey.client", "valkey.asyncio.client", "valkey.cluster")
+REDIS_CLASSES = frozenset(
+    [f"{m}.{c}" for m in _REDIS_MODULES for c in ("Redis", "StrictRedis", "RedisCluster")]
+    + [f"{m}.{c}" for m in _VALKEY_MODULES for c in ("Valkey", "StrictValkey", "ValkeyCluster")]
+)
 REDIS_FACTORIES = frozenset(
     [*REDIS_CLASSES]
     + [f"{c}.from_url" for c in REDIS_CLASSES]
-    + [f"{m}.from_url" for m in _REDIS_MODULES]
-    + ["django_redis.get_redis_connection", "redis.sentinel.Sentinel.master_for"]
+    + [f"{m}.from_url" for m in (*_REDIS_MODULES, *_VALKEY_MODULES)]
+    + ["django_redis.get_redis_connection", "redis.sentinel.Sentinel.master_for",
+       "django_valkey.get_valkey_connection", "valkey.sentinel.Sentinel.master_for"]
 )
 CACHE_OBJECTS = frozenset({"django.core.cache.cache"})
 CACHE_CLASSES = frozenset({"django.core.cache.backends.base.BaseCache"})
 CACHE_MAPPINGS = frozenset({"django.core.cache.caches"})
 # names under these are the libraries', never a project helper's
-LIBRARY_PREFIXES = ("redis.", "aioredis.", "django.", "django_redis.")
+LIBRARY_PREFIXES = ("redis.", "aioredis.", "django.", "django_redis.", "valkey.", "django_valkey.")
 _MAX_DEPTH = 8
 _MAX_BASES = 64  # classes above one another: deeper, the order is not computed
 

@@ -76,7 +76,7 @@ def _is_none(node: ast.AST | None) -> bool:
 
 class ClientProviders(SyntaxCollector):
     PATHS = TEST_PATHS_EXCLUDED
-    REQUIRES = (Regex(rb"redis(?!tribut)"), b"core.cache")
+    REQUIRES = (Regex(rb"redis(?!tribut)"), b"valkey", b"core.cache")
 
     def collect(self, tree: ast.Module) -> None:
         module = self.file.module_name or self.file.path

@@ -220,6 +220,16 @@ VALID = (
 )
 
 INVALID = (
+    # Valkey's clients (valkey-py, django-valkey: rapidpro) are Redis clients
+    Invalid("""
+        import valkey
+        from django_valkey import get_valkey_connection
+        r = valkey.Valkey(host="localhost")
+        def acquire(name):
+            return r.set(f"lock:{name}", "1", nx=True)
+        def take(name):
+            return get_valkey_connection("default").set(f"lock:{name}", "1", nx=True)
+    """, count=2, message="`SET ... NX` without `ex`/`px`"),
     # ``self`` of a bound task whose ``base=`` class (another module) has a client property
     Invalid(_TASK_BASE + """
         # file: proj/tasks.py

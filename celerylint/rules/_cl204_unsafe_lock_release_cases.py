@@ -234,6 +234,17 @@ VALID = (
 )
 
 INVALID = (
+    # a Valkey client (django-valkey), as a Redis one
+    Invalid("""
+        from django_valkey import get_valkey_connection
+        def sync_all():
+            con = get_valkey_connection("default")
+            if con.set("sync_lock", "1", nx=True, ex=300):
+                try:
+                    work()
+                finally:
+                    con.delete("sync_lock")
+    """, message="plain `delete` of `\"sync_lock\"`"),
     # the delete tests a flag set only where the take succeeded: a release
     Invalid("""
         import redis

@@ -4,7 +4,7 @@ import re
 
 import libcst as cst
 
-from ..domain.clients import REDIS_IMPORT_NEEDLE
+from ..domain.clients import REDIS_NEEDLES
 from ..domain.dataflow import flow, fresh_origin, params_of
 from ..domain.side_effects import side_effect
 from ..domain.tasks import TaskRule, task_and
@@ -104,7 +104,7 @@ class IdempotencyKeyInTask(TaskRule):
     # of a fresh-value source (uuid, time/datetime/timezone, random, secrets,
     # os.urandom, arrow, pendulum)
     REQUIRES = (task_and(
-        (REDIS_IMPORT_NEEDLE, b"cache", Regex(rb"(?i)idempot|dedup")),
+        (*REDIS_NEEDLES, b"cache", Regex(rb"(?i)idempot|dedup")),
         (b"uuid", b"time", b"random", b"secrets", b"urandom", b"arrow", b"pendulum"),
     ),)
     GATE = "celerylint.domain.fresh_syntax:may_make_fresh_value"  # a call that makes a fresh value

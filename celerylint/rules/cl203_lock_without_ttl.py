@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..domain.calls import arg, code_of, given, has_star
 from ..domain.clients import (
-    BACKEND_CLIENT_NEEDLE, CACHE_ALIAS, CACHE_HELPER, REDIS, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver,
+    BACKEND_CLIENT_NEEDLE, CACHE_ALIAS, CACHE_HELPER, REDIS, REDIS_NEEDLES, cache_call, client_kind, receiver,
 )
 from ..domain.lock_syntax import LOCK_CLASSES
 from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, unexpiring_take
@@ -76,7 +76,8 @@ class LockWithoutTtl(PendingTakes, Rule):
 
     Clients are recognised by how they were made or imported
     (`redis.Redis(...)`, `Redis.from_url(...)`, `StrictRedis`,
-    `redis.asyncio`, `get_redis_connection()`, `django.core.cache.cache`,
+    `redis.asyncio`, `get_redis_connection()`, Valkey's forks of these
+    (`valkey.Valkey(...)`, `get_valkey_connection()`), `django.core.cache.cache`,
     `caches[...]`), also through aliases and `self.` attributes, or by a
     project helper in any module: a function (also `lru_cache`d, or a lazy
     `global` singleton) that returns one, a module or class attribute that
@@ -194,7 +195,7 @@ class LockWithoutTtl(PendingTakes, Rule):
     PATHS = TEST_PATHS_EXCLUDED  # a test's lock is a fixture
     GATE = "celerylint.domain.lock_syntax:may_take_without_ttl"
     REQUIRES = (
-        REDIS_IMPORT_NEEDLE, b".setnx(", BACKEND_CLIENT_NEEDLE,
+        *REDIS_NEEDLES, b".setnx(", BACKEND_CLIENT_NEEDLE,
         All((b"core.cache", (
             cache_call(rb"add|lock"),
             All((cache_call(rb"set"), b"nx")),

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..domain.calls import has_star
 from ..domain.clients import (
-    BACKEND_CLIENT_NEEDLE, CACHE_ALIAS, CACHE_HELPER, REDIS_IMPORT_NEEDLE, cache_call, client_kind, receiver,
+    BACKEND_CLIENT_NEEDLE, CACHE_ALIAS, CACHE_HELPER, REDIS_NEEDLES, cache_call, client_kind, receiver,
 )
 from ..domain.guards import compares_clock
 from ..domain.locks import RELEASE_METHODS, lock_take
@@ -43,7 +43,8 @@ class UnsafeLockRelease(TakeTracker, Rule):
     """
     ## What it does
     Finds locks released with a plain `delete`/`unlink` (Redis `DEL`) on a
-    Redis client (redis-py, `redis.asyncio`, `get_redis_connection()`, one
+    Redis client (redis-py, `redis.asyncio`, `get_redis_connection()`, their
+    Valkey forks (`valkey.Valkey`, `get_valkey_connection()`), one
     from a project helper or an annotated parameter, the result backend's
     client of an app whose result backend is Redis, as in CL203) or a
     Django cache, instead of a compare-and-delete. A key is a lock when
@@ -173,7 +174,7 @@ class UnsafeLockRelease(TakeTracker, Rule):
     # (lock, mutex, semaphore, in any of their spellings); the gate asks the same of the ``ast``.
     PATHS, GATE = TEST_PATHS_EXCLUDED, "celerylint.domain.lock_syntax:may_release_lock"
     REQUIRES = (All((
-        (REDIS_IMPORT_NEEDLE, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER,
+        (*REDIS_NEEDLES, All((b"core.cache", (cache_call(rb"delete"), *CACHE_ALIAS))), CACHE_HELPER,
          BACKEND_CLIENT_NEEDLE),
         tuple(m.encode() for m in sorted(RELEASE_METHODS)),
         (b"nx", b"set(", b".add(", b"lock", b"Lock", b"LOCK", b"utex", b"UTEX", b"emaphore", b"EMAPHORE"),

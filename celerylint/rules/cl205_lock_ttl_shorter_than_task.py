@@ -4,7 +4,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from ..domain.clients import BACKEND_CLIENT_NEEDLE, REDIS_IMPORT_NEEDLE
+from ..domain.clients import BACKEND_CLIENT_NEEDLE, REDIS_NEEDLES
 from ..domain.delays import django_sources
 from ..domain.lock_ttls import TaskLocks
 from ..domain.locks import LockTake
@@ -112,7 +112,7 @@ class LockTtlShorterThanTask(TaskLocks, Rule):
     PATHS = TEST_PATHS_EXCLUDED
     # A time limit in the file, or a task that may inherit one (``base=``, a
     # class with ``run`` and a base), and a client made or imported (see CL203).
-    REQUIRES = (All(((b"time_limit", b"base=", CLASS_WITH_RUN), (REDIS_IMPORT_NEEDLE, b"core.cache", BACKEND_CLIENT_NEEDLE))),)
+    REQUIRES = (All(((b"time_limit", b"base=", CLASS_WITH_RUN), (*REDIS_NEEDLES, b"core.cache", BACKEND_CLIENT_NEEDLE))),)
 
     VALID = (
         Valid("""
