@@ -419,7 +419,7 @@ def test_a_chord_header_built_with_append_of_chains_ending_in_a_task_that_ignore
         # file: proj/__init__.py
         # file: proj/celery.py
         from celery import Celery
-        app = Celery("proj", backend="redis://localhost:6379/1")
+        app = Celery("proj", backend="db+postgresql://localhost/results")
         # file: proj/tasks.py
         from proj.celery import app
         @app.task
