@@ -66,6 +66,18 @@ VALID = (
 )
 
 INVALID = (
+    # a task that declares pickle (SuperAGI): no fix for the accept list, whose
+    # change would make the workers refuse that task's messages
+    Invalid("""
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj", broker="redis://localhost")
+        app.conf.accept_content = ["application/json", "application/x-python-serialize"]
+        @app.task(serializer="pickle")
+        def summarize(resource): ...
+        @app.task
+        def plain(x): ...
+    """, fixed=None, at="3:27", message='task `summarize` declares `serializer="pickle"`'),
     # a dict of another module of the project unpacked into app.conf.update / Celery(...)
     Invalid("""
         # file: proj/__init__.py

@@ -91,7 +91,9 @@ class PickleSerializer(ConfigRule):
     instances, exceptions) then fail to serialize, and messages already queued
     as pickle are rejected once pickle is no longer accepted; deploy it after
     the queues drain, and pass ids instead of objects. A value that is the
-    default of an environment variable is reported without a fix.
+    default of an environment variable is reported without a fix, and so
+    is an accept list while a task of the project declares
+    `serializer="pickle"`: once pickle is refused, its messages are.
 
     ## References
     - [Celery: security, serializers](https://docs.celeryq.dev/en/stable/userguide/security.html#serializers)
@@ -333,6 +335,7 @@ class PickleSerializer(ConfigRule):
                     fix = a.fix_replacing(f"{q}json{q}", f"serialize with JSON: set `{a.name}` to \"json\"")
                 yield self.at_assignment(a, f"`{a.name}` is {value.shown()}: anyone who can write to the broker "
                                             "runs code in every process that deserializes these messages", fix)
+        pickling = [t["name"] for t in m.tasks if _pickled(m.task_option(t, "serializer")[0])]
         for name in ACCEPTS:
             for _, value in assignments_once(settings_everywhere(m, name)):
                 bad = _pickled(value.value)
@@ -353,5 +356,10 @@ class PickleSerializer(ConfigRule):
                     fix = a.fix_replacing(new, f"accept JSON instead of pickle in `{a.name}`")
                 shown = ", ".join(repr(b) for b in bad)
                 origin = f" (default of the environment variable {value.env})" if value.env else ""
+                why = ""
+                if pickling:  # their messages would be rejected: the tasks move to JSON first
+                    fix = None
+                    why = (f"; task `{pickling[0]}`{' and others' if len(pickling) > 1 else ''} declares "
+                           "`serializer=\"pickle\"`: move it to JSON before pickle is refused")
                 yield self.at_assignment(a, f"`{a.name}`{origin} allows pickle ({shown}): anyone who can write to "
-                                            "the broker runs code in every worker that accepts it", fix)
+                                            f"the broker runs code in every worker that accepts it{why}", fix)
