@@ -106,6 +106,8 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         self.conf_settings: list[tuple[dict, str, bool]] = []  # app settings (fact, name, container), see config_changes
         self.containers: set[str] = set()  # module-level settings bound to a dict, list or set display
         self.module_apps: list[tuple[str, str]] = []  # (key, variable) of the apps made at module level
+        # the functions each name is bound to a new app in (see ``leave_Module``)
+        self.local_apps: dict[str, set[int]] = {}
         self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
         self._shapes_init()
 
@@ -139,6 +141,10 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._unknown_if_mutated()
+        for var, functions in self.local_apps.items():
+            if len(functions) > 1:  # one key for several apps (two factories' ``celery_app``): no setting is theirs
+                self.ctx.fact("app_open", None, app=f"{self.module}:{var}",
+                              why=f"several functions of this module make an app named `{var}`")
         for key, var in self.module_apps:  # the model also asks the project's tasks (``Model._apps``)
             if send_only(original_node, var):
                 self.ctx.fact("app_runs_no_tasks", None, app=key)
@@ -213,6 +219,8 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
                     self.app_names.add(target.target.value)
                     self.ctx.fact("app_stmt", stmt, app=key)
                     function = self.ctx.function if not self.ctx.at_module_level else None
+                    if self.ctx.functions:
+                        self.local_apps.setdefault(target.target.value, set()).add(id(self.ctx.functions[0]))
                     self._app(key, value, function is not None and send_only(function, target.target.value))
                     if self.ctx.at_module_level and not any(a.keyword and a.keyword.value == "include" for a in value.args):
                         self.module_apps.append((key, target.target.value))

@@ -70,6 +70,20 @@ class RejectOnWorkerLostMissing(ConfigRule):
     TAGS = ("configuration", "delivery")
 
     VALID = (
+        # two factories each make an app named ``celery_app`` (ibutsu-server): one key
+        # for two apps, so neither is judged by the other's settings
+        Valid("""
+            # file: factory.py
+            from celery import Celery
+            def make_monitor_app():
+                celery_app = Celery("monitor")
+                celery_app.conf.update(broker_url="redis://r:6379/0", task_acks_late=True)
+                return celery_app
+            def make_worker_app():
+                celery_app = Celery("worker", broker="redis://r:6379/0")
+                celery_app.conf.worker_prefetch_multiplier = 1
+                return celery_app
+        """),
         # every worker runs a pool without child processes: no WorkerLostError;
         # a task dies with its worker, and the broker redelivers it
         Valid("""
