@@ -31,11 +31,14 @@ _EMPTY = cst.Module([])
 class Frame:
     """One function body, lambda or the module: the ``atomic`` blocks open
     in it, innermost last (each the ``atomic(...)`` call, or the bare
-    decorator), and how many loops enclose the current point."""
+    decorator), how many loops enclose the current point, and the ``try``
+    statements with handlers around it (how many atomic blocks were open
+    when each began)."""
 
     node: cst.CSTNode | None
     atomics: list[cst.BaseExpression] = field(default_factory=list)
     loops: int = 0
+    tries: list[int] = field(default_factory=list)
 
 
 def opens_atomic(expr: cst.BaseExpression, ctx: FileContext) -> cst.BaseExpression | None:
@@ -125,15 +128,28 @@ class TransactionFrames:
     def leave_While(self, original_node: cst.While) -> None:
         self.frames[-1].loops -= 1
 
+    def visit_Try(self, node: cst.Try | cst.TryStar) -> None:
+        if node.handlers:
+            self.frames[-1].tries.append(len(self.frames[-1].atomics))
+
+    def leave_Try(self, original_node: cst.Try | cst.TryStar) -> None:
+        if original_node.handlers:
+            self.frames[-1].tries.pop()
+
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
             self.statement_calls.add(id(node.value))
 
     def fixable(self, node: cst.Call) -> bool:
         """The on_commit fix can wrap ``node``: a whole statement, not in a
-        loop (the lambda would see the loop variable's last value), with
-        ``transaction`` imported from ``django.db`` and not rebound."""
-        return (id(node) in self.statement_calls and not self.frames[-1].loops
+        loop (the lambda would see the loop variable's last value), not in
+        a ``try`` that handles exceptions inside the transaction (the send
+        would fail at the commit, past its handler: mitodl/mitxonline's
+        "log, or raise unless told to ignore"), with ``transaction``
+        imported from ``django.db`` and not rebound."""
+        frame = self.frames[-1]
+        return (id(node) in self.statement_calls and not frame.loops
+                and not any(opened >= len(frame.atomics) for opened in frame.tries)
                 and self.ctx.imports.get("transaction") == "django.db.transaction"
                 and self.ctx.lookup("transaction") is None)
 
@@ -189,6 +205,18 @@ class FollowsTransactions:
 
     def leave_While(self, original_node: cst.While) -> None:
         self.where.leave_While(original_node)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.where.visit_Try(node)
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self.where.leave_Try(original_node)
+
+    def visit_TryStar(self, node: cst.TryStar) -> None:
+        self.where.visit_Try(node)
+
+    def leave_TryStar(self, original_node: cst.TryStar) -> None:
+        self.where.leave_Try(original_node)
 
     def visit_Expr(self, node: cst.Expr) -> None:
         self.where.visit_Expr(node)

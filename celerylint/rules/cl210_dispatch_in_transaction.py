@@ -63,7 +63,9 @@ class DispatchInTransaction(FollowsTransactions, Rule):
     offered only when the call is a whole statement (its result is not
     used), `transaction` is imported from `django.db` in the file, and the
     call is not inside a loop, where the lambda would see only the loop
-    variable's last value. It is unsafe: the task is no longer sent when
+    variable's last value, nor inside a `try` that handles exceptions
+    within the transaction: the send would fail at the commit, past its
+    handler. It is unsafe: the task is no longer sent when
     the transaction rolls back, it is sent only after the outermost atomic
     block commits, and the lambda reads its variables when it runs, so a
     variable reassigned later in the block changes what is sent. Celery
@@ -247,6 +249,44 @@ class DispatchInTransaction(FollowsTransactions, Rule):
                     with transaction.atomic(using="replica", savepoint=False):
                         order.refresh_from_db()
                         transaction.on_commit(lambda: notify.delay(order.pk), using="orders")
+            """,
+        ),
+        # the send's failure is handled inside the transaction (mitodl/mitxonline): no fix,
+        # at the commit it would fail past the handler; a try around the block keeps it
+        Invalid(
+            """
+            from django.db import transaction
+            def update(user, ignore_failures):
+                with transaction.atomic():
+                    user.save()
+                    try:
+                        sync_email.delay(user.id)
+                    except Exception:
+                        if not ignore_failures:
+                            raise
+            """,
+            fixed=None,
+        ),
+        Invalid(
+            """
+            from django.db import transaction
+            def update(user):
+                try:
+                    with transaction.atomic():
+                        user.save()
+                        sync_email.delay(user.id)
+                except BrokerDown:
+                    log()
+            """,
+            fixed="""
+            from django.db import transaction
+            def update(user):
+                try:
+                    with transaction.atomic():
+                        user.save()
+                        transaction.on_commit(lambda: sync_email.delay(user.id))
+                except BrokerDown:
+                    log()
             """,
         ),
         Invalid(

@@ -125,8 +125,9 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
 
     ## Fix safety
     As CL210's: the dispatch is wrapped as `transaction.on_commit(lambda:
-    <call>)` when it is a whole statement, not in a loop, and `transaction`
-    is imported from `django.db`. Outside a transaction `on_commit` runs
+    <call>)` when it is a whole statement, not in a loop nor in a `try`
+    that handles exceptions, and `transaction` is imported from
+    `django.db`. Outside a transaction `on_commit` runs
     the callback at once, so the fix changes nothing there; inside one the
     task is sent after the commit, and not at all on a rollback. Unsafe,
     since the lambda reads its variables when it runs. No fix for `pre_save`
