@@ -149,7 +149,24 @@ VALID = (
     """)),
 )
 
+# URLs made by one f-string template of the same places (lutris/website): one
+# host and port whatever they are; another literal port, or a field with a
+# format spec, is not the same
+_TEMPLATED = """
+    import os
+    REDIS_HOST = os.environ["REDIS_HOST"]
+    REDIS_PORT = os.environ["REDIS_PORT"]
+    CELERY_BROKER_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/0"
+    CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
+                          "LOCATION": f"redis://{REDIS_HOST}:%s/1"}}
+"""
+VALID = VALID + (
+    Valid(django_project(_TEMPLATED.replace("%s", "6380"))),
+    Valid(django_project(_TEMPLATED.replace("%s", "{REDIS_PORT:>5}"))),
+)
 INVALID = (
+    Invalid(django_project(_TEMPLATED.replace("%s", "{REDIS_PORT}")),
+            message="both are read at run time from REDIS_HOST and REDIS_PORT"),
     # from .base import *: the base module's one binding, read without a default
     Invalid(_profile(f"""
         from .base import *  # noqa

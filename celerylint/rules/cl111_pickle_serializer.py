@@ -359,7 +359,10 @@ class PickleSerializer(ConfigRule):
                 why = ""
                 if pickling:  # their messages would be rejected: the tasks move to JSON first
                     fix = None
-                    why = (f"; task `{pickling[0]}`{' and others' if len(pickling) > 1 else ''} declares "
-                           "`serializer=\"pickle\"`: move it to JSON before pickle is refused")
+                    if len(pickling) == 1:
+                        why = f"; task `{pickling[0]}` declares `serializer=\"pickle\"`: move it"
+                    else:
+                        why = f"; tasks `{pickling[0]}` and {len(pickling) - 1} more declare `serializer=\"pickle\"`: move them"
+                    why += " to JSON before pickle is refused"
                 yield self.at_assignment(a, f"`{a.name}`{origin} allows pickle ({shown}): anyone who can write to "
                                             f"the broker runs code in every worker that accepts it{why}", fix)

@@ -58,6 +58,7 @@ class Same:
     shown: str  # the name a message gives: ``REDIS_URL``
     suffix: str  # literal text appended after it
     env: str | None  # the environment variable, when read without a default
+    scheme: str | None = None  # a template's literal URL scheme (``f"redis://{HOST}:{PORT}"``)
 
 
 def _helper_call(node: cst.Call, ctx: FileContext, depth: int) -> HelperCall | None:
@@ -199,7 +200,8 @@ def encode(value: Any) -> Any:
     if isinstance(value, dict):
         return {"dict": {str(k): encode(v) for k, v in value.items()}}
     if isinstance(value, Same):
-        same = {"same": value.origin, "shown": value.shown, "suffix": value.suffix}
+        same = {"same": value.origin, "shown": value.shown, "suffix": value.suffix,
+                **({"scheme": value.scheme} if value.scheme else {})}
         return {**same, "env": value.env, "default": None} if value.env else same
     if isinstance(value, Scheme):
         return {"scheme": value.name}

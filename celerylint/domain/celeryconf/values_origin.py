@@ -29,7 +29,7 @@ import libcst as cst
 
 from ..values import Env, evaluate
 from ...api.context import FileContext, dotted_name
-from .values import Same, setting_value
+from .values import Same, Scheme, setting_value
 
 _EMPTY = cst.Module([])
 
@@ -64,6 +64,10 @@ def _with_origins(node: cst.BaseExpression, value: Any, ctx: FileContext, depth:
         if found is not None:
             origin, shown, suffix = found
             return Same(origin, shown, suffix, value.name if isinstance(value, Env) else None)
+    if isinstance(value, Scheme):  # a URL made of known places: the template is its origin
+        found = origin_of(node, ctx)
+        if found is not None and found[0].startswith("tmpl:"):
+            return Same(*found, None, value.name)
     return value
 
 
@@ -174,8 +178,11 @@ def _star_origin(name: str, ctx: FileContext) -> tuple[str, str, str] | None:
 
 def _fstring_origin(node: cst.FormattedString, ctx: FileContext, depth: int) -> tuple[str, str, str] | None:
     parts = list(node.parts)
-    if not parts or not isinstance(parts[0], cst.FormattedStringExpression):
+    if not parts:
         return None
+    if not isinstance(parts[0], cst.FormattedStringExpression) or sum(
+            isinstance(p, cst.FormattedStringExpression) for p in parts) > 1:
+        return _template_origin(parts, ctx, depth)
     head = parts[0]
     if head.format_spec is not None or head.conversion is not None:
         return None
@@ -186,3 +193,33 @@ def _fstring_origin(node: cst.FormattedString, ctx: FileContext, depth: int) -> 
         suffix += part.value
     found = origin_of(head.expression, ctx, depth + 1)
     return (found[0], found[1], found[2] + suffix) if found is not None else None
+
+
+def _template_origin(parts: list, ctx: FileContext, depth: int) -> tuple[str, str, str] | None:
+    """``f"redis://{REDIS_HOST}:{REDIS_PORT}/0"`` with every field read from
+    a known place: the template of literal text and the fields' origins
+    (``tmpl:redis://{env:REDIS_HOST}:{name:proj.settings.REDIS_PORT}``), the
+    names shown, and the literal text after the last field as the suffix.
+    Two values made from one template of the same places are one string;
+    any other literal text (another port) makes another origin."""
+    last = max(i for i, p in enumerate(parts) if isinstance(p, cst.FormattedStringExpression)) \
+        if any(isinstance(p, cst.FormattedStringExpression) for p in parts) else -1
+    if last < 0:
+        return None
+    template, shown = "tmpl:", []
+    for part in parts[:last + 1]:
+        if isinstance(part, cst.FormattedStringText):
+            template += part.value
+            continue
+        if not isinstance(part, cst.FormattedStringExpression) or part.format_spec is not None \
+                or part.conversion is not None:
+            return None
+        found = origin_of(part.expression, ctx, depth + 1)
+        if found is None:
+            return None
+        template += "{" + found[0] + found[2] + "}"
+        if found[1] not in shown:
+            shown.append(found[1])
+    suffix = "".join(p.value for p in parts[last + 1:] if isinstance(p, cst.FormattedStringText))
+    return template, " and ".join(shown), suffix
+
