@@ -20,7 +20,10 @@ class SharedRedisInstance(ConfigRule):
     production. Two values read at run time from the same place (one
     module-level name such as `REDIS_URL = env.str("REDIS_URL")`, one
     settings-object attribute, one environment variable without a default)
-    are the same URL whatever it is: the message says where it is read from.
+    are the same URL whatever it is, and so are two URLs made by one
+    f-string template of such places (`f"redis://{REDIS_HOST}:{REDIS_PORT}/0"`
+    and `.../1`: one instance, two databases): the message says where they
+    are read from.
 
     Not reported: a result backend on the broker's instance in another
     database (`redis://localhost:6379/0` and `/1`, a common and reasonable

@@ -14,9 +14,11 @@ importers see too; the model then reads the value that binding records,
 ``names.py``), else ``name:<module>.REDIS_URL#<hash of its expression>``, so
 that a name bound again to another expression between two reads is another
 origin, and the literal text appended after it
-(``REDIS_URL + "/1"``, ``f"{REDIS_URL}/1"``).  A literal before the unknown
-part (``"redis://" + HOST``) or two unknown parts give no origin: the value
-stays plainly unknown.
+(``REDIS_URL + "/1"``, ``f"{REDIS_URL}/1"``).  An f-string of literal text and
+fields that all have an origin has its template as origin
+(``f"redis://{HOST}:{PORT}/0"``: ``_template_origin``); elsewhere a literal
+before the unknown part (``"redis://" + HOST``) or two unknown parts give no
+origin: the value stays plainly unknown.
 """
 
 from __future__ import annotations
