@@ -319,6 +319,9 @@ LAUNCH = {
     "bin/worker.sh": 'exec celery --app=proj \\\n    worker \\\n  --concurrency="${N:-2}" \\\n  "${EXTRA[@]}"\n',
     "pyproject.toml": '[tool.pytest.ini_options]\nenv = ["CELERY_BROKER_URL=memory://"]\n[tool.taskipy]\nworker.cmd = "celery --app proj worker -E"\n',
     "helm/values.schema.json": '{"description": "Performance improved celery worker config for many findings"}\n',
+    # prose and printed text (ibutsu-server): "The celery worker of ...", ``echo -n "Adding celery worker"``
+    "ocp/worker.yaml": 'metadata:\n  annotations:\n    description: "The celery worker of the server"\n',
+    "scripts/pod.sh": 'echo -n "Adding celery worker to the pod: "\nprintf "%s celery worker\\n" started\n',
 }
 
 

@@ -36,10 +36,11 @@ _OPTIONS = {
 }
 _BY_FLAG = {flag: option for option, flags in _OPTIONS.items() for flag in flags}
 _TOKEN = re.compile(r"[^\s,\[\]]+")  # then without quotes: ``"--concurrency=${N}"``, ``["celery", "-A", ...]``
-# A word before ``celery`` that makes the line prose ("... improved celery worker config"), not a
-# command, unless the line says it is one.
+# A word before ``celery`` that makes the line prose ("... improved celery worker config", "The
+# celery worker of ..."), not a command, unless the line says it is one.
 _COMMAND = re.compile(r"(?i)\b(?:command|cmd|exec|execstart|entrypoint|program)\b")
-_PROSE = re.compile(r"^[a-z]+$")
+_PROSE = re.compile(r"^[A-Za-z]+$")
+_PRINTS = frozenset({"echo", "printf"})  # a line that prints its words runs none of them
 _LAUNCHERS = frozenset({"exec", "run", "env", "sudo", "nice", "gosu", "su", "hupper", "watchmedo", "poetry", "pipenv",
                         "uv", "python", "python3", "sh", "bash", "command", "cmd", "time", "nohup"})
 # Files whose environment settings are a deployment's: compose files, Dockerfiles, shell scripts, systemd units.
@@ -101,7 +102,7 @@ def parse_command(tokens: list[str], command: bool = True) -> tuple[str | None, 
     except (StopIteration, ValueError):
         return None
     before = tokens[first - 1] if first else ""
-    if not command and _PROSE.match(before) and before not in _LAUNCHERS:
+    if tokens[0] in _PRINTS or (not command and _PROSE.match(before) and before.lower() not in _LAUNCHERS):
         return None
     options: dict[str, str] = {}
     rest = tokens[first + 1:]
