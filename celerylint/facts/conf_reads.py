@@ -15,6 +15,10 @@
   an assignment to a ``conf`` (``app.conf.task_routes = settings.CELERY_ROUTES``)
   or in ``conf.update(...)``: the project hands them to Celery itself, so
   an old name there is its own variable, which CL109 must not rename.
+- ``settings``: the ``CELERY_``/``BROKER_`` names read from Django's
+  settings anywhere (``settings.CELERY_QUEUES``, ``getattr(settings,
+  "BROKER_URL")``): the project uses them itself, so CL109 offers no
+  rename of them (the readers would break).
 
 Any receiver counts (``sender.conf`` in a signal handler, ``self.conf``):
 more reads, fewer findings."""
@@ -82,8 +86,21 @@ class ConfReads(SyntaxCollector):
                 copied.update(name for part in ast.walk(given) if (name := read_name(part)) is not None)
         options = {name for key, value in _option_values(nodes)
                    if (name := read_name(value)) is not None and name.lower().endswith("_" + key)}
-        if names or copied or options:
-            self.file.fact(CONF_READ, names=sorted(names), copied=sorted(copied), options=sorted(options))
+        from_settings = {name for node in nodes if (name := _settings_read(node)) is not None}
+        if names or copied or options or from_settings:
+            self.file.fact(CONF_READ, names=sorted(names), copied=sorted(copied), options=sorted(options),
+                           settings=sorted(from_settings))
+
+
+def _settings_read(node: ast.AST) -> str | None:
+    """The Celery-shaped name ``node`` reads from Django's ``settings``, or None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _is_settings(node.value):
+        return node.attr if _CELERY_NAME.match(node.attr) else None
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and _is_settings(node.args[0])):
+        name = _literal(node.args[1])
+        return name if name is not None and _CELERY_NAME.match(name) else None
+    return None
 
 
 def _option_values(nodes: list[ast.AST]):

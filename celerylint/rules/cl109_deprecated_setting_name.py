@@ -68,13 +68,28 @@ def taken(old: str, new: str, first: Assignment, path: str) -> str:
             "wins, or repeat a keyword): delete one of them")
 
 
+def settings_readers(m: Model) -> dict[str, str]:
+    """Old-looking names the project reads from Django's settings itself
+    (``settings.CELERY_QUEUES``), each with the first file that does."""
+    out = m.__dict__.get("_cl109_settings_readers")
+    if out is None:
+        out = m.__dict__["_cl109_settings_readers"] = {}
+        for f in m.project.of_kind(CONF_READ):
+            for name in f.get("settings", ()):
+                out.setdefault(name, f["path"])
+    return out
+
+
 def source_fix(m: Model, source: Source, t: Table, kept: Container[str] = ()) -> TextFix | None:
     """Rename every old name of the source at once (but those ``kept``), so
     no mix results; none when one of them cannot be renamed where it is
-    written, or two old names would become one new name."""
+    written, two old names would become one new name, or the project reads
+    one of them from its settings (its readers would break)."""
     olds = [a for a in source.assignments
             if t.is_old(a.name, source.namespace) and not duplicate(source, a, t) and a.name not in kept]
     if not olds or len({a.path for a in olds}) != 1:
+        return None
+    if source.django and any(a.name in settings_readers(m) for a in olds):
         return None
     renames = {a.name: t.renamed(a.name, source.namespace) for a in olds}
     if len(set(renames.values())) != len(renames):
@@ -129,8 +144,10 @@ class DeprecatedSettingName(ConfigRule):
     ## Fix safety
     The fix renames every old name of the source at once, so no mix
     results; it is offered on the source's first old name (the others say
-    so in their hint), so one rename is counted and applied once. It is safe when no other code refers to the old names (for
-    example `settings.CELERY_ACKS_LATE`), and unsafe otherwise. Each new
+    so in their hint), so one rename is counted and applied once. It is safe when no other code refers to the old names,
+    and unsafe otherwise; when the project reads an old name from its Django settings itself
+    (`settings.CELERY_QUEUES`, perhaps its own variable that happens to share an old name) there is
+    no fix, and the hint names the file that reads it. Each new
     name is written as the old one was: a string key keeps its quotes, a
     keyword stays a keyword, an assignment target stays a name. There is no
     fix when a name is not written plainly (a constant used as a key, a
@@ -214,6 +231,24 @@ class DeprecatedSettingName(ConfigRule):
         """),
     )
     INVALID = (
+        # the project reads the old name from its settings itself (courtlistener's own
+        # ``CELERY_QUEUES``, a tuple of queue names): no rename, which would break its readers
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            import os
+            from celery import Celery
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+            app = Celery("proj")
+            app.config_from_object("django.conf:settings", namespace="CELERY")
+            # file: proj/settings.py
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_QUEUES = ("batch0", "batch1")
+            # file: proj/stats.py
+            from django.conf import settings
+            def lengths(client):
+                return {q: client.llen(q) for q in settings.CELERY_QUEUES}
+        """, fixed=None, message="`CELERY_QUEUES` is the old name of `CELERY_TASK_QUEUES`"),
         # the old name in a string (an environment variable's) is no read of it
         Invalid(django_project("""
             import os
@@ -498,8 +533,15 @@ class DeprecatedSettingName(ConfigRule):
                     first = a
                     found = self.at(message, a.path, a.pos, fix)
                     if fix is None:  # the rule's hint is about Django settings without a namespace
-                        where_read = " where it is set and where this file reads it" if _read_where_set(m, a) else ""
-                        found = replace(found, hint=f"rename `{a.name}` to `{new}`{where_read}")
+                        reader = settings_readers(m).get(a.name) if source.django else None
+                        if reader is not None:
+                            hint = (f"the project reads `settings.{a.name}` itself ({reader}): rename it to `{new}` "
+                                    "there too, or, if it is the project's own variable, give it a name Celery "
+                                    "does not read")
+                        else:
+                            where_read = " where it is set and where this file reads it" if _read_where_set(m, a) else ""
+                            hint = f"rename `{a.name}` to `{new}`{where_read}"
+                        found = replace(found, hint=hint)
                     yield found
                 else:
                     yield replace(self.at(message, a.path, a.pos), hint=(
