@@ -40,6 +40,25 @@ VALID = (
     def send(x):
         return client.send_task("proj.add", (x, 1))
     """),
+    # the app's task class decides, whatever the setting says (learningequality/studio)
+    Valid("""
+    # file: proj/__init__.py
+    # file: proj/tasks_base.py
+    from celery import Task
+    class ProjectTask(Task):
+        acks_late = False  # acknowledged just before the task starts: a choice
+        reject_on_worker_lost = False
+    # file: proj/celery.py
+    from celery import Celery
+    app = Celery("proj", broker="redis://localhost:6379/0", task_cls="proj.tasks_base:ProjectTask",
+                 task_acks_late=True, worker_prefetch_multiplier=1)
+    other = Celery("other", broker="redis://localhost:6379/0", task_cls="proj.tasks_base:ProjectTask",
+                   worker_prefetch_multiplier=1)
+    @app.task
+    def a(): ...
+    @other.task
+    def b(): ...
+    """),
     # a monitoring exporter's app beside a Django app with settings profiles
     # (Substra's metrics exporter): a client of the project, as without profiles
     Valid("""

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
-from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
+from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_decides, tasks_opt_in, where
 from ..domain.deploy.model import worker_apps
 from ..rule import Invalid, Valid, django_project
 
@@ -10,7 +10,11 @@ class AcksLateDisabled(ConfigRule):
     """
     ## What it does
     Checks that every Celery app enables `task_acks_late`, unless every task
-    of the project opts in with `acks_late=True`. The app's configuration is
+    of the project opts in with `acks_late=True`, or the app's task class
+    (`task_cls=`) sets `acks_late` itself, to any value: a task class's
+    attribute wins over the setting, so the class decides (learningequality/studio's
+    `acks_late = False`, "acknowledged just before they start executing").
+    The app's configuration is
     read from everywhere Celery reads it: `Celery(...)` keywords,
     `app.conf.update(...)`, `app.conf.X = ...`, and the module or Django
     settings given to `config_from_object`.
@@ -453,7 +457,7 @@ class AcksLateDisabled(ConfigRule):
             acks = app.get("task_acks_late")
             if acks.is_unknown or acks.truthy:
                 continue
-            if not app.get("task_annotations").is_default or app_task_class_sets(m, app, "acks_late"):
+            if not app.get("task_annotations").is_default or app_task_class_decides(m, app, "acks_late"):
                 continue
             if tasks_opt_in(m, "acks_late"):
                 continue

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from ..domain.celeryconf.model import Model
-from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_sets, tasks_opt_in, where
+from ..domain.celeryconf.rulebase import ConfigRule, app_task_class_decides, tasks_opt_in, where
 from ..domain.deploy.model import worker_apps
 from ..domain.deploy.pools import runs_in_process
 from ..rule import Invalid, TextEdit, TextFix, Valid, django_project
@@ -263,7 +263,7 @@ class RejectOnWorkerLostMissing(ConfigRule):
             reject = app.get("task_reject_on_worker_lost")
             if reject.is_unknown or reject.truthy:
                 continue
-            if app_task_class_sets(m, app, "reject_on_worker_lost") or tasks_opt_in(m, "reject_on_worker_lost"):
+            if app_task_class_decides(m, app, "reject_on_worker_lost") or tasks_opt_in(m, "reject_on_worker_lost"):
                 continue
             if not app.get("task_annotations").is_default:
                 continue
@@ -280,7 +280,7 @@ class RejectOnWorkerLostMissing(ConfigRule):
             return
         for app in apps:
             reject = app.get("task_reject_on_worker_lost")
-            if not reject.is_default or app_task_class_sets(m, app, "reject_on_worker_lost"):
+            if not reject.is_default or app_task_class_decides(m, app, "reject_on_worker_lost"):
                 return
             if not app.get("task_annotations").is_default:
                 return

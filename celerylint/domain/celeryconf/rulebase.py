@@ -156,10 +156,15 @@ def tasks_opt_in(m: Model, option: str) -> bool:
     return True
 
 
-def app_task_class_sets(m: Model, app: App, option: str) -> bool:
-    """The app's ``task_cls`` sets ``option`` to True, or might."""
-    value, state = m.task_cls_option(app, option)
-    return state == "unknown" or (state == "set" and value is True)
+def app_task_class_decides(m: Model, app: App, option: str) -> bool:
+    """The app's ``task_cls`` sets ``option``, to any value, or might: a
+    task class's attribute wins over the app's setting (``Task.bind`` takes
+    the setting only for an attribute left ``None``), so the setting does
+    not decide for the app's tasks (``acks_late = False`` with a comment
+    that says why: an explicit choice, which the app's setting would not
+    change)."""
+    _, state = m.task_cls_option(app, option)
+    return state in ("unknown", "set")
 
 
 @dataclass(frozen=True)
