@@ -37,6 +37,7 @@ class Frame:
 
     node: cst.CSTNode | None
     atomics: list[cst.BaseExpression] = field(default_factory=list)
+    blocks: list[cst.FunctionDef | cst.With] = field(default_factory=list)  # what each atomic opens, as atomics
     loops: int = 0
     tries: list[int] = field(default_factory=list)
 
@@ -96,6 +97,7 @@ class TransactionFrames:
             opened = opens_atomic(decorator.decorator, self.ctx)
             if opened is not None:
                 frame.atomics.append(opened)
+                frame.blocks.append(node)
         self.frames.append(frame)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -110,11 +112,13 @@ class TransactionFrames:
     def visit_With(self, node: cst.With) -> None:
         opened = [a for a in (opens_atomic(item.item, self.ctx) for item in node.items) if a is not None]
         self.frames[-1].atomics.extend(opened)
+        self.frames[-1].blocks.extend(node for _ in opened)
         self.opened[id(node)] = len(opened)
 
     def leave_With(self, original_node: cst.With) -> None:
         for _ in range(self.opened.pop(id(original_node), 0)):
             self.frames[-1].atomics.pop()
+            self.frames[-1].blocks.pop()
 
     def visit_For(self, node: cst.For) -> None:
         self.frames[-1].loops += 1

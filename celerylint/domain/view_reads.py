@@ -1,13 +1,17 @@
-"""Whether a view shows no sign of writing to the database, for CL216.
+"""Whether a view or an ``atomic`` block shows no sign of writing to the
+database, for CL216 and CL210.
 
 Under ``ATOMIC_REQUESTS`` a dispatch in a view is a problem only when the
-request writes something the task needs, or can roll back after it.  A
-view that only reads (``request.POST.get``, ``Model.objects.filter``,
-``get_object_or_404``), sends tasks and answers (``redirect``,
-``messages.success``, ``Response``) holds nothing for the task to miss.
-Every other call may write (a project helper, ``serializer.save()``,
-``super().form_valid(form)``), so a view with one stays reported: this
-only removes views where every call is known to read.
+request writes something the task needs, or can roll back after it; the
+same holds for an ``atomic`` block (one opened only to lock rows with
+``select_for_update(skip_locked=True)``, or for server-side cursors).  A
+view or block that only reads (``request.POST.get``, ``Model.objects.filter``,
+``get_object_or_404``, a getter such as ``get_progress``), sends tasks and
+answers (``redirect``, ``messages.success``, ``Response``) holds nothing for
+the task to miss.  Every other call may write (a project helper,
+``serializer.save()``, ``super().form_valid(form)``), so one with such a
+call stays reported: this only removes those where every call is known to
+read.
 """
 
 from __future__ import annotations
@@ -22,6 +26,14 @@ _READS = frozenset({
     "all", "filter", "exclude", "get", "first", "last", "exists", "count", "values", "values_list",
     "order_by", "select_related", "prefetch_related", "only", "defer", "annotate", "aggregate", "distinct",
     "none", "in_bulk", "iterator", "latest", "earliest", "using", "get_object_or_404", "get_list_or_404",
+    "select_for_update",
+    # query expressions
+    "F", "Q", "Value", "Subquery", "OuterRef", "Exists", "ExpressionWrapper", "Case", "When", "Count", "Sum",
+    "Max", "Min", "Avg", "Coalesce", "Cast", "Lower", "Upper", "Now",
+    # task signatures and canvases, built to be sent
+    "s", "si", "signature", "group", "chain", "chord",
+    # local lists, random values, times shown
+    "append", "extend", "randint", "uniform", "choice", "random", "uuid4", "isoformat", "total_seconds",
     # mappings, request data and strings
     "getlist", "items", "keys", "lower", "upper", "strip", "split", "join", "startswith", "endswith",
     "format", "encode", "decode", "replace", "copy",
@@ -42,8 +54,15 @@ _BUILTINS = frozenset({
 })
 # receivers whose every method only reports: Django's messages framework, loggers
 _REPORTERS = frozenset({"messages", "logger", "log", "logging", "LOGGER", "LOG"})
-# the name of an exception or a response class (also any ``Http...``): building one writes nothing
-_CLASS_SUFFIXES = ("Error", "Exception", "Response", "Redirect", "Denied", "NotFound", "DoesNotExist")
+# the name of an exception or a response class (also any ``Http...``), a serializer, a form or a
+# model field (in a query expression): building one writes nothing
+_CLASS_SUFFIXES = ("Error", "Exception", "Response", "Redirect", "Denied", "NotFound", "DoesNotExist", "Serializer",
+                   "Form", "FormSet", "Field")
+# getters and predicates by their name (``get_progress``, ``is_active``, ``has_perm``), unless the
+# name says it makes or changes something (``get_or_create``)
+_GETTERS = ("get_", "is_", "has_", "can_", "check_")
+_MAKERS = ("create", "update", "save", "delete", "generate", "make", "new", "add", "remove", "set", "clear",
+           "write", "send", "mark", "claim", "lock", "acquire", "incr", "decr", "push", "pop")
 
 
 def _reads(call: cst.Call) -> bool:
@@ -60,6 +79,8 @@ def _reads(call: cst.Call) -> bool:
             return True
     else:
         return False
+    if name.startswith(_GETTERS) and not any(word in name.lower() for word in _MAKERS):
+        return True
     return name in _READS or name.startswith("Http") or name.endswith(_CLASS_SUFFIXES)
 
 
@@ -73,9 +94,10 @@ class _Calls(cst.CSTVisitor):
         return self.all_read
 
 
-def reads_only(func: cst.FunctionDef) -> bool:
-    """Every call in ``func`` (nested ones included) sends a task or is
-    known to read: the view writes nothing a task could miss."""
+def reads_only(node: cst.FunctionDef | cst.With) -> bool:
+    """Every call in the body of ``node`` (nested ones included) sends a
+    task or is known to read: the view or block writes nothing a task could
+    miss."""
     calls = _Calls()
-    func.body.visit(calls)
+    node.body.visit(calls)
     return calls.all_read

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..domain.transaction_dispatch import FollowsTransactions, TransactionFrames, dispatched
+from ..domain.view_reads import reads_only
 from ..rule import All, Invalid, Rule, Valid
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
@@ -22,7 +23,13 @@ class DispatchInTransaction(FollowsTransactions, Rule):
     and blocks
     `atomic(using=<alias other than "default">, savepoint=False)`, the
     read-replica pattern (a transaction opened only to pin one replica,
-    with nothing to commit). Views run in a transaction by
+    with nothing to commit), and blocks that show no sign of writing:
+    every call in the outermost atomic block sends a task or is known to
+    read (`.filter(...).select_for_update(skip_locked=True)` to claim rows,
+    `.values_list()`, `.iterator()` for server-side cursors, getters such as
+    `get_progress()`, logging, builtins), as CL216 judges views; any other
+    call may write (a project helper, `.save()`, `.create()`) and keeps the
+    finding. Views run in a transaction by
     `ATOMIC_REQUESTS = True`, model signal handlers, admin save hooks and
     atomic blocks entered in a caller of the same module are CL216's;
     `method_decorator(transaction.atomic)` is not seen and not reported.
@@ -88,6 +95,26 @@ class DispatchInTransaction(FollowsTransactions, Rule):
     GATE = "celerylint.domain.transactions:may_dispatch_in_atomic"
 
     VALID = (
+        # blocks that write nothing: opened to lock rows for a claim (attendee's scheduler)
+        # or for server-side cursors (glitchtip): nothing for the task to miss, or to roll back
+        Valid("""
+            import random
+            from django.db import transaction
+            def launch_due(now, log):
+                with transaction.atomic():
+                    due = Bot.objects.filter(state="scheduled", join_at__lte=now).select_for_update(skip_locked=True)
+                    for bot in due:
+                        delay = random.randint(0, 30)
+                        log.info("launching %s", bot.id)
+                        launch.apply_async(args=[bot.id, bot.join_at.isoformat()], countdown=delay)
+            @transaction.atomic
+            def check_all(now):
+                ids = Monitor.objects.filter(active=True).values_list("id", flat=True)
+                batch = []
+                for monitor_id in ids.iterator():
+                    batch.append(monitor_id)
+                perform_checks.delay(batch, now)
+        """),
         Valid("""
             from django.db import transaction
             from proj.tasks import notify, reindex
@@ -213,6 +240,7 @@ class DispatchInTransaction(FollowsTransactions, Rule):
             from celery import current_app, signature
             @in_tx()
             def publish(event):
+                event.save()
                 current_app.send_task("events.publish", args=(event.pk,))
                 signature("events.audit", args=(event.pk,)).delay()
             """,
@@ -229,6 +257,7 @@ class DispatchInTransaction(FollowsTransactions, Rule):
                         notify.delay(order.pk)
                     result = notify.delay(0)
                 with tx.atomic(using="replica", savepoint=True):
+                    Order.objects.create(number=1)
                     notify.delay(1)
             """,
             fixed=None, count=3,
@@ -303,6 +332,7 @@ class DispatchInTransaction(FollowsTransactions, Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.where = TransactionFrames(ctx)
+        self.read_only: dict[int, bool] = {}  # id of an outermost atomic block -> it shows no sign of writing
 
     # -- the dispatch ---------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -310,6 +340,11 @@ class DispatchInTransaction(FollowsTransactions, Rule):
             return
         shown = dispatched(node)
         if shown is None:
+            return
+        outer = self.where.current.blocks[0]
+        if id(outer) not in self.read_only:
+            self.read_only[id(outer)] = reads_only(outer)
+        if self.read_only[id(outer)]:  # nothing written for the task to miss, or to roll back
             return
         self.report(
             node,

@@ -75,8 +75,11 @@ class DispatchInOuterTransaction(FollowsTransactions, Rule):
       marked `@transaction.non_atomic_requests` are left out, and so are
       views that show no sign of writing: every call in them sends a task
       or is known to read or answer (`request.POST.get`, `.filter()`,
-      `.exists()`, `get_object_or_404`, `messages.success`, `redirect`,
-      `Response`, Python's builtins). Any other call may write (a project
+      `.exists()`, `get_object_or_404`, a getter or predicate by its name
+      such as `get_progress()` or `is_valid()` unless the name says it makes
+      or changes something (`get_or_create`), building a serializer, a form
+      or a task signature, `messages.success`, `redirect`, `Response`,
+      Python's builtins). Any other call may write (a project
       helper, `serializer.save()`, `super().form_valid(form)`), so such a
       view is reported.
 
