@@ -167,6 +167,13 @@ VALID = VALID + (
 INVALID = (
     Invalid(django_project(_TEMPLATED.replace("%s", "{REDIS_PORT}")),
             message="both are read at run time from REDIS_HOST and REDIS_PORT"),
+    # one URL read at run time, a database number appended (learningequality/studio)
+    Invalid(django_project("""
+        import os
+        REDIS_URL = os.environ["REDIS_URL"]
+        CELERY_BROKER_URL = f"{REDIS_URL}0"
+        CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": f"{REDIS_URL}1"}}
+    """), message="(another database path)"),
     # from .base import *: the base module's one binding, read without a default
     Invalid(_profile(f"""
         from .base import *  # noqa

@@ -293,8 +293,9 @@ class SharedRedisInstance(ConfigRule):
                 continue
             if other[2] == origin[2]:
                 yield self.at_assignment(caches, self._same_message(f"the Django cache `{alias}`", origin, True))
-            elif all(not o[2] or o[2].startswith("/") for o in (origin, other)):
-                # ``REDIS_URL`` and ``REDIS_URL + "/1"``: another database path, the same host and port
+            elif all(not o[2] or o[2].startswith("/") or o[2].isdigit() for o in (origin, other)):
+                # ``REDIS_URL`` and ``REDIS_URL + "/1"`` (or ``f"{REDIS_URL}1"`` after a URL ending in
+                # ``/``: learningequality/studio): another database path, the same host and port
                 yield self.at_assignment(caches, self._same_message(f"the Django cache `{alias}`", origin, False))
 
     @staticmethod
