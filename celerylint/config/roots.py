@@ -91,8 +91,18 @@ class Roots:
 
     def report_root(self) -> Path:
         """What machine-read reports are relative to: the git work tree of
-        the working directory, else the working directory."""
-        return Path(git_top(self.cwd) or self.cwd)
+        the working directory, else the directory of the nearest
+        configuration file at or above it (a tree without git that a
+        configuration pins: every run from inside it reports the same
+        paths), else the working directory."""
+        top = git_top(self.cwd)
+        if top is not None:
+            return Path(top)
+        if self.discovers():
+            for directory in ancestors(self.cwd):
+                if self.config_of(directory) is not None:
+                    return Path(directory)
+        return Path(self.cwd)
 
     def config_of(self, directory: str, strict: bool = True) -> Path | None:
         """The configuration file of ``directory`` itself (cached), or None

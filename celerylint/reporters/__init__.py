@@ -6,7 +6,8 @@ relative to the working directory, as ruff does (a file outside it:
 absolute), so that they can be opened from where celerylint ran; the
 machine formats (json, json-lines, sarif, gitlab, junit, rdjson, github)
 keep them relative to the report root, the git work tree of the working
-directory (else the working directory), which is what their consumers
+directory (else the directory of the nearest configuration file at or above
+it, else the working directory: ``Roots.report_root``), which is what their consumers
 resolve them against (SARIF's ``%SRCROOT%``, GitLab's and GitHub's
 repository paths, fingerprints that must not change with the directory a
 job ran from)."""

@@ -178,6 +178,23 @@ def test_a_configuration_in_a_subdirectory_applies_from_its_parent(cli, tmp_path
     assert 'ignore = ["CL2"]' in shown
 
 
+def test_machine_paths_of_a_configured_tree_without_git_do_not_depend_on_the_directory(cli, tmp_path):
+    """Without git, the configuration file pins the report root: JSON paths
+    and fingerprints are the same from the top and from inside."""
+    root = tree(tmp_path / "svc", {"pyproject.toml": "[tool.celerylint]\nselect = ['CL203']\n",
+                                   "pkg/jobs.py": SUB_CONFIG["top/jobs.py"]}, git=False)
+
+    def report(cwd: Path, *paths: str) -> set:
+        done = cli("--no-cache", "--output-format", "json", *paths, cwd=cwd)
+        assert done.returncode == 1, done.stderr
+        return {(f["code"], f["path"], f["line"], f["fingerprint"]) for f in json.loads(done.stdout)}
+
+    top = report(root)
+    assert {f[:3] for f in top} == {("CL203", "pkg/jobs.py", 5)}
+    assert report(root / "pkg") == top
+    assert report(root / "pkg", "jobs.py") == top
+
+
 def test_dot_celerylint_toml_comes_first(cli, tmp_path):
     root = tree(tmp_path / "p", {**SUB_CONFIG, "svc/.celerylint.toml": "ignore = ['CL1']\n"})
     assert found(cli("--no-cache", "--output-format", "json", "svc", cwd=root)) == {("CL203", "svc/jobs.py", 5)}
