@@ -39,7 +39,8 @@ def celerylint(args: list[str], cwd: Path, cache: str, stdin: bytes | None = Non
 
 
 def key(f: dict) -> str:
-    return json.dumps({k: f[k] for k in ("code", "path", "line", "column", "message", "fix")}, sort_keys=True)
+    return json.dumps({k: f.get(k) for k in ("code", "path", "line", "column", "message", "fix", "fingerprint")},
+                      sort_keys=True)
 
 
 def holds_python(directory: Path) -> bool:
