@@ -149,6 +149,28 @@ class BeatInSeveralProcesses(ConfigRule):
               beat) exec celery -A proj beat ;;
             esac
             """),
+        # after a branch that may end the script (the web container execs gunicorn), the
+        # worker line runs only in some containers: not counted for each
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: docker/entrypoint.sh
+            if [ "$ROLE" = web ]; then
+              exec gunicorn proj.wsgi
+            fi
+            exec celery -A proj worker -B
+            # file: docker-compose.yml
+            services:
+              web:
+                build: .
+                command: ./docker/entrypoint.sh
+                deploy:
+                  replicas: 2
+              worker:
+                build: .
+                command: ./docker/entrypoint.sh
+            """),
         Valid("""
             # file: proj.py
             from celery import Celery
@@ -173,6 +195,26 @@ class BeatInSeveralProcesses(ConfigRule):
             """),
     )
     INVALID = (
+        # an entrypoint that prepares in an ``if`` and then runs the worker: the worker line runs
+        # whenever the script does, in each of the 3 replicas (an ``exec`` inside a branch would not)
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj")
+            # file: docker/entrypoint.sh
+            #!/bin/sh
+            if [ -n "$MIGRATE" ]; then
+              python manage.py migrate
+            fi
+            exec celery -A proj worker -B
+            # file: docker-compose.yml
+            services:
+              worker:
+                build: .
+                command: ./docker/entrypoint.sh
+                deploy:
+                  replicas: 3
+            """, message="3 processes"),
         # a compose file by what it holds: cookiecutter-django's ``production.yml`` until 2024
         Invalid("""
             # file: proj.py

@@ -1,8 +1,12 @@
 """Shell scripts: every line (with its backslash continuations) that starts
 a worker or beat.  A script that chooses with ``case``/``if`` runs one of
-its branches, so its command lines are marked conditional; one that
-chooses by its first argument (``case "$1" in worker) ...;; esac``, the
-``bin/run worker`` of a Procfile) runs the branch that argument selects
+its branches, so the command lines inside a branch are marked conditional,
+and so are the lines after a branch that may end the script (``exec`` or
+``exit`` in it: ``if [ "$1" = web ]; then exec gunicorn ...; fi``); a line
+outside every branch after branches that only prepare (``if [ -n "$MIGRATE" ];
+then migrate; fi`` then ``exec celery ... -B``) runs whenever the script does.
+One that chooses by its first argument (``case "$1" in worker) ...;; esac``,
+the ``bin/run worker`` of a Procfile) runs the branch that argument selects
 when the caller gives it as a word."""
 
 from __future__ import annotations
@@ -48,13 +52,40 @@ def commands(text: str, args: list[str] | None = None) -> list[tuple[int, Comman
     else:
         skipped, conditional = set(), _BRANCH.search(text) is not None
     skipped = skipped | _printed(text)
+    certain = _unconditional(text) if chosen is None else None
     out = []
     for number, line in logical_lines(text):
         if "celery" not in line or line.lstrip().startswith("#") or number in skipped:
             continue
         found = parse_text(line)
         if found is not None:
-            out.append((number, found, conditional))
+            out.append((number, found, conditional if certain is None else number not in certain))
+    return out
+
+
+_OPENS = re.compile(r"^(?:if|case|while|until|for|select)\b")
+_CLOSES = re.compile(r"(?:^|[;&|][ \t]*)(?:fi|esac|done)\b[ \t;]*(?:#.*)?$")
+_ENDS = re.compile(r"(?:^|[;&|(][ \t]*|\bthen[ \t]+|\belse[ \t]+)(?:exec|exit|return)\b")
+_TESTED = re.compile(r"^(?:\[|test\b)|\|\|")
+
+
+def _unconditional(text: str) -> set[int]:
+    """The first numbers of the logical lines that run whenever the script
+    does: outside every ``if``/``case``/loop, not a test (``[ ... ] && ...``,
+    ``... || ...``), and before any branch or test that may end the script."""
+    out: set[int] = set()
+    depth, ended = 0, False
+    for number, line in logical_lines(text):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        opens = bool(_OPENS.match(stripped))
+        closes = bool(_CLOSES.search(stripped))
+        if depth == 0 and not opens and not ended and not _TESTED.search(stripped):
+            out.add(number)
+        if (depth > 0 or opens or _TESTED.search(stripped)) and _ENDS.search(stripped):
+            ended = True  # the script may end here, in one case only
+        depth = max(0, depth + opens - closes)
     return out
 
 
