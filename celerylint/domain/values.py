@@ -122,7 +122,7 @@ def _eval(node: cst.BaseExpression, ctx: FileContext, depth: int) -> Any:
                 return None
             out[key] = evaluate(element.value, ctx, depth)
         return out
-    if isinstance(node, (cst.List, cst.Tuple)):
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):  # a set display: its items, as written
         return [evaluate(e.value, ctx, depth) for e in node.elements if isinstance(e, cst.Element)]
     return None
 

@@ -66,6 +66,18 @@ VALID = (
 )
 
 INVALID = (
+    # an accept set (ocf/ocfweb): read, reported, not rewritten; so the serializers are not
+    # switched to JSON either, which the workers would then refuse
+    Invalid("""
+        # file: celeryconfig.py
+        task_serializer = "pickle"
+        result_serializer = "pickle"
+        accept_content = {"pickle"}
+        # file: proj.py
+        from celery import Celery
+        app = Celery("proj")
+        app.config_from_object("celeryconfig")
+    """, fixed=None, count=3),
     # a task that declares pickle (SuperAGI): no fix for the accept list, whose
     # change would make the workers refuse that task's messages
     Invalid("""

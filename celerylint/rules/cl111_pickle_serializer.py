@@ -91,8 +91,10 @@ class PickleSerializer(ConfigRule):
     instances, exceptions) then fail to serialize, and messages already queued
     as pickle are rejected once pickle is no longer accepted; deploy it after
     the queues drain, and pass ids instead of objects. A value that is the
-    default of an environment variable is reported without a fix, and so
-    is an accept list while a task of the project declares
+    default of an environment variable is reported without a fix; so is a
+    serializer while an accept list is unread or keeps pickle (a set display
+    such as `{"pickle"}` is reported, not rewritten): JSON messages would
+    then be refused; and so is an accept list while a task of the project declares
     `serializer="pickle"`: once pickle is refused, its messages are.
 
     ## References
@@ -324,17 +326,25 @@ class PickleSerializer(ConfigRule):
     )
 
     def check_model(self, m: Model):
+        accepts = list(self._accepts(m))
+        # JSON must be accepted once the serializers write it: not while an accept list is unread or
+        # keeps pickle unfixed (``{"pickle"}``, a set: ocf/ocfweb's results could no longer be read)
+        accepted = all(f.fix is not None for f in accepts) and all(
+            _pickled(value.value) is not None for name in ACCEPTS
+            for _, value in assignments_once(settings_everywhere(m, name)))
+        yield from accepts
         for name in SERIALIZERS:
             for _, value in assignments_once(settings_everywhere(m, name)):
                 if not isinstance(value.value, str) or value.value.strip().lower() != "pickle":
                     continue
                 a = value.at
                 fix = None
-                if not value.env:
+                if not value.env and accepted:
                     q = _quote(value_text(m, a))
                     fix = a.fix_replacing(f"{q}json{q}", f"serialize with JSON: set `{a.name}` to \"json\"")
                 yield self.at_assignment(a, f"`{a.name}` is {value.shown()}: anyone who can write to the broker "
                                             "runs code in every process that deserializes these messages", fix)
+    def _accepts(self, m: Model):
         pickling = [t["name"] for t in m.tasks if _pickled(m.task_option(t, "serializer")[0])]
         for name in ACCEPTS:
             for _, value in assignments_once(settings_everywhere(m, name)):
