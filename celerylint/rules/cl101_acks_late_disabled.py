@@ -48,7 +48,8 @@ class AcksLateDisabled(ConfigRule):
     (the configuration module, the Django settings as `CELERY_TASK_ACKS_LATE`,
     a new keyword of `app.conf.update(...)`, or `app.conf.task_acks_late =
     True` after the app is created), or turns an explicit `False` into
-    `True`. A misspelt setting (`task_ack_late`, which CL107 renames) is
+    `True`, unless a comment on its line or the line above gives a reason
+    (the finding then says to revisit it, or add `# noqa`). A misspelt setting (`task_ack_late`, which CL107 renames) is
     renamed and set to `True`, so the setting is written once. It is
     unsafe: it changes delivery semantics, and tasks that are not
     idempotent then run twice after a crash.

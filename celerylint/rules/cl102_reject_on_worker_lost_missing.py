@@ -51,7 +51,8 @@ class RejectOnWorkerLostMissing(ConfigRule):
 
     ## Fix safety
     The fix adds `task_reject_on_worker_lost = True` where the app's
-    configuration lives (or turns an explicit `False` into `True`); a
+    configuration lives (or turns an explicit `False` into `True`, unless a
+    comment on its line or the line above gives a reason); a
     misspelling of the setting (see CL107) is renamed and set to `True`
     instead of adding the setting a second time. For a task, the fix adds
     `reject_on_worker_lost=True` after its `acks_late=True`. It is unsafe: a task that reliably kills its worker is then redelivered again
@@ -159,6 +160,13 @@ class RejectOnWorkerLostMissing(ConfigRule):
         """),
     )
     INVALID = (
+        # an explicit False with its reason in a comment (CenterForOpenScience/SHARE): reported,
+        # not flipped under a comment that would then say the opposite
+        Invalid(django_project("""
+            CELERY_TASK_ACKS_LATE = True
+            # Don't reject tasks that were present on a worker when it was killed
+            CELERY_TASK_REJECT_ON_WORKER_LOST = False
+        """), fixed=None, message="`task_reject_on_worker_lost` is False"),
         # one of the workers runs prefork
         Invalid("""
             # file: proj/worker.py

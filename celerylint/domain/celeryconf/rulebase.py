@@ -54,13 +54,48 @@ class ConfigRule(ProjectRule):
 
     def not_enabled(self, m: Model, app: App, setting: str, why: str, missing: str) -> Finding:
         """A boolean setting that should be True: at its false value (fixed in
-        place unless it comes from the environment), or, when it is not set,
+        place unless it comes from the environment, or a comment beside it
+        gives a reason the fix would contradict), or, when it is not set,
         where the app loads its configuration (fixed by adding it)."""
         value = app.get(setting)
         if value.is_set:
-            fix = None if value.env or value.at.alternatives else value.at.fix_replacing("True", f"set `{setting}` to True")
-            return self.at_assignment(value.at, f"`{setting}` is {value.shown()}: {why}", fix)
+            explained = _commented(m, value.at)
+            fix = None if value.env or value.at.alternatives or explained else value.at.fix_replacing(
+                "True", f"set `{setting}` to True")
+            found = self.at_assignment(value.at, f"`{setting}` is {value.shown()}: {why}", fix)
+            if explained:
+                found = replace(found, hint="a comment beside the value gives a reason: change it (and the comment) "
+                                            "only if the reason no longer holds, or add `# noqa`")
+            return found
         return self.at_app(app, f"{missing}: {why}", m.fix_adding(app, setting, "True"))
+
+
+def _commented(m: Model, a: Assignment) -> bool:
+    """A comment ends the assignment's first line or is the line above it
+    (``# Don't reject tasks ...`` then ``..._REJECT_ON_WORKER_LOST = False``)."""
+    from .texts import read
+
+    text = read(m, a.path) if a.pos else None
+    if text is None:
+        return False
+    lines = text.splitlines()
+    line = a.pos[0]
+    own = lines[line - 1] if 0 < line <= len(lines) else ""
+    above = lines[line - 2].strip() if 1 < line <= len(lines) + 1 else ""
+    return above.startswith("#") or _trailing_comment(own)
+
+
+def _trailing_comment(line: str) -> bool:
+    """A ``#`` outside quotes ends the line."""
+    quote = None
+    for ch in line:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return True
+    return False
 
 
 def _statement_start(app: App, path: str, line: int) -> int:
