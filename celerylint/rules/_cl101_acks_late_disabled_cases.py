@@ -97,6 +97,26 @@ VALID = (
 )
 
 INVALID = (
+    # the settings module is named only by the image (bram2w/baserow's Dockerfile ``ENV``)
+    Invalid("""
+    # file: proj/__init__.py
+    # file: proj/celery.py
+    from celery import Celery
+    app = Celery("proj")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    # file: proj/settings/__init__.py
+    # file: proj/settings/base.py
+    CELERY_BROKER_URL = "redis://redis:6379/0"
+    # file: proj/settings/test.py
+    from .base import *
+    CELERY_TASK_ALWAYS_EAGER = True
+    # file: tools/settings.py
+    LINT = True
+    # file: Dockerfile
+    FROM python:3.12
+    ENV DJANGO_SETTINGS_MODULE=proj.settings.base
+    CMD ["celery", "-A", "proj", "worker"]
+    """, message="(settings profile `proj.settings.base`)"),
     # two deployables, each importing its own ``celeryconfig`` from its source
     # root: each app reads the one beside it (only back's lacks acks_late)
     Invalid("""

@@ -16,18 +16,34 @@ def django_settings(m, app_module: str) -> str | None:
     the others of the project, nearest first (sharing the most leading
     parts with those or with the app's module: ``web.settings`` before
     another project's ``api.settings`` when ``web.settings.local`` is not
-    in the tree); without any, the project's one ``settings`` module."""
+    in the tree); without any in Python, those the launch files name
+    (a Dockerfile's ``ENV``, a script's ``export``: bram2w/baserow), deployed
+    ones first; without any, the project's one ``settings`` module."""
     facts = m.by_kind["django_settings_module"]
     own = [f["value"] for f in facts if f["module"] == app_module]
     others = list(dict.fromkeys(f["value"] for f in facts if f["value"] not in own))
     near = [value.split(".") for value in own] + [app_module.split(".")]
-    others.sort(key=lambda value: -max(len(os.path.commonprefix([value.split("."), parts])) for parts in near))
+
+    def nearest(value: str) -> int:
+        return -max(len(os.path.commonprefix([value.split("."), parts])) for parts in near)
+
+    others.sort(key=nearest)
     chosen = own + others
+    if not chosen:
+        from .profiles import _named, deployed_name
+
+        chosen = sorted(_named(m), key=lambda value: (not deployed_name(value), nearest(value), value))
+        chosen = [value for value in chosen if m.path_of(value)]
+        return chosen[0] if chosen else _only_settings(m)
     for module in chosen:
         if m.path_of(module):
             return module
-    if chosen:
-        return None
+    return None
+
+
+def _only_settings(m) -> str | None:
+    """The project's one ``settings`` module (``settings.py`` or a
+    ``settings`` package), or None."""
     candidates = [p for p in m.project.python_files
                   if (p.endswith("/settings.py") or p == "settings.py" or p.endswith("/settings/__init__.py"))
                   and not is_test_path(p)]
