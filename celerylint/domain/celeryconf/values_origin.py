@@ -204,10 +204,10 @@ def _template_origin(parts: list, ctx: FileContext, depth: int) -> tuple[str, st
     names shown, and the literal text after the last field as the suffix.
     Two values made from one template of the same places are one string;
     any other literal text (another port) makes another origin."""
-    last = max(i for i, p in enumerate(parts) if isinstance(p, cst.FormattedStringExpression)) \
-        if any(isinstance(p, cst.FormattedStringExpression) for p in parts) else -1
-    if last < 0:
+    fields = [i for i, p in enumerate(parts) if isinstance(p, cst.FormattedStringExpression)]
+    if not fields:
         return None
+    last = fields[-1]
     template, shown = "tmpl:", []
     for part in parts[:last + 1]:
         if isinstance(part, cst.FormattedStringText):
