@@ -102,7 +102,7 @@ def test_profiles(m) -> frozenset[str]:
     if cached is not None:
         return cached
     out: set[str] = set()
-    for module, where in _named(m).items():
+    for module, where in named_settings_modules(m).items():
         if where and all(_TEST_CONFIG.search(w) for w in where):
             path = m.path_of(module)
             if path is not None:
@@ -343,7 +343,7 @@ def find_profiles(m, app) -> list[Profile]:
             modules[path] = package
         elif "." not in stem:
             modules[path] = f"{package}.{stem}" if package else stem
-    named = _named(m)
+    named = named_settings_modules(m)
     built_on = set().union(*links.values())
     exports = {p for p in family if any(i["kind"] == "settings_export" for i in m.by_path_stars.get(p, ()))}
     profiles: list[Profile] = []
@@ -369,7 +369,7 @@ def find_profiles(m, app) -> list[Profile]:
     return (profiles or [Profile(default, default, dpath, why="DJANGO_SETTINGS_MODULE")]) + copied
 
 
-def _named(m, variable: str = "django_settings_module") -> dict[str, list[str]]:
+def named_settings_modules(m, variable: str = "django_settings_module") -> dict[str, list[str]]:
     """DJANGO_SETTINGS_MODULE values (or, for ``"django_configuration"``,
     DJANGO_CONFIGURATION classes) -> the files that set them (Python and
     launch files)."""
@@ -390,7 +390,7 @@ def _named(m, variable: str = "django_settings_module") -> dict[str, list[str]]:
 
 def _naming(m, cls: str) -> list[str]:
     """The files whose DJANGO_CONFIGURATION names the class ``cls``."""
-    return sorted(set(_named(m, "django_configuration").get(cls, ())))
+    return sorted(set(named_settings_modules(m, "django_configuration").get(cls, ())))
 
 
 def missing_profiles(m, app) -> list[dict]:
@@ -406,7 +406,7 @@ def missing_profiles(m, app) -> list[dict]:
     from .settings import is_test_path
 
     out = []
-    for value, where in sorted(_named(m).items()):
+    for value, where in sorted(named_settings_modules(m).items()):
         if value.rpartition(".")[0] != package or m.path_of(value) is not None:
             continue
         tail = value.replace(".", "/") + ".py"
@@ -430,7 +430,7 @@ def _configuration_classes(m, module: str) -> list[str]:
     path = m.path_of(module)
     mine = [f for q, f in m.classes.items() if f["path"] == path and is_configuration(q)]
     bases = {b.rpartition(".")[2] for f in mine for b in f["bases"]}
-    named = _named(m, "django_configuration")
+    named = named_settings_modules(m, "django_configuration")
     return [f["name"] for f in mine if f["name"] not in bases or f["name"] in named]
 
 

@@ -30,9 +30,9 @@ def django_settings(m, app_module: str) -> str | None:
     others.sort(key=nearest)
     chosen = own + others
     if not chosen:
-        from .profiles import _named, deployed_name
+        from .profiles import deployed_name, named_settings_modules
 
-        chosen = sorted(_named(m), key=lambda value: (not deployed_name(value), nearest(value), value))
+        chosen = sorted(named_settings_modules(m), key=lambda value: (not deployed_name(value), nearest(value), value))
         chosen = [value for value in chosen if m.path_of(value)]
         return chosen[0] if chosen else _only_settings(m)
     for module in chosen:

@@ -81,9 +81,10 @@ def _unconditional(text: str) -> set[int]:
             continue
         opens = bool(_OPENS.match(stripped))
         closes = bool(_CLOSES.search(stripped))
-        if depth == 0 and not opens and not ended and not _TESTED.search(stripped):
+        tested = bool(_TESTED.search(stripped))
+        if depth == 0 and not opens and not ended and not tested:
             out.add(number)
-        if (depth > 0 or opens or _TESTED.search(stripped)) and _ENDS.search(stripped):
+        if (depth > 0 or opens or tested) and _ENDS.search(stripped):
             ended = True  # the script may end here, in one case only
         depth = max(0, depth + opens - closes)
     return out
