@@ -120,6 +120,9 @@ class FileContext:
         self._defs: dict[tuple[str, str], list[int]] | None = None
         self.client_index: dict[str, str] = {}  # the project's client helpers (facts/client_index.py)
         self.client_lookups: dict[str, str | None] = {}  # what the rules asked it, recorded as a fact
+        # id of a node made for an option a project task decorator sets (domain/task_decorators.py)
+        # -> (that node, the decorator in this file that stands for it in reports and facts)
+        self.synthetic: dict[int, tuple[cst.CSTNode, cst.CSTNode]] = {}
         self.module_functions: dict[str, cst.FunctionDef] = {}  # module-level defs seen so far
         # ``from m import *`` seen so far, in order: (module, inside a compound
         # statement such as ``try``); the module may be relative (leading dots)

@@ -10,6 +10,7 @@ import libcst as cst
 
 from ..api.context import FileContext
 from ..facts.task_class_index import TASK, TASK_BASES, classes_by_name, is_project_task_class
+from .task_syntax import LIBRARIES
 
 APP_TASK_METHODS = frozenset({"task", "periodic_task"})  # periodic_task: Celery 3 and app subclasses
 APP_FACTORIES = frozenset({"celery.Celery", "celery.app.Celery", "celery.app.base.Celery"})
@@ -163,8 +164,6 @@ def class_options(cls: cst.ClassDef, ctx: FileContext | None = None, _depth: int
 
 # Modules whose classes are not project task classes: a base imported from
 # anywhere else may be one (the project phase follows it).
-LIBRARIES = ("celery.", "kombu.", "django.", "rest_framework.", "typing.", "enum.", "abc.", "collections.",
-             "pydantic.", "builtins.", "dataclasses.", "luigi.", "dramatiq.", "rq.", "huey.", "unittest.")
 
 
 def maybe_project_class(node: cst.BaseExpression, ctx: FileContext) -> bool:

@@ -45,6 +45,20 @@ TASK_COLLECTOR_REQUIRES = (TASK_DEFINITION,
                                                   Regex(rb"class\s+\w+\s*\((?:[^:)c]|\Bc|c(?!lass\b))*Task")))),
                            CLASS_WITH_RUN)
 
+# modules whose names are never a project's class or task decorator
+LIBRARIES = ("celery.", "kombu.", "django.", "rest_framework.", "typing.", "enum.", "abc.", "collections.",
+             "pydantic.", "builtins.", "dataclasses.", "luigi.", "dramatiq.", "rq.", "huey.", "unittest.",
+             # other task runners, whose ``task`` decorators are not Celery's
+             "airflow.", "prefect.", "dagster.", "invoke.", "fabric.", "procrastinate.", "taskiq.", "django_q.",
+             "background_task.", "arq.")
+
+
+def may_be_project_decorator(qualified: str) -> bool:
+    """A decorator name the project's task decorators may give
+    (``facts/task_decorators.py``): not a library's, and ending in ``task``."""
+    return qualified.endswith("task") and not qualified.startswith(LIBRARIES)
+
+
 TASK_DECORATORS = frozenset({
     "celery.shared_task", "celery.task", "celery.app.shared_task", "celery.decorators.task",
     "celery.task.periodic_task", "celery.decorators.periodic_task",
@@ -83,7 +97,7 @@ def _may_decorate_task(decorator: ast.expr, imports: dict[str, str]) -> bool:
     if isinstance(target, ast.Attribute):
         return target.attr in _DECORATOR_ATTRS
     if isinstance(target, ast.Name):
-        return target.id not in imports or imports[target.id] in TASK_DECORATORS
+        return target.id not in imports or imports[target.id] in TASK_DECORATORS or may_be_project_decorator(imports[target.id])
     return True
 
 

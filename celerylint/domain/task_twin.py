@@ -19,6 +19,7 @@ import ast
 import re
 
 from ..api.syntax import SyntaxFile, dotted, statements
+from .task_syntax import may_be_project_decorator
 
 # as ``domain.tasks`` / ``domain.task_classes`` (celery's decorator names, app objects)
 TASK_DECORATORS = frozenset({
@@ -103,6 +104,8 @@ def _decorator(decorator: ast.expr, source: SyntaxFile, stored: set[str]) -> dic
         else:
             is_task = app is not None and app.partition(".")[0] in source.imports and source.qualify(app) in APP_OBJECTS
     if not is_task:
+        if may_be_project_decorator(qualified or name):
+            raise Declined  # may be one of the project's task decorators: the index decides
         if isinstance(target, ast.Name) and head not in source.imports:
             if call is not None and not isinstance(call.func, ast.Call):
                 return None

@@ -15,6 +15,7 @@ from .task_classes import (  # noqa: F401 - re-exported: the task model's public
     reaches_project_class, registered_classes,
 )
 from .delays import resolve_setting_delay, setting_delay
+from .task_decorators import decorator_options, decorator_spec
 from .task_syntax import CLASS_WITH_RUN, TASK_DECORATORS, TASK_DEFINITION  # noqa: F401 - re-exported
 from .values import evaluate, seconds
 
@@ -33,22 +34,25 @@ def task_options(decorator: cst.Decorator, ctx: FileContext) -> dict[str, cst.Ba
     is_task = ctx.imported_name(target) in TASK_DECORATORS
     if not is_task and isinstance(target, cst.Attribute) and target.attr.value in APP_TASK_METHODS:
         is_task = is_celery_app(target.value, ctx)
+    spec = None
     if not is_task:
         if call is None and isinstance(target, cst.Name) and target.value not in ctx.imports:
             # task_with_retry = shared_task(autoretry_for=...); @task_with_retry
             bound = ctx.lookup(target.value)
             if isinstance(bound, cst.Call) and not isinstance(bound.func, cst.Call):
                 return task_options(cst.Decorator(decorator=bound), ctx)
-        return None
+        spec = decorator_spec(target, ctx)  # one of the project's own task decorators
+        if spec is None or (call is None and not spec["bare"]):
+            return None
     if call is None:
-        return {}
+        return {} if spec is None else decorator_options(spec, {}, decorator, ctx)
     options: dict[str, cst.BaseExpression] = {}
     for arg in call.args:
         if arg.keyword is not None:
             options[arg.keyword.value] = arg.value
         elif arg.star == "**":
             options.update(_unpacked_options(arg.value, ctx, 0))
-    return options
+    return options if spec is None else decorator_options(spec, options, decorator, ctx)
 
 
 def _unpacked_options(node: cst.BaseExpression, ctx: FileContext, depth: int) -> dict[str, cst.BaseExpression]:

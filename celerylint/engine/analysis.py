@@ -306,6 +306,8 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
 
         result.errors.append(f"{path}: internal error while analysing:\n{traceback.format_exc()}")
         return result
+    if ctx.synthetic:
+        _anchor_made_nodes(ctx)
     if ctx.client_lookups:  # the cached result holds while the index answers the same
         ctx.fact("client-lookups", None, lookups=ctx.client_lookups)
     if not ctx.reports and not any(node is not None for _, node in ctx.facts):
@@ -356,6 +358,36 @@ def _analyze(result: FileResult, text: str, data: bytes, settings: Settings,
             fact.update(line=r.start.line, col=r.start.column, end_line=r.end.line, end_col=r.end.column)
         result.facts.append(fact)
     return result
+
+
+def _anchor_made_nodes(ctx) -> None:
+    """Reports and facts at a node made for an option a project task
+    decorator sets (``domain/task_decorators.py``) are located at that
+    decorator; a fix that would edit or write such a node is not offered."""
+    made = ctx.synthetic
+
+    def anchored(node):
+        return made[id(node)][1] if node is not None and id(node) in made else node
+
+    ctx.reports[:] = [(rule, anchored(node), message, None if pending is not None and _writes_made(pending, made)
+                       else pending, severity) for rule, node, message, pending, severity in ctx.reports]
+    ctx.facts[:] = [(fact, anchored(node)) for fact, node in ctx.facts]
+
+
+def _writes_made(fix, made: dict) -> bool:
+    import libcst as cst
+
+    def inside(node) -> bool:
+        return id(node) in made or any(inside(child) for child in node.children)
+
+    for edit in fix.edits:
+        nodes = (*edit.nodes, edit.target) if hasattr(edit, "nodes") else (edit.node,)
+        if any(id(n) in made for n in nodes):
+            return True
+        new = getattr(edit, "new", None)
+        if isinstance(new, cst.CSTNode) and inside(new):
+            return True
+    return False
 
 
 def _positions(module, ctx):

@@ -26,7 +26,9 @@ from typing import Any
 TASK_BASES = frozenset({"celery.Task", "celery.app.task.Task", "celery.app.Task", "celery_once.QueueOnce",
                         "celery_once.tasks.QueueOnce", "celery_singleton.Singleton",
                         "celery_singleton.singleton.Singleton"})
-TASK_CLASS_FACTS = frozenset({"task_class", "registered_task_class"})
+# with the project's task decorators (facts/task_decorators.py)
+TASK_CLASS_FACTS = frozenset({"task_class", "registered_task_class", "task-decorator", "task-decorator-export"})
+DECORATOR = "task_decorator"
 TIME_LIMITS = ("time_limit", "soft_time_limit")
 TASK = "task"
 _MAX_DEPTH = 20
@@ -55,8 +57,29 @@ def is_project_task_class(classes: dict[str, dict[str, Any]], name: str, depth: 
     return bool(fact.get("task")) or any(is_project_task_class(classes, b, depth + 1) for b in fact.get("bases", ()))
 
 
+def decorators(facts: list[dict[str, Any]]) -> dict[str, str]:
+    """``"pkg.mod.retry_task#task_decorator" -> JSON`` (``bare``, ``forced``,
+    ``defaults``) for each task decorator of the project, under its own name
+    and the names packages re-export it by.  A name two files define
+    differently is not one."""
+    found: dict[str, str | None] = {}
+    for f in facts:
+        if f.get("kind") == "task-decorator":
+            value = json.dumps({k: f[k] for k in ("bare", "forced", "defaults")}, sort_keys=True)
+            found[f["name"]] = value if found.get(f["name"], value) == value else None
+    exports = {f["name"]: f["target"] for f in facts if f.get("kind") == "task-decorator-export"}
+    for name in exports:
+        target, seen = name, 0
+        while target in exports and target not in found and seen < _MAX_DEPTH:
+            target, seen = exports[target], seen + 1
+        if name not in found and target in found:
+            found[name] = found[target]
+    return {f"{name}#{DECORATOR}": value for name, value in found.items() if value is not None}
+
+
 def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
-    classes = classes_by_name(list(facts))
+    facts = list(facts)
+    classes = classes_by_name(facts)
 
     def option(name: str, which: str, depth: int = 0) -> Any:
         """The option as the class has it: its own, else the first base's
@@ -77,7 +100,7 @@ def entries(facts: Iterable[dict[str, Any]]) -> dict[str, str]:
                 return value
         return _ABSENT
 
-    out: dict[str, str] = {}
+    out: dict[str, str] = decorators(facts)
     for name in classes:
         if not is_project_task_class(classes, name):
             continue

@@ -86,6 +86,46 @@ class BroadAutoretry(ProjectRule):
 
     VALID = (
         Valid("""
+            # decorators celerylint does not read exactly make no task: a branch,
+            # a call it cannot follow, a name that does not say task
+            from celery import shared_task
+            def cond_task(*args, **kwargs):
+                if HAS_CELERY:
+                    return shared_task(*args, **kwargs)
+                return noop(*args, **kwargs)
+            def popped_task(*args, **kwargs):
+                kwargs.pop("wait", None)
+                return shared_task(*args, **kwargs)
+            def job(*args, **kwargs):
+                return shared_task(*args, **kwargs)
+            @cond_task(autoretry_for=(Exception,))
+            def a(user_id):
+                send_mail(user_id)
+                send_sms(user_id)
+            @popped_task(autoretry_for=(Exception,))
+            def b(user_id):
+                send_mail(user_id)
+                send_sms(user_id)
+            @job(autoretry_for=(Exception,))
+            def c(user_id):
+                send_mail(user_id)
+                send_sms(user_id)
+        """),
+        Valid("""
+            # the project's decorator makes it never retry
+            # file: proj/__init__.py
+            # file: proj/deco.py
+            from celery import shared_task
+            def once_task(*args, **kwargs):
+                return shared_task(*args, max_retries=0, **kwargs)
+            # file: proj/tasks.py
+            from proj.deco import once_task
+            @once_task(autoretry_for=(Exception,))
+            def notify(user_id):
+                send_mail(user_id)
+                send_sms(user_id)
+        """),
+        Valid("""
             # never retried (grafana/oncall's beat starters): Celery's ``Task.retry``
             # gives up when retries + 1 > max_retries
             from celery import Task, shared_task
@@ -280,6 +320,39 @@ class BroadAutoretry(ProjectRule):
                 payments.charge(order_id)
                 send_receipt(order_id)
         """, count=1, at="4:5", message="(inherited from `proj.base.BaseTaskWithRetry`)"),
+        Invalid("""
+            # the project's own task decorator (grafana/oncall), imported through its package
+            # file: proj/__init__.py
+            # file: proj/deco/__init__.py
+            from .retry import retry_task  # noqa
+            # file: proj/deco/retry.py
+            from celery import Task, shared_task
+            class RetryQueueTask(Task):
+                pass
+            def retry_task(*args, **kwargs):
+                return shared_task(*args, base=RetryQueueTask, **kwargs)
+            # file: proj/tasks.py
+            from proj.deco import retry_task
+            @retry_task(autoretry_for=(Exception,), retry_backoff=True)
+            def notify(user_id):
+                send_mail(user_id)
+                send_sms(user_id)
+        """, count=1, at="2:28", message="task `notify`"),
+        Invalid("""
+            # a decorator of the same module that sets the option itself, and wraps:
+            # the finding is at the decorator, since the option is not written there
+            from celery import shared_task
+            def job_task(**kwargs):
+                kwargs.setdefault("bind", True)
+                kwargs["autoretry_for"] = (Exception,)
+                def decorator(func):
+                    return shared_task(**kwargs)(func)
+                return decorator
+            @job_task(queue="mail")
+            def notify(self, user_id):
+                send_mail(user_id)
+                send_sms(user_id)
+        """, count=1, at="10:1"),
         Invalid("""
             # file: proj/__init__.py
             # file: proj/base.py

@@ -40,13 +40,13 @@ from ..registry import Entry
 CONFIG_MODULES = frozenset({
     "celerylint.facts.config", "celerylint.facts.settings_chain", "celerylint.facts.settings_helpers",
     "celerylint.facts.runtime_settings", "celerylint.facts.clients", "celerylint.facts.python_workers",
-    "celerylint.facts.result_tables",
+    "celerylint.facts.result_tables", "celerylint.facts.task_decorators",
 })
 
 
 # facts that are not the configuration model, read where they are defined:
-# the client index, the models over the result backend's table
-INDEX_MODULES = frozenset({"celerylint.facts.clients", "celerylint.facts.result_tables"})
+# the client index, the models over the result backend's table, the task decorators
+INDEX_MODULES = frozenset({"celerylint.facts.clients", "celerylint.facts.result_tables", "celerylint.facts.task_decorators"})
 
 
 def config_entries(entries: Iterable[Entry]) -> list[Entry]:

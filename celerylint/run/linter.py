@@ -41,7 +41,9 @@ def enabled_entries(settings: Settings) -> list[Entry]:
 
 
 INDEX_COLLECTORS = {("celerylint.facts.clients", "ClientProviders"), ("celerylint.facts.tasks", "TaskCollector"),
-                    ("celerylint.facts.task_defs", "TaskDefinitions")}
+                    ("celerylint.facts.task_defs", "TaskDefinitions"),
+                    ("celerylint.facts.task_decorators", "TaskDecorators"),
+                    ("celerylint.facts.task_decorators", "TaskDecoratorExports")}
 
 
 class Linter:
