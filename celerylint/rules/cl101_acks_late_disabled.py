@@ -49,7 +49,12 @@ class AcksLateDisabled(ConfigRule):
     a new keyword of `app.conf.update(...)`, or `app.conf.task_acks_late =
     True` after the app is created), or turns an explicit `False` into
     `True`, unless a comment on its line or the line above gives a reason
-    (the finding then says to revisit it, or add `# noqa`). A misspelt setting (`task_ack_late`, which CL107 renames) is
+    (the finding then says to revisit it, or add `# noqa`). There is no
+    fix either when the app's module or its configuration files hold a
+    commented-out line that sets it to `True` (`# celery.conf.task_acks_late
+    = True`): it was turned on once and off again, for a reason the fix
+    cannot weigh (long tasks that outlive the broker's redelivery
+    timeout). A misspelt setting (`task_ack_late`, which CL107 renames) is
     renamed and set to `True`, so the setting is written once. It is
     unsafe: it changes delivery semantics, and tasks that are not
     idempotent then run twice after a crash.
@@ -168,6 +173,15 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
+        # set once, then commented out again (hotosm/raw-data-api, whose exports outlive the
+        # visibility timeout): reported, but the fix would undo a decision it cannot weigh
+        Invalid("""
+            from celery import Celery
+            celery = Celery("w", broker="redis://localhost:6379/0")
+            celery.conf.result_extended = True
+            # celery.conf.task_reject_on_worker_lost = True
+            # celery.conf.task_acks_late = True
+        """, fixed=None, message="`task_acks_late` is not enabled"),
         # notification-api: init_app makes the app again, so a setting written
         # where it is made would be lost: no fix
         Invalid("""

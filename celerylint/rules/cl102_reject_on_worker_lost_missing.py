@@ -52,7 +52,9 @@ class RejectOnWorkerLostMissing(ConfigRule):
     ## Fix safety
     The fix adds `task_reject_on_worker_lost = True` where the app's
     configuration lives (or turns an explicit `False` into `True`, unless a
-    comment on its line or the line above gives a reason); a
+    comment on its line or the line above gives a reason, and adds nothing
+    when the app's module or configuration files hold a commented-out line
+    that sets it to `True`); a
     misspelling of the setting (see CL107) is renamed and set to `True`
     instead of adding the setting a second time. For a task, the fix adds
     `reject_on_worker_lost=True` after its `acks_late=True`. It is unsafe: a task that reliably kills its worker is then redelivered again

@@ -67,6 +67,11 @@ class ConfigRule(ProjectRule):
                 found = replace(found, hint="a comment beside the value gives a reason: change it (and the comment) "
                                             "only if the reason no longer holds, or add `# noqa`")
             return found
+        tried = _commented_out(m, app, setting)
+        if tried is not None:  # set once and turned off again: the reason is the user's to weigh
+            return replace(self.at_app(app, f"{missing}: {why}"),
+                           hint=f"{tried} sets it in a line that is commented out: it was turned off on purpose; set "
+                                "it only if that reason no longer holds, or add `# noqa`")
         return self.at_app(app, f"{missing}: {why}", m.fix_adding(app, setting, "True"))
 
 
@@ -83,6 +88,26 @@ def _commented(m: Model, a: Assignment) -> bool:
     own = lines[line - 1] if 0 < line <= len(lines) else ""
     above = lines[line - 2].strip() if 1 < line <= len(lines) + 1 else ""
     return above.startswith("#") or _trailing_comment(own)
+
+
+def _commented_out(m: Model, app: App, setting: str) -> str | None:
+    """``path:line`` of a comment line in the app's module or its
+    configuration files that sets the setting to True, by any of its names
+    (``# celery.conf.task_acks_late = True``, ``#    CELERY_TASK_ACKS_LATE=True,``)."""
+    import re
+
+    from .texts import read
+
+    key = setting.removeprefix("task_")
+    pattern = re.compile(r"^[ \t]*#[ \t]*[\w.\[\]\"']*?" + re.escape(key) + r"\W{0,2}[ \t]*[=:][ \t]*True\b",
+                         re.IGNORECASE | re.MULTILINE)
+    paths = [app.path, *(app.source.files if app.source is not None else ())]
+    for path in dict.fromkeys(paths):
+        text = read(m, path)
+        found = pattern.search(text) if text else None
+        if found is not None:
+            return f"{path}:{text.count(chr(10), 0, found.start()) + 1}"
+    return None
 
 
 def _trailing_comment(line: str) -> bool:
