@@ -21,7 +21,8 @@ under the options it passes itself or sets with ``kwargs["x"] = v``.
 Recognised only when the function is defined at module level, its name ends
 in ``task`` (as the byte prefilter of the task rules asks of a decorator),
 its parameters are ``*args, **kwargs`` or ``**kwargs``, its body holds
-nothing but a docstring, those ``kwargs`` statements and the ``return`` (or
+nothing but a docstring, those ``kwargs`` statements, calls not given
+``kwargs`` (a log line) and the ``return`` (or
 one nested function that returns the decorator applied to its argument),
 and the decorator is Celery's ``shared_task``/``task`` or ``.task`` of an
 app (one made in the module, one imported from the project, or
@@ -141,7 +142,8 @@ def _factory(node: ast.FunctionDef, file, apps: set[str]) -> dict | None:
 
 
 def _kwargs_statement(stmt: ast.stmt, kwargs: str, file, forced: dict, defaults: dict) -> None:
-    """``kwargs.setdefault("x", v)`` or ``kwargs["x"] = v``; anything else: Unreadable."""
+    """``kwargs.setdefault("x", v)``, ``kwargs["x"] = v``, or a call that is
+    not given the options; anything else: Unreadable."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if (isinstance(call.func, ast.Attribute) and call.func.attr == "setdefault" and isinstance(call.func.value, ast.Name)
@@ -150,6 +152,8 @@ def _kwargs_statement(stmt: ast.stmt, kwargs: str, file, forced: dict, defaults:
             if call.args[0].value not in forced:
                 defaults.setdefault(call.args[0].value, encode_option(call.args[1], file))
             return
+        if not any(isinstance(n, ast.Name) and n.id == kwargs for n in ast.walk(call)):
+            return  # a call that cannot change the options: ``print(...)``, ``log.debug(...)``
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
         if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == kwargs
