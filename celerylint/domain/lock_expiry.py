@@ -185,6 +185,20 @@ def replace_value_fix(a: cst.Arg, keyword: str, ttl: str) -> Fix:
     return Fix(f"set `{keyword}` to {ttl} seconds", (Replace(a.value, cst.Integer(ttl)),))
 
 
+def redis_lock_take(node: cst.Call, ctx: FileContext, ttl: str) -> tuple[str, Fix] | None:
+    """A Django cache's ``lock()`` read as python-redis-lock's cache backend
+    has it (``redis_lock.django_cache.RedisCache.lock(key, expire=None, id=None)``):
+    its expiry is ``expire``, a ``timeout`` keyword is a ``TypeError``."""
+    expire = arg(node, "expire", 1)
+    if given(expire, ctx):
+        return None
+    what = "python-redis-lock's `cache.lock()`"
+    if expire is not None:
+        return (f"{what} with `expire=None`: a worker that dies holding it blocks the lock forever",
+                replace_value_fix(expire, "expire", ttl))
+    return f"{what} without `expire`: a worker that dies holding it blocks the lock forever", add_keyword_fix(node, "expire", ttl)
+
+
 def unexpiring_take(node: cst.Call, method: str, kind: str, ctx: FileContext,
                     ttl: str) -> tuple[str, Fix | None, bool] | None:
     """``(message, fix, always)`` for a take on a ``kind`` client that sets no

@@ -33,7 +33,7 @@ from ..domain.celeryconf.paths import SETTINGS_PATH, TEST_PATHS_EXCLUDED
 from ..domain.celeryconf.values import encode, setting_value
 from ..domain.celeryconf.values_env import remember_function
 from ..domain.celeryconf.values_origin import traced_value
-from ..api.context import FileContext, mutable_container
+from ..api.context import FileContext, dotted_name, mutable_container
 from ..api.rule import Checker, Regex
 from .config_apps import AppCalls
 from .config_changes import conf_changed, derived_names
@@ -108,6 +108,10 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         self.module_apps: list[tuple[str, str]] = []  # (key, variable) of the apps made at module level
         # the functions each name is bound to a new app in (see ``leave_Module``)
         self.local_apps: dict[str, set[int]] = {}
+        self.made_apps: list[str] = []  # keys of every app made in the module
+        # the first ``X.conf.update(...)``/``X.config_from_object(...)`` whose ``X`` is no app celerylint
+        # can name (``self.celery``, a parameter): it may be one made here, under another name
+        self.unnamed_conf: str | None = None
         self.alternatives: dict[int, list[int]] = {}  # id(name node) -> [if id, branch, branches] (if_else_branches)
         self._shapes_init()
 
@@ -148,6 +152,10 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         for key, var in self.module_apps:  # the model also asks the project's tasks (``Model._apps``)
             if send_only(original_node, var):
                 self.ctx.fact("app_runs_no_tasks", None, app=key)
+        if self.unnamed_conf is not None:  # zeus: ``self.celery.__dict__.update(vars(app))``, then its conf updated
+            for key in dict.fromkeys(self.made_apps):
+                self.ctx.fact("app_open", None, app=key, why=f"`{self.unnamed_conf}` in its module configures an app "
+                                                              "celerylint cannot name, which may be this one")
         if self.recorded_module or self.settings_like:
             module_info(self.ctx, self.module, self.settings_like, names=self.settings_like)
 
@@ -218,6 +226,7 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
                     key = f"{self.module}:{target.target.value}"
                     self.app_names.add(target.target.value)
                     self.ctx.fact("app_stmt", stmt, app=key)
+                    self.made_apps.append(key)
                     function = self.ctx.function if not self.ctx.at_module_level else None
                     if self.ctx.functions:
                         self.local_apps.setdefault(target.target.value, set()).add(id(self.ctx.functions[0]))
@@ -298,6 +307,8 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
         if method == "config_from_object":
             key = self.app_key(func.value) or self._made_by_project_factory(func.value)
             self.confirm(key)
+            if key is None:
+                self._unnamed(func.value, method)
             if key and node.args and not node.args[0].star and node.args[0].keyword is None:
                 namespace = next((a for a in node.args if a.keyword and a.keyword.value == "namespace"), None)
                 inline = self.readable_dict(node.args[0].value)
@@ -313,10 +324,17 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
             key = self._conf_receiver(func.value)
             if key:
                 self._update(key, node)
+            elif isinstance(func.value, cst.Attribute) and func.value.attr.value == "conf":
+                self._unnamed(func.value, method)
         elif method == "setdefault":
             self._django_settings_module(node)
         elif method in ("config_set", "execute_command"):
             self._config_set(node, method)
+
+    def _unnamed(self, receiver: cst.BaseExpression, method: str) -> None:
+        if self.unnamed_conf is None:
+            name = dotted_name(receiver)
+            self.unnamed_conf = f"{name}.{method}(...)" if name else f"{method}(...)"
 
     def _remakes_app(self, call: cst.Call) -> bool:
         """``super().__init__(...)`` in a method of a Celery subclass other

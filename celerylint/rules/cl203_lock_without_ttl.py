@@ -9,7 +9,7 @@ from ..domain.clients import (
     BACKEND_CLIENT_NEEDLE, CACHE_ALIAS, CACHE_HELPER, REDIS, REDIS_NEEDLES, cache_call, client_kind, receiver,
 )
 from ..domain.lock_syntax import LOCK_CLASSES
-from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, unexpiring_take
+from ..domain.lock_expiry import TEST_PATHS_EXCLUDED, PendingTakes, add_keyword_fix, redis_lock_take, unexpiring_take
 from ..rule import All, Finding, Invalid, Option, Rule, Valid
 
 
@@ -520,6 +520,35 @@ class LockWithoutTtl(PendingTakes, Rule):
             """,
             config={"lock-ttl": 60},
         ),
+        # python-redis-lock's Django cache (MuckRock): its keyword is ``expire``, and
+        # django-redis's ``timeout=`` would be a TypeError
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/settings.py
+            CACHES = {
+                "default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": "redis://r:6379/1"},
+                "lock": {"BACKEND": "redis_lock.django_cache.RedisCache", "LOCATION": "redis://r:6379/2"},
+            }
+            # file: proj/utils.py
+            from django.core.cache import caches
+            def refresh():
+                with caches["lock"].lock("access_token"):
+                    fetch()
+            def renew():
+                with caches["lock"].lock("renew", expire=30):
+                    fetch()
+            """,
+            fixed="""
+            from django.core.cache import caches
+            def refresh():
+                with caches["lock"].lock("access_token", expire=60):
+                    fetch()
+            def renew():
+                with caches["lock"].lock("renew", expire=30):
+                    fetch()
+            """,
+            config={"lock-ttl": 60}, count=1, message="python-redis-lock's `cache.lock()` without `expire`",
+        ),
     )
 
     VALID += (
@@ -687,6 +716,17 @@ class LockWithoutTtl(PendingTakes, Rule):
 
         return deferred_findings(project, cls.CODE)
 
+    def _cache_lock(self, node: cst.Call, kind: str) -> None:
+        """A Django cache's ``lock()``: django-redis's (``timeout``), unless
+        the project's ``CACHES`` name python-redis-lock's backend, whose
+        keyword is ``expire`` (both judged in the project phase)."""
+        found = unexpiring_take(node, "lock", kind, self.ctx, self.ttl)
+        if found is not None:
+            self.report(node, found[0], found[1], when={"cache_lock": "django_redis"})
+        found = redis_lock_take(node, self.ctx, self.ttl)
+        if found is not None:
+            self.report(node, found[0], found[1], when={"cache_lock": "redis_lock"})
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.ttl = str(self.option("lock-ttl"))
@@ -734,6 +774,9 @@ class LockWithoutTtl(PendingTakes, Rule):
             return
         if method == "get" and kind is not None:
             self.note_read(node)
+            return
+        if method == "lock" and kind is not None and kind != REDIS:
+            self._cache_lock(node, kind)
             return
         found = unexpiring_take(node, method, kind, self.ctx, self.ttl) if kind is not None else None
         if found is not None:

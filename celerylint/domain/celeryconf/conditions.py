@@ -8,6 +8,11 @@ settings profile of the app sets ``task_time_limit`` to at most ``ttl`` and
 no worker of it passes a larger or unreadable ``--time-limit``: the worker
 is then killed before the lock can expire.
 
+``{"cache_lock": "django_redis"|"redis_lock"}``: a Django cache's ``lock()``
+(CL203), read as django-redis's (``timeout``), or as python-redis-lock's
+(``expire``) when a ``CACHES`` setting of the project names that library's
+backend (``redis_lock.django_cache.RedisCache``).  Exactly one holds.
+
 ``{"result_backend": "redis", "app": key}``, a
 lock taken on ``<app>.backend.client`` (``domain/backend_client.py``), which
 is a Redis client when the app's result backend is Redis.  ``key`` is the
@@ -52,10 +57,23 @@ def deferred_findings(project: Any, code: str) -> list[Finding]:
 def holds(m: Any, when: Any) -> bool:
     if isinstance(when, dict) and isinstance(when.get("time_limit_over"), (int, float)):
         return not _killed_first(m, when["time_limit_over"])
+    if isinstance(when, dict) and when.get("cache_lock") in ("django_redis", "redis_lock"):
+        return _redis_lock_caches(m) == (when["cache_lock"] == "redis_lock")
     if not isinstance(when, dict) or when.get("result_backend") != "redis":
         return False
     apps = app_profiles(m, str(when.get("app") or ""))
     return bool(apps) and all(redis_backend(app) for app in apps)
+
+
+def _redis_lock_caches(m: Any) -> bool:
+    """A ``CACHES`` of the project names python-redis-lock's cache backend."""
+    import json
+
+    return any(f.get("name") == "CACHES" and _REDIS_LOCK_BACKEND in json.dumps(f.get("value"))
+               for kind in ("setting", "setting_item") for f in m.by_kind[kind])
+
+
+_REDIS_LOCK_BACKEND = "redis_lock.django_cache"
 
 
 def app_profiles(m: Any, key: str) -> list:
