@@ -5,8 +5,10 @@ project, the run needs the facts that can change what is reported for the
 files named:
 
 - the configuration model (the apps, the settings modules and profiles,
-  the Redis configuration) and the client index, from every file whose
-  bytes pass those collectors' prefilters (``CONFIG_MODULES``);
+  the Redis configuration), the client index and the other facts project
+  rules read of every file (``INDEX_MODULES``: ``ATOMIC_REQUESTS``, signal
+  receivers connected in another module...), from every file whose bytes
+  pass those collectors' prefilters (``CONFIG_MODULES``);
 - the task facts (definitions, signatures, effects, base classes) of the
   modules the files named import, and of what their packages re-export
   (one hop through an ``__init__``): the tasks a call names, the base class
@@ -36,17 +38,21 @@ from ..domain.celeryconf.paths import SETTINGS_PATH
 from ..engine.analysis import wanted
 from ..registry import Entry
 
-# the collectors of the configuration model and of the client index
-CONFIG_MODULES = frozenset({
-    "celerylint.facts.config", "celerylint.facts.settings_chain", "celerylint.facts.settings_helpers",
-    "celerylint.facts.runtime_settings", "celerylint.facts.clients", "celerylint.facts.python_workers",
-    "celerylint.facts.result_tables", "celerylint.facts.task_decorators",
+# facts that are not the configuration model, read wherever they are: the
+# client index, the models over the result backend's table, the task
+# decorators, and what project rules read of every file whatever it imports
+# (``ATOMIC_REQUESTS``, signal receivers connected elsewhere, lock library
+# settings, chords, result reads).  ``ast`` collectors with narrow prefilters.
+INDEX_MODULES = frozenset({
+    "celerylint.facts.clients", "celerylint.facts.result_tables", "celerylint.facts.task_decorators",
+    "celerylint.facts.atomic_requests", "celerylint.facts.signal_connects", "celerylint.facts.lock_library_config",
+    "celerylint.facts.chords", "celerylint.facts.result_reads",
 })
-
-
-# facts that are not the configuration model, read where they are defined:
-# the client index, the models over the result backend's table, the task decorators
-INDEX_MODULES = frozenset({"celerylint.facts.clients", "celerylint.facts.result_tables", "celerylint.facts.task_decorators"})
+# the collectors of the configuration model, with those
+CONFIG_MODULES = INDEX_MODULES | {
+    "celerylint.facts.config", "celerylint.facts.settings_chain", "celerylint.facts.settings_helpers",
+    "celerylint.facts.runtime_settings", "celerylint.facts.python_workers",
+}
 
 
 def config_entries(entries: Iterable[Entry]) -> list[Entry]:
