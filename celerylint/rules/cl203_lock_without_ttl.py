@@ -69,7 +69,9 @@ class LockWithoutTtl(PendingTakes, Rule):
       with redis-py's default `transaction=True`, which runs them in one
       MULTI/EXEC);
     - `client.lock(name)` and `Lock(client, name)` (redis-py) and
-      django-redis `cache.lock(name)` without `timeout` (not a `Lock`
+      django-redis `cache.lock(name)` without `timeout` (python-redis-lock's
+      `cache.lock(name)` without `expire` when a `CACHES` entry of the project
+      names its backend, `redis_lock.django_cache.RedisCache`) (not a `Lock`
       bound to a name that the function only releases or asks about,
       `lock = Lock(r, key); lock.do_release(token)`: it takes nothing);
     - Django `cache.add(key, value, None)` or `timeout=None`.
