@@ -10,7 +10,7 @@ from .celeryconf.model import App, Model
 from .celeryconf.values import number, plain
 from .delays import django_sources, human, resolve_setting_delay
 from .deploy.model import processes_for
-from ..facts.tasks import SETTING_DELAY_FACT
+from ..facts.tasks import RETRY_DELAY_FACT, SETTING_DELAY_FACT
 
 
 def seconds_option(value: str | None) -> float | None:
@@ -37,6 +37,14 @@ def longest_duration(m: Model, app: App, worker_options: bool = True) -> tuple[f
                 article = "an" if f["delay_kind"] == "eta" else "a"
                 seen.append((value, f"{article} `{f['delay_kind']}` of {human(value)} (`settings.{f['setting']}` in {source.path}) "
                                     f"at {f['path']}:{f['line']}"))
+    for f in m.by_kind[RETRY_DELAY_FACT]:  # a retry sent with the task's ``default_retry_delay`` as its countdown
+        if not f.get("retries"):
+            continue
+        values = [(f["seconds"], "")] if f.get("seconds") else [
+            (value, f" (`settings.{f['setting']}` in {source.path})") for source in django_sources(m, app)
+            if (value := resolve_setting_delay(f, source)) is not None]
+        for value, where in values:
+            seen.append((value, f"a retry after a `default_retry_delay` of {human(value)}{where} at {f['path']}:{f['line']}"))
     global_late = app.get("task_acks_late").truthy
     if global_late:
         for option in ("task_time_limit", "task_soft_time_limit"):

@@ -121,7 +121,7 @@ class RetryDelayCollector(Checker):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         options = function_task_options(node, self.ctx)
         if options and "default_retry_delay" in options:
-            self._record(options["default_retry_delay"], None)
+            self._record(options["default_retry_delay"], None, retries=_retries_after_delay(node, options, self.ctx))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         value = class_options(node).get("default_retry_delay")
@@ -133,13 +133,34 @@ class RetryDelayCollector(Checker):
             self._record(value, [class_name(b.value, self.ctx) for b in node.bases if b.keyword is None],
                          f"{self.ctx.module_name or self.ctx.path}.{node.name.value}")
 
-    def _record(self, value: cst.BaseExpression, via: list[str] | None, cls: str | None = None) -> None:
+    def _record(self, value: cst.BaseExpression, via: list[str] | None, cls: str | None = None,
+                retries: bool = False) -> None:
         delay = seconds(evaluate(value, self.ctx))
         spec = setting_delay(value, self.ctx) if delay is None else None
         if delay is None and spec is None:
             return
         extra = {"via": via, "cls": cls} if via else {}
-        self.ctx.fact(RETRY_DELAY_FACT, value, seconds=delay, **(spec or {}), **extra)
+        self.ctx.fact(RETRY_DELAY_FACT, value, seconds=delay, **(spec or {}), **extra, **({"retries": True} if retries else {}))
+
+
+def _retries_after_delay(node: cst.FunctionDef, options: dict, ctx) -> bool:
+    """The task is sent again after its ``default_retry_delay``: its body
+    calls ``.retry(...)`` without a ``countdown``/``eta``, or it retries on
+    ``autoretry_for`` without ``retry_backoff`` (whose delays replace it)."""
+    if "autoretry_for" in options:
+        backoff = options.get("retry_backoff")
+        if backoff is None or evaluate(backoff, ctx) is False:
+            return True
+    todo: list[cst.CSTNode] = [node.body]
+    while todo:
+        current = todo.pop()
+        if (isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == "retry"
+                and not any(a.star or (a.keyword is not None and a.keyword.value in ("countdown", "eta"))
+                            for a in current.args)):
+            return True
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            todo.extend(current.children)
+    return False
 
 
 BROAD_AUTORETRY_FACT = "broad-autoretry"  # an autoretry_for that includes Exception/BaseException (CL211)

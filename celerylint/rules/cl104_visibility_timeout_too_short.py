@@ -24,7 +24,9 @@ class VisibilityTimeoutTooShort(ConfigRule):
     unacknowledged: literal `countdown`/`eta` values found in the code (and
     countdowns and etas read from a Django setting, `countdown=settings.X`,
     `eta=now() + timedelta(seconds=settings.X)`, with the value the app's
-    Django settings give), and,
+    Django settings give), a task's `default_retry_delay` when it retries
+    after it (`self.retry(...)` without a `countdown`/`eta`, or
+    `autoretry_for` without `retry_backoff`), and,
     when late acknowledgement is on, the tasks' `time_limit` and
     `soft_time_limit` (global or per task).
 
@@ -75,6 +77,25 @@ class VisibilityTimeoutTooShort(ConfigRule):
     TAGS = ("configuration", "redis", "delivery")
 
     VALID = (
+        # a default_retry_delay no retry waits for: a retry with its own countdown, backoff delays
+        Valid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_transport_options = {"visibility_timeout": 310}
+            @app.task(bind=True, default_retry_delay=600)
+            def deliver(self, notification_id):
+                try:
+                    send(notification_id)
+                except TimeoutError as exc:
+                    raise self.retry(exc=exc, countdown=60)
+            @app.task(default_retry_delay=600, autoretry_for=(TimeoutError,), retry_backoff=True)
+            def notify(notification_id):
+                send(notification_id)
+            @app.task(default_retry_delay=600)
+            def plain(notification_id):
+                send(notification_id)
+            """),
         # transport options changed in place after they are set, or through
         # another name: unknown, never the first literal
         Valid("""
@@ -159,6 +180,19 @@ class VisibilityTimeoutTooShort(ConfigRule):
         """)),
     )
     INVALID = (
+        # a retry's countdown is the task's default_retry_delay (GSA/notifications-api)
+        Invalid("""
+            # file: proj.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost")
+            app.conf.broker_transport_options = {"visibility_timeout": 310}
+            @app.task(bind=True, default_retry_delay=600, max_retries=5)
+            def deliver(self, notification_id):
+                try:
+                    send(notification_id)
+                except TimeoutError as exc:
+                    raise self.retry(exc=exc)
+            """, message="a retry after a `default_retry_delay` of 10 min at proj.py:4"),
         Invalid(django_project("""
             CELERY_BROKER_URL = "redis://redis:6379/0"
             EXPORTS_TTL = 60 * 60 * 24

@@ -34,8 +34,9 @@ class RabbitmqConsumerTimeoutTooShort(ConfigRule):
     `f"amqp://{user}@{host}//"`, `"amqp://{}//".format(...)`), compares
     RabbitMQ's `consumer_timeout` with the longest time a message can stay
     unacknowledged, reasoned as CL104 does for Redis: a literal
-    `countdown`/`eta` in the code, and, with `task_acks_late`, the tasks'
-    time limits (global, per task, or a worker's `--time-limit`).
+    `countdown`/`eta` in the code, a task's `default_retry_delay` it
+    retries after, and, with `task_acks_late`, the tasks' time limits
+    (global, per task, or a worker's `--time-limit`).
 
     The timeout is read from `rabbitmq.conf` (`consumer_timeout = ms`),
     `advanced.config` (`{consumer_timeout, ms}`) or

@@ -252,6 +252,14 @@ class LockWithoutTtl(PendingTakes, Rule):
                 except LockError:
                     pass
         """),
+        # a Lock made only to ask whether it is held (documentcloud): a GET, nothing taken
+        Valid("""
+            from redis import Redis
+            from redis.lock import Lock
+            r = Redis()
+            def may_retry(key):
+                return not Lock(r, f"retry:{key}").locked()
+        """),
         Valid("""
             import redis
             r = redis.Redis()
@@ -739,6 +747,13 @@ class LockWithoutTtl(PendingTakes, Rule):
         if (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(value, cst.Call)
                 and function is not None and self.ctx.imported_name(value.func) in LOCK_CLASSES
                 and _only_lets_go(function, node.targets[0].target.value)):
+            self.letting_go.add(id(value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        """``Lock(r, key).locked()``: a lock made only to be asked about (or released)."""
+        value = node.value
+        if node.attr.value in _LETTING_GO and isinstance(value, cst.Call) \
+                and self.ctx.imported_name(value.func) in LOCK_CLASSES:
             self.letting_go.add(id(value))
 
     def visit_Call(self, node: cst.Call) -> None:
