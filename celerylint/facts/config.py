@@ -258,8 +258,10 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
                         self.ctx.fact("conf_stmt", stmt, app=key)
                 elif index and isinstance(base, cst.Name) and self.ctx.at_module_level and self._setting_name(base.value):
                     self.ctx.fact("setting_item", value, source=f"module:{self.module}", name=base.value, key=index,
-                                  value=encode(setting_value(value, self.ctx)), literal=False, cond=self.depth > 0)
+                                  value=encode(traced_value(value, self.ctx)), literal=False, cond=self.depth > 0)
                     self.module_items[base.value] = self.module_items.get(base.value, 0) + 1
+                elif index and isinstance(base, cst.Subscript) and self.ctx.at_module_level:
+                    self._nested_item(base, index, value)
             elif isinstance(t, cst.Name) and self.ctx.at_module_level:
                 self._module_setting(t, value)
                 self.empty_defaults(value)
@@ -268,6 +270,25 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
                     self._module_setting(name, item)
             elif isinstance(t, cst.Name):
                 self.class_setting(t, value)
+
+    def _nested_item(self, base: cst.Subscript, index: str, value: cst.BaseExpression) -> None:
+        """``CACHES["default"]["OPTIONS"]["X"] = v`` at module level: the item
+        ``default`` of the setting with that one path in it changed (the
+        model folds it in, ``nested``), not a setting changed beyond reading."""
+        keys = [index]
+        while isinstance(base, cst.Subscript):
+            if len(base.slice) != 1 or not isinstance(base.slice[0].slice, cst.Index):
+                return
+            key = _string(base.slice[0].slice.value, self.ctx)
+            if not key:
+                return
+            keys.insert(0, key)
+            base = base.value
+        if isinstance(base, cst.Name) and self._setting_name(base.value):
+            self.ctx.fact("setting_item", value, source=f"module:{self.module}", name=base.value, key=keys[0],
+                          nested=keys[1:], value=encode(traced_value(value, self.ctx)), literal=False,
+                          cond=self.depth > 0)
+            self.module_items[base.value] = self.module_items.get(base.value, 0) + 1
 
     def _setting_name(self, name: str) -> bool:
         return bool(_UPPER_SETTING.match(name) or _NEW_SETTING.match(name)

@@ -70,6 +70,15 @@ class SharedRedisInstance(ConfigRule):
     TAGS = ("configuration", "redis")
 
     VALID = (
+        # the location changed by a nested item under a condition: unknown
+        Valid(django_project("""
+            import os
+            REDIS_URL = os.environ["REDIS_URL"]
+            CELERY_BROKER_URL = REDIS_URL
+            CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}}
+            if os.environ.get("CACHE_URL"):
+                CACHES["default"]["LOCATION"] = os.environ["CACHE_URL"]
+        """)),
         # a format spec or a field celerylint does not evaluate: unknown
         Valid(django_project("""
             REDIS_HOST = "redis"
@@ -175,6 +184,16 @@ class SharedRedisInstance(ConfigRule):
         """)),
     )
     INVALID = (
+        # a cache alias set by item, and a nested option changed after (MuckRock): the
+        # location stays known
+        Invalid(django_project("""
+            import os
+            REDIS_URL = os.environ["REDIS_URL"]
+            CELERY_BROKER_URL = REDIS_URL
+            CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+            CACHES["default"] = {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL, "OPTIONS": {}}
+            CACHES["default"]["OPTIONS"]["IGNORE_EXCEPTIONS"] = True
+        """), message="the Django cache `default` and the broker"),
         # a URL built with ``str.format`` from known parts
         Invalid(django_project("""
             REDIS_HOST = "redis"

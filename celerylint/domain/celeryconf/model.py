@@ -75,8 +75,13 @@ class Model:
                 candidates = [a for a in self.assignments.get(f["source"], ()) if a.name == f["name"]]
                 candidates = [a for a in candidates if a.path == f["path"]] or candidates
                 target = candidates[-1] if candidates else None
-            if target is not None:
-                target.items[f["key"]] = (None if f.get("cond") else value(f["value"]), fact_position(f), f["literal"], f["path"])
+            if target is None:
+                continue
+            item = None if f.get("cond") else value(f["value"])
+            if f.get("nested"):  # ``X["a"]["b"] = v``: the item ``a`` with ``b`` set in it
+                held = target.items[f["key"]][0] if f["key"] in target.items else _item_of(target.value, f["key"])
+                item = _with_path(held, f["nested"], item)
+            target.items[f["key"]] = (item, fact_position(f), f["literal"], f["path"])
         self.unparsable = {f["path"] for f in self.by_kind["unparsable"]}
         self.read_paths = {f["path"] for f in self.project.facts} - self.unparsable
         self.stars: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -497,3 +502,20 @@ def model(project) -> Model:
 def _option(options: dict[str, Any], option: str) -> tuple[Any, str]:
     value, _ = plain(options[option])
     return value, "set" if value is not None else "unknown"
+
+
+def _item_of(encoded: Any, key: str) -> Any:
+    """The encoded value of ``key`` in an encoded dict, else None (unknown)."""
+    return encoded["dict"].get(key) if isinstance(encoded, dict) and isinstance(encoded.get("dict"), dict) else None
+
+
+def _with_path(encoded: Any, keys: list[str], value: Any) -> Any:
+    """``encoded`` (a dict) with ``value`` at the path ``keys``; unknown
+    (None) where a step is not a known dict."""
+    if not keys:
+        return value
+    if not (isinstance(encoded, dict) and isinstance(encoded.get("dict"), dict)):
+        return None
+    inner = dict(encoded["dict"])
+    inner[keys[0]] = _with_path(inner.get(keys[0]), keys[1:], value)
+    return {**encoded, "dict": inner}

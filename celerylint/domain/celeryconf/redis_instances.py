@@ -63,6 +63,7 @@ def _caches(app: App) -> list[tuple[str, object, str | None, tuple[str, str, str
     out = []
     if not isinstance(value, dict):
         return out
+    value = {**value, **{alias: item[0] for alias, item in caches.items.items()}}  # ``CACHES["default"] = {...}``
     for alias, encoded in value.items():
         config, _ = plain(encoded)
         if not isinstance(config, dict) or "LOCATION" not in config:
