@@ -225,6 +225,11 @@ class UnknownSetting(ConfigRule):
         """),
     )
     INVALID = (
+        # close to an old name under the CELERY namespace (yogeshojha/rengine): named as it is now
+        Invalid(django_project("""
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_IGNORE_RESULTS = True
+        """), message="did you mean `CELERY_TASK_IGNORE_RESULT`?"),
         Invalid("""
             # file: celeryconfig.py
             broker_url = "redis://localhost"

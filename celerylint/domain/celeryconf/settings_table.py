@@ -89,6 +89,9 @@ class Table:
             prefix = namespace.rstrip("_") + "_"
             base = name[len(prefix):].lower() if name.startswith(prefix) else name.lower()
             close = difflib.get_close_matches(base, sorted(self.new), n=3, cutoff=0.85)
+            if not close and name.isupper():  # ``CELERY_IGNORE_RESULTS``: close to an old name, named as it is now
+                old = difflib.get_close_matches(name, sorted(self.old), n=3, cutoff=0.85)
+                close = list(dict.fromkeys(self.to_new[o] for o in old if self.to_new.get(o)))
             return [f"{prefix}{c.upper()}" for c in close]
         if name.isupper():
             bare = _unprefixed(name, self.old)
