@@ -311,7 +311,9 @@ class FarFutureEta(ProjectRule):
     def _message(which: str, delay: float, threshold: float, where: str) -> str:
         if which == "default_retry_delay":
             return (f"`default_retry_delay` of {human(delay)}{where} is beyond the {human(threshold)} threshold: "
-                    "every retry becomes a far-future eta held in worker memory and redelivered by Redis/SQS")
+                    "every retry becomes a far-future eta held unacknowledged in worker memory, which a Redis/SQS "
+                    "broker redelivers after the visibility timeout and RabbitMQ takes back at its consumer timeout")
         return (f"`{which}` of {human(delay)}{where} is beyond the {human(threshold)} threshold: "
                 "the worker holds the message in memory until it is due, a restart can lose it, "
-                "and a Redis/SQS broker redelivers it after the visibility timeout")
+                "a Redis/SQS broker redelivers it after the visibility timeout, "
+                "and RabbitMQ takes it back at its consumer timeout")
