@@ -22,7 +22,8 @@ Recognised only when the function is defined at module level, its name ends
 in ``task`` (as the byte prefilter of the task rules asks of a decorator),
 its parameters are ``*args, **kwargs`` or ``**kwargs``, its body holds
 nothing but a docstring, those ``kwargs`` statements, calls not given
-``kwargs`` (a log line) and the ``return`` (or
+``kwargs`` (a log line) and the ``return`` (of the decorator, or of
+``typing.cast(T, decorator)``; or
 one nested function that returns the decorator applied to its argument),
 and the decorator is Celery's ``shared_task``/``task`` or ``.task`` of an
 app (one made in the module, one imported from the project, or
@@ -118,7 +119,7 @@ def _factory(node: ast.FunctionDef, file, apps: set[str]) -> dict | None:
         body = body[1:]  # the docstring
     if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
         return None
-    call, nested = body[-1].value, False
+    call, nested = _uncast(body[-1].value, file), False
     if isinstance(call, ast.Name) and len(body) >= 2 and isinstance(body[-2], ast.FunctionDef):
         call, nested = _wrapped(body[-2], call.id), True  # def decorator(func): return task(...)(func); return decorator
     forced: dict[str, dict | None] = {}
@@ -139,6 +140,14 @@ def _factory(node: ast.FunctionDef, file, apps: set[str]) -> dict | None:
             defaults.pop(keyword.arg, None)
     # ``@retry_task`` alone calls it with the function: a task when that is handed straight on
     return {"bare": bool(handed) and not nested, "forced": forced, "defaults": defaults}
+
+
+def _uncast(node: ast.expr, file) -> ast.expr:
+    """``typing.cast(T, value)``: the value."""
+    if (isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords
+            and file.qualify(dotted(node.func) or "") in ("typing.cast", "typing_extensions.cast")):
+        return node.args[1]
+    return node
 
 
 def _kwargs_statement(stmt: ast.stmt, kwargs: str, file, forced: dict, defaults: dict) -> None:
