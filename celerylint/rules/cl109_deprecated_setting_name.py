@@ -100,7 +100,8 @@ def source_fix(m: Model, source: Source, t: Table, kept: Container[str] = ()) ->
     if None in edits:
         return None
     edits = tuple(sorted(edits))
-    safe = not _referenced_elsewhere(m, set(renames), olds)
+    # under a namespace, Celery before 5.7 ignores old names: the rename switches them on there
+    safe = not source.namespace and not _referenced_elsewhere(m, set(renames), olds)
     shown = ", ".join(f"`{o}` -> `{n}`" for o, n in sorted(renames.items()))
     return TextFix(f"rename {shown}", edits, safe, olds[0].path)
 
@@ -145,7 +146,10 @@ class DeprecatedSettingName(ConfigRule):
     The fix renames every old name of the source at once, so no mix
     results; it is offered on the source's first old name (the others say
     so in their hint), so one rename is counted and applied once. It is safe when no other code refers to the old names,
-    and unsafe otherwise; when the project reads an old name from its Django settings itself
+    and unsafe otherwise, and always unsafe under a namespace
+    (`namespace="CELERY"`): Celery 5.7 reads old names there, earlier
+    releases ignore them (`CELERY_QUEUES` is not `task_queues` on 5.5), so
+    the rename makes a setting take effect that never did; when the project reads an old name from its Django settings itself
     (`settings.CELERY_QUEUES`, perhaps its own variable that happens to share an old name) there is
     no fix, and the hint names the file that reads it. Each new
     name is written as the old one was: a string key keeps its quotes, a
@@ -529,6 +533,9 @@ class DeprecatedSettingName(ConfigRule):
                         yield self.at(taken(a.name, new, existing, a.path), a.path, a.pos)
                     continue
                 message = f"`{a.name}` is the old name of `{new}`, deprecated and removed in Celery 6"
+                if source.namespace:
+                    message += (f" (Celery before 5.7 ignores it under `namespace=\"{source.namespace}\"`: "
+                                "renaming it makes those versions apply it)")
                 if first is None or fix is None:
                     first = a
                     found = self.at(message, a.path, a.pos, fix)

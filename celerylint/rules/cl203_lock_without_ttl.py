@@ -749,14 +749,11 @@ class LockWithoutTtl(PendingTakes, Rule):
                 and _only_lets_go(function, node.targets[0].target.value)):
             self.letting_go.add(id(value))
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        """``Lock(r, key).locked()``: a lock made only to be asked about (or released)."""
-        value = node.value
-        if node.attr.value in _LETTING_GO and isinstance(value, cst.Call) \
-                and self.ctx.imported_name(value.func) in LOCK_CLASSES:
-            self.letting_go.add(id(value))
-
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _LETTING_GO and isinstance(func.value, cst.Call) \
+                and self.ctx.imported_name(func.value.func) in LOCK_CLASSES:
+            self.letting_go.add(id(func.value))  # ``Lock(r, key).locked()``: made only to be asked about (or released)
         if has_star(node):
             return
         self.note_call(node)

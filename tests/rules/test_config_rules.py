@@ -133,6 +133,24 @@ def test_one_rename_of_old_names_is_one_fix(tmp_path, cli):
     assert (tmp_path / "celeryconfig.py").read_text() == 'broker_url = "redis://localhost"\ntask_acks_late = True\n'
 
 
+def test_a_rename_under_a_namespace_is_unsafe(tmp_path, cli):
+    """Under ``namespace="CELERY"``, Celery before 5.7 ignores old names: the
+    rename makes those versions apply a setting they never read (a list of
+    queue names as ``task_queues`` fails every ``delay()``), so ``--fix``
+    leaves it and the message says why."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "celery.py").write_text(
+        'import os\nfrom celery import Celery\nos.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")\n'
+        'app = Celery("proj")\napp.config_from_object("django.conf:settings", namespace="CELERY")\n')
+    (tmp_path / "proj" / "settings.py").write_text('CELERY_BROKER_URL = "redis://r:6379/0"\nCELERY_QUEUES = ["a", "b"]\n')
+    found = json.loads(cli("--select", "CL109", "--format", "json", ".", cwd=tmp_path).stdout)
+    assert [(f["code"], f["fix"]["safe"]) for f in found] == [("CL109", False)]
+    assert "Celery before 5.7 ignores it under `namespace=\"CELERY\"`" in found[0]["message"]
+    cli("--select", "CL109", "--fix", ".", cwd=tmp_path)
+    assert "CELERY_QUEUES = " in (tmp_path / "proj" / "settings.py").read_text()
+
+
 def test_branches_are_combined_up_to_sixteen_worlds(tmp_path):
     """worlds.py: four ifs with two branches each (16 combinations) are
     checked branch by branch; a fifth (32) leaves them unknown: no finding."""
