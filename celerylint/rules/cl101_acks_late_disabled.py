@@ -186,6 +186,21 @@ class AcksLateDisabled(ConfigRule):
         """),
     )
     INVALID = (
+        # tasks on a base made from the app's own Task (cnr-ibba/IMAGE-InjectTool,
+        # venueless): Celery's Task, which sets nothing
+        Invalid("""
+            # file: proj/__init__.py
+            # file: proj/celery.py
+            from celery import Celery
+            app = Celery("proj", broker="redis://localhost:6379/0")
+            # file: proj/tasks.py
+            from proj.celery import app as celery_app
+            class BaseTask(celery_app.Task):
+                abstract = True
+            @celery_app.task(base=BaseTask)
+            def work(x):
+                return x
+        """, count=1, message="`task_acks_late` is not enabled"),
         # set once, then commented out again (hotosm/raw-data-api, whose exports outlive the
         # visibility timeout): reported, but the fix would undo a decision it cannot weigh
         Invalid("""

@@ -424,10 +424,26 @@ class Model:
         for base in cls.get("bases", ()) if depth < 20 else ("?",):
             if base.startswith(("celery.", "builtins.")) or base == "object":
                 continue
+            app = self._app_task_base(base, name)
+            if app is not None:  # ``class BaseTask(app.Task)``: the app's task class
+                found = self.task_cls_option(app, option)
+                if found[1] != "unset":
+                    return found
+                continue
             found = self._class_option(base, option, depth + 1)
             if found[1] != "unset":
                 return found
         return None, "unset"
+
+    def _app_task_base(self, base: str, cls: str) -> App | None:
+        """The app whose ``Task`` the base ``base`` of class ``cls`` is
+        (``proj.celery.app.Task``, or ``app.Task`` in the app's own module)."""
+        owner, _, attr = base.rpartition(".")
+        if attr != "Task" or not owner:
+            return None
+        module, _, var = owner.rpartition(".")
+        keys = [f"{module}:{var}"] if module else [f"{cls.rpartition('.')[0]}:{var}"]
+        return next((app for app in self.apps.values() if app.key in keys), None)
 
     def fix_adding(self, app: App, name: str, value: str):
         """The fix that adds setting ``name = value`` where ``app``'s
