@@ -175,6 +175,21 @@ class PickleSerializer(ConfigRule):
         """)),
     )
     INVALID = (
+        # settings split into a package of fragments, star-imported by its __init__
+        # (unicef/hope-payment-gateway): ``from .celery import *`` names a module, not Celery
+        Invalid(django_project("""
+            DEBUG = False
+            from proj.fragments import *  # noqa
+        """, extra="""
+            # file: proj/fragments/__init__.py
+            from .celery import *  # noqa
+            from .other import *  # noqa
+            # file: proj/fragments/other.py
+            SECRET = "x"
+            # file: proj/fragments/celery.py
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            CELERY_ACCEPT_CONTENT = ["pickle", "json"]
+        """), count=1, message="`CELERY_ACCEPT_CONTENT` allows pickle"),
         # a dict of another module unpacked into Celery(...): reported at the
         # dict, with no fix (its items have no positions of their own)
         Invalid("""

@@ -234,7 +234,7 @@ class Model:
         *`` and ``DEBUG = False``): its star imports, read from its text;
         None when it names Celery, a broker or ``CACHES`` after all."""
         text = read(self, path)
-        if text is None or _CELERYISH.search(text):
+        if text is None or _CELERYISH.search(STAR_IMPORT.sub("", text)):  # ``from .celery import *`` names a module
             return None
         parts = path[:-3].split("/") if path.endswith(".py") else []
         package = parts[:-1]  # a module's package; ``__init__.py`` is its own
