@@ -96,6 +96,26 @@ class RoutedQueueNotConsumed(ConfigRule):
     TAGS = ("configuration", "deployment", "routing")
 
     VALID = (
+        # one container starts three workers from an inline script, two in the background
+        # (veops/cmdb): each consumes its queue
+        Valid("""
+            # file: api/app.py
+            from celery import Celery
+            celery = Celery("api", broker="redis://redis:6379/0")
+            celery.conf.task_routes = {"api.tasks.a": {"queue": "one_async"}, "api.tasks.b": {"queue": "acl_async"},
+                                       "api.tasks.c": {"queue": "beat_tasks"}}
+            # file: docker-compose.yml
+            services:
+              worker:
+                build: .
+                command:
+                  - /bin/sh
+                  - -c
+                  - |
+                    sleep 2
+                    celery -A api.app:celery worker -E -Q one_async &
+                    celery -A api.app:celery worker -E -Q acl_async & celery -A api.app:celery worker --beat -Q beat_tasks
+        """),
         # a worker consumes the default queue beside its own
         Valid("""
             # file: proj.py

@@ -123,6 +123,30 @@ def parse_text(text: str) -> Command | None:
     return None if words is None else parse_words(words)
 
 
+def parse_all(text: str) -> list[Command]:
+    """Every Celery process a shell line starts: the first, and those that
+    follow it while it runs in the background (``celery ... worker -Q a &
+    celery ... worker -Q b``).  A process left in the foreground ends the
+    list: ``&&``, ``||`` and ``;`` run the next command once it has ended,
+    and a worker does not end."""
+    words = split(text)
+    if words is None:
+        return []
+    out: list[Command] = []
+    segment: list[str] = []
+    for word in [*words, ";"]:
+        if word not in _SEPARATORS:
+            segment.append(word)
+            continue
+        found = _parse_segment(segment) if segment else None
+        segment = []
+        if found is not None:
+            out.append(found)
+            if word != "&":
+                break
+    return out
+
+
 def _program(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 

@@ -76,6 +76,11 @@ class _Reader:
         if isinstance(words, str):
             words = split(words) or []
         found = parse_words(list(words))
+        script = _inline_script(words) if found is not None else None
+        if script is not None:  # ``sh -c`` with a script that may start several (``&``, one per line)
+            started = shell.commands(script)
+            if len(started) > 1:
+                return [(command, None, conditional) for _, command, conditional in started]
         if found is not None:
             return [(found, None, False)]
         inner = _wrapped(words)
@@ -193,6 +198,15 @@ def _reader_for(path: str, text: str):
         return supervisor.read
     if _YAML.search(path) and "containers" in text and "kind:" in text:
         return kubernetes.read
+    return None
+
+
+def _inline_script(words: list[str]) -> str | None:
+    """The script of ``sh -c "..."`` / ``bash -c "..."`` (after ``exec``,
+    ``env`` and the like), or None."""
+    for at, word in enumerate(words[:-1]):
+        if word == "-c":
+            return words[at + 1] if at and posixpath.basename(words[at - 1]) in ("sh", "bash", "ash", "dash", "zsh") else None
     return None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from .cmdline import Command, parse_text
+from .cmdline import Command, parse_all
 
 _BRANCH = re.compile(r"^[ \t]*(?:case|if|elif|else|then)\b", re.M)
 _CASE_ON_FIRST = re.compile(r"""^[ \t]*case[ \t]+"?\$(?:1|\{1\})"?[ \t]+in[ \t]*$""")
@@ -57,8 +57,7 @@ def commands(text: str, args: list[str] | None = None) -> list[tuple[int, Comman
     for number, line in logical_lines(text):
         if "celery" not in line or line.lstrip().startswith("#") or number in skipped:
             continue
-        found = parse_text(line)
-        if found is not None:
+        for found in parse_all(line):  # ``celery ... worker -Q a & celery ... worker -Q b``: both
             out.append((number, found, conditional if certain is None else number not in certain))
     return out
 
