@@ -27,8 +27,9 @@ _COUNTS = frozenset({"incr", "decr", "incrby", "decrby"})
 # the methods CL203 looks at (``get`` only where a function may be named for taking)
 _WATCHED = frozenset({"set", "setnx", "lock", "add", "delete", "unlink", *_REDIS_ONLY, *_COUNTS})
 _WATCHED_READS = _WATCHED | {"get"}
-# what a redis-py ``Lock`` object made only to let go of a lock is used for
-_LETTING_GO = frozenset({"release", "do_release", "locked", "owned"})
+# what a lock object made only to let go of a lock is used for (redis-py's
+# ``Lock``; python-redis-lock's ``get_owner_id`` and ``reset``)
+_LETTING_GO = frozenset({"release", "do_release", "locked", "owned", "get_owner_id", "reset"})
 
 
 class _Uses(cst.CSTVisitor):
@@ -46,6 +47,7 @@ class _Uses(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == self.name and node.attr.value in _LETTING_GO:
             self.letting_go += 1
+        self.uses -= node.attr.value == self.name  # ``cache.lock``: an attribute of that name, not the name
 
 
 def _only_lets_go(function: cst.FunctionDef, name: str) -> bool:
@@ -71,9 +73,11 @@ class LockWithoutTtl(PendingTakes, Rule):
     - `client.lock(name)` and `Lock(client, name)` (redis-py) and
       django-redis `cache.lock(name)` without `timeout` (python-redis-lock's
       `cache.lock(name)` without `expire` when a `CACHES` entry of the project
-      names its backend, `redis_lock.django_cache.RedisCache`) (not a `Lock`
-      bound to a name that the function only releases or asks about,
-      `lock = Lock(r, key); lock.do_release(token)`: it takes nothing);
+      names its backend, `redis_lock.django_cache.RedisCache`); not a lock
+      object that the function only releases or asks about, bound to a name
+      (`lock = Lock(r, key); lock.do_release(token)`, `lock = cache.lock(key,
+      id=token)` then `lock.get_owner_id()`) or not (`Lock(r, key).locked()`):
+      it takes nothing;
     - Django `cache.add(key, value, None)` or `timeout=None`.
 
     Clients are recognised by how they were made or imported
@@ -251,6 +255,15 @@ class LockWithoutTtl(PendingTakes, Rule):
                     lock.do_release(token)
                 except LockError:
                     pass
+        """),
+        # a cache lock handle made only to release a lock another function took
+        # (jumpserver, python-redis-lock): nothing taken here
+        Valid("""
+            from django.core.cache import cache
+            def release(execution_id, account_id):
+                lock = cache.lock(f"change-secret:{account_id}", id=str(execution_id))
+                if lock.get_owner_id() == str(execution_id):
+                    lock.release()
         """),
         # a Lock made only to ask whether it is held (documentcloud): a GET, nothing taken
         Valid("""
@@ -745,7 +758,8 @@ class LockWithoutTtl(PendingTakes, Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         value, function = node.value, self.ctx.function
         if (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(value, cst.Call)
-                and function is not None and self.ctx.imported_name(value.func) in LOCK_CLASSES
+                and function is not None and (self.ctx.imported_name(value.func) in LOCK_CLASSES or (
+                    isinstance(value.func, cst.Attribute) and value.func.attr.value == "lock"))
                 and _only_lets_go(function, node.targets[0].target.value)):
             self.letting_go.add(id(value))
 
