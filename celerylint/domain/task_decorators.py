@@ -16,6 +16,7 @@ import json
 import libcst as cst
 
 from ..api.context import FileContext
+from .task_classes import APP_TASK_METHODS
 from .task_syntax import may_be_project_decorator
 
 DECORATOR = "task_decorator"  # as facts/task_class_index.DECORATOR
@@ -24,7 +25,10 @@ _UNKNOWN = "_celerylint_unknown_value"  # called: a value ``evaluate`` cannot re
 
 def decorator_spec(target: cst.BaseExpression, ctx: FileContext) -> dict | None:
     """What the index says of ``target`` as a task decorator of the
-    project (recorded as asked), or None."""
+    project (recorded as asked), or None.  ``x.task`` is the task method of
+    an app, whatever ``x`` is: never asked."""
+    if isinstance(target, cst.Attribute) and target.attr.value in APP_TASK_METHODS:
+        return None
     qualified = ctx.imported_name(target)
     if qualified is None:
         if not isinstance(target, cst.Name) or target.value in ctx.imports:

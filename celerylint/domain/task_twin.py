@@ -104,7 +104,8 @@ def _decorator(decorator: ast.expr, source: SyntaxFile, stored: set[str]) -> dic
         else:
             is_task = app is not None and app.partition(".")[0] in source.imports and source.qualify(app) in APP_OBJECTS
     if not is_task:
-        if may_be_project_decorator(qualified or name):
+        if may_be_project_decorator(qualified or name) and not (
+                isinstance(target, ast.Attribute) and target.attr in APP_TASK_METHODS):
             raise Declined  # may be one of the project's task decorators: the index decides
         if isinstance(target, ast.Name) and head not in source.imports:
             if call is not None and not isinstance(call.func, ast.Call):
