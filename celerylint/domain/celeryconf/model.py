@@ -34,6 +34,7 @@ from .settings import (
 from .shapes import app_class_names, empty_default, is_app_class, object_source, splat
 from .values import plain
 from .names import resolve_names
+from . import task_options
 
 __all__ = ["App", "Assignment", "Model", "Pos", "Resolved", "Source", "find", "is_test_path", "model"]
 
@@ -394,56 +395,12 @@ class Model:
         return {f["cls"]: f for f in self.by_kind["task_class"]}
 
     def task_option(self, task: dict[str, Any], option: str) -> tuple[Any, str]:
-        """``(value, state)`` of a task's own option, following ``base=`` to a
-        task class of the project; state is set | unset | unknown."""
-        if option in task["options"]:
-            return _option(task["options"], option)
-        base = task.get("base")
-        if base:
-            return self._class_option(base, option)
-        return None, "unset"
+        """``(value, state)`` of a task's own option (``task_options.py``)."""
+        return task_options.task_option(self, task, option)
 
     def task_cls_option(self, app: App, option: str) -> tuple[Any, str]:
-        """The app's custom task class (``task_cls=``), if any."""
-        if not app.task_cls:
-            return None, "unset"
-        name = app.task_cls.replace(":", ".")
-        if name not in self.task_classes and "." not in name:  # a class of the app's own module
-            name = f"{app.key.rsplit(':', 1)[0]}.{name}"
-        return self._class_option(name, option)
-
-    def _class_option(self, name: str, option: str, depth: int = 0) -> tuple[Any, str]:
-        """An option of the project's task class ``name``, its own or the
-        first of its bases' (in order, across files): unknown when a class
-        on the way is not among the linted files."""
-        cls = self.task_classes.get(name)
-        if cls is None or depth > 20:
-            return None, "unknown"
-        if option in cls["options"]:
-            return _option(cls["options"], option)
-        for base in cls.get("bases", ()) if depth < 20 else ("?",):
-            if base.startswith(("celery.", "builtins.")) or base == "object":
-                continue
-            app = self._app_task_base(base, name)
-            if app is not None:  # ``class BaseTask(app.Task)``: the app's task class
-                found = self.task_cls_option(app, option)
-                if found[1] != "unset":
-                    return found
-                continue
-            found = self._class_option(base, option, depth + 1)
-            if found[1] != "unset":
-                return found
-        return None, "unset"
-
-    def _app_task_base(self, base: str, cls: str) -> App | None:
-        """The app whose ``Task`` the base ``base`` of class ``cls`` is
-        (``proj.celery.app.Task``, or ``app.Task`` in the app's own module)."""
-        owner, _, attr = base.rpartition(".")
-        if attr != "Task" or not owner:
-            return None
-        module, _, var = owner.rpartition(".")
-        keys = [f"{module}:{var}"] if module else [f"{cls.rpartition('.')[0]}:{var}"]
-        return next((app for app in self.apps.values() if app.key in keys), None)
+        """The option as the app's custom task class (``task_cls=``) sets it."""
+        return task_options.task_cls_option(self, app, option)
 
     def fix_adding(self, app: App, name: str, value: str):
         """The fix that adds setting ``name = value`` where ``app``'s
@@ -513,11 +470,6 @@ def model(project) -> Model:
         except AttributeError:
             pass
     return cached
-
-
-def _option(options: dict[str, Any], option: str) -> tuple[Any, str]:
-    value, _ = plain(options[option])
-    return value, "set" if value is not None else "unknown"
 
 
 def _item_of(encoded: Any, key: str) -> Any:
