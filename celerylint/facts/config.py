@@ -258,7 +258,7 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
                         self.ctx.fact("conf_stmt", stmt, app=key)
                 elif index and isinstance(base, cst.Name) and self.ctx.at_module_level and self._setting_name(base.value):
                     self.ctx.fact("setting_item", value, source=f"module:{self.module}", name=base.value, key=index,
-                                  value=encode(traced_value(value, self.ctx)), literal=False, cond=self.depth > 0)
+                                  value=self._item_value(base.value, value), literal=False, cond=self.depth > 0)
                     self.module_items[base.value] = self.module_items.get(base.value, 0) + 1
                 elif index and isinstance(base, cst.Subscript) and self.ctx.at_module_level:
                     self._nested_item(base, index, value)
@@ -286,9 +286,14 @@ class ConfigCollector(AppCalls, AppShapes, RedisConfigSet, Checker):
             base = base.value
         if isinstance(base, cst.Name) and self._setting_name(base.value):
             self.ctx.fact("setting_item", value, source=f"module:{self.module}", name=base.value, key=keys[0],
-                          nested=keys[1:], value=encode(traced_value(value, self.ctx)), literal=False,
+                          nested=keys[1:], value=self._item_value(base.value, value), literal=False,
                           cond=self.depth > 0)
             self.module_items[base.value] = self.module_items.get(base.value, 0) + 1
+
+    def _item_value(self, name: str, value: cst.BaseExpression):
+        """An item's encoded value; a cache's with the origins of what it
+        reads at run time (CL105 compares a cache's ``LOCATION`` with the broker)."""
+        return encode(traced_value(value, self.ctx) if name == "CACHES" else setting_value(value, self.ctx))
 
     def _setting_name(self, name: str) -> bool:
         return bool(_UPPER_SETTING.match(name) or _NEW_SETTING.match(name)
