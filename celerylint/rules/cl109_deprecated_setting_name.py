@@ -80,13 +80,21 @@ def settings_readers(m: Model) -> dict[str, str]:
     return out
 
 
+def _celerys(source: Source, name: str) -> bool:
+    """Whether an old name of ``source`` is Celery's to rename: in Django
+    settings read under a namespace, only one with Celery's prefix
+    (``CELERY_``, ``CELERYD_``, ``BROKER_``); ``S3_REGION`` or ``EMAIL_HOST``
+    there is most likely the project's own setting."""
+    return not (source.django and source.namespace) or name.startswith(("CELERY", "BROKER"))
+
+
 def source_fix(m: Model, source: Source, t: Table, kept: Container[str] = ()) -> TextFix | None:
     """Rename every old name of the source at once (but those ``kept``), so
     no mix results; none when one of them cannot be renamed where it is
     written, two old names would become one new name, or the project reads
     one of them from its settings (its readers would break)."""
-    olds = [a for a in source.assignments
-            if t.is_old(a.name, source.namespace) and not duplicate(source, a, t) and a.name not in kept]
+    olds = [a for a in source.assignments if t.is_old(a.name, source.namespace) and _celerys(source, a.name)
+            and not duplicate(source, a, t) and a.name not in kept]
     if not olds or len({a.path for a in olds}) != 1:
         return None
     if source.django and any(a.name in settings_readers(m) for a in olds):
@@ -121,6 +129,11 @@ class DeprecatedSettingName(ConfigRule):
     A project whose dependency files pin Celery below 4 (`celery==3.1.25`
     in `requirements.txt`, `Pipfile`, `pyproject.toml`, `setup.cfg` or
     `setup.py`) is not judged: Celery 3's names are its names.
+
+    In Django settings read under a namespace, only old names with
+    Celery's prefix (`CELERY_`, `CELERYD_`, `BROKER_`) are reported: an
+    unprefixed one (`S3_REGION`, `EMAIL_HOST`, Celery 3's names of
+    settings every Django project has) is the project's own.
 
     ## Why is this bad?
     The old names are deprecated and scheduled for removal in Celery 6.0:
@@ -178,6 +191,13 @@ class DeprecatedSettingName(ConfigRule):
     TAGS = ("configuration",)
 
     VALID = (
+        # an old name without Celery's prefix in namespaced Django settings (project-koku's
+        # AWS region): the project's own setting, which its code reads
+        Valid(django_project("""
+            CELERY_BROKER_URL = "redis://localhost:6379/0"
+            S3_REGION = "us-east-1"
+            EMAIL_HOST = "smtp.example.com"
+        """)),
         # the old name is the project's variable, which the new name reads:
         # the namespaced name is the setting (codalab/codabench's shape)
         Valid(django_project("""
@@ -518,7 +538,7 @@ class DeprecatedSettingName(ConfigRule):
             first: Assignment | None = None
             for a in source.assignments:
                 if (source.django and not a.name.isupper()) or not t.is_old(a.name, source.namespace) \
-                        or a.name in read_back:
+                        or a.name in read_back or not _celerys(source, a.name):
                     continue
                 if source.django and not source.namespace:
                     spelled = f"CELERY_{t.to_new[a.name].upper()}"
