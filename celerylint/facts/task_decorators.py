@@ -20,8 +20,12 @@ under the options it passes itself or sets with ``kwargs["x"] = v``.
 
 Recognised only when the function is defined at module level, its name ends
 in ``task`` (as the byte prefilter of the task rules asks of a decorator),
-its parameters are ``*args, **kwargs`` or ``**kwargs``, its body holds
-nothing but a docstring, those ``kwargs`` statements, calls not given
+its parameters are ``*args, **kwargs`` or ``**kwargs``, with keyword-only
+ones between them whose defaults it hands on unchanged by keyword
+(``base=RetryTask`` then ``shared_task(*args, base=base, **kwargs)``:
+defaults the call overrides), its body holds
+nothing but a docstring, those ``kwargs`` statements (and
+``kwargs["x"] = kwargs.pop("x", v)``, a default), calls not given
 ``kwargs`` (a log line) and the ``return`` (of the decorator, or of
 ``typing.cast(T, decorator)``; or
 one nested function that returns the decorator applied to its argument),
@@ -110,10 +114,14 @@ class TaskDecorators(SyntaxCollector):
 
 def _factory(node: ast.FunctionDef, file, apps: set[str]) -> dict | None:
     args = node.args
-    if args.posonlyargs or args.args or args.kwonlyargs or args.kwarg is None:
+    if args.posonlyargs or args.args or args.kwarg is None or None in args.kw_defaults:
         return None
     star = args.vararg.arg if args.vararg is not None else None
     kwargs = args.kwarg.arg
+    # ``def retry_task(*args, base=RetryTask, **kwargs)``: defaults the call overrides, each handed on
+    # unchanged by keyword (``base=base``) and used nowhere else
+    params = {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults)}
+    uses = [n.id for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in params]
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the docstring
@@ -131,10 +139,16 @@ def _factory(node: ast.FunctionDef, file, apps: set[str]) -> dict | None:
     handed = [a for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == star]
     if len(call.args) != len(handed) or len(handed) > 1 or sum(k.arg is None for k in call.keywords) != 1:
         return None  # the arguments handed on as received, and nothing else positional
+    handed_params = [k for k in call.keywords if isinstance(k.value, ast.Name) and k.value.id in params
+                     and k.arg == k.value.id]
+    if sorted(uses) != sorted(k.arg for k in handed_params):
+        return None  # a parameter used otherwise, or twice
     for keyword in call.keywords:
         if keyword.arg is None:
             if not (isinstance(keyword.value, ast.Name) and keyword.value.id == kwargs):
                 return None
+        elif keyword in handed_params:
+            defaults[keyword.arg] = encode_option(params[keyword.arg], file)
         else:
             forced[keyword.arg] = encode_option(keyword.value, file)
             defaults.pop(keyword.arg, None)
@@ -167,6 +181,13 @@ def _kwargs_statement(stmt: ast.stmt, kwargs: str, file, forced: dict, defaults:
         target = stmt.targets[0]
         if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == kwargs
                 and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)):
+            key, value = target.slice.value, stmt.value
+            if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "pop"
+                    and isinstance(value.func.value, ast.Name) and value.func.value.id == kwargs and len(value.args) == 2
+                    and not value.keywords and isinstance(value.args[0], ast.Constant) and value.args[0].value == key):
+                if key not in forced:  # ``kwargs["x"] = kwargs.pop("x", v)``: ``kwargs.setdefault("x", v)``
+                    defaults[key] = encode_option(value.args[1], file)
+                return
             forced[target.slice.value] = encode_option(stmt.value, file)
             defaults.pop(target.slice.value, None)
             return

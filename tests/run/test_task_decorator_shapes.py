@@ -46,6 +46,12 @@ RETRY = {"ref": "proj.deco.RetryTask"}
     ("def project_task(*args, **kwargs):\n    return project_app.task(*args, serializer=settings.SERIALIZER, **kwargs)\n",
      {"bare": True, "forced": {"serializer": None}, "defaults": {}}),  # a value it cannot read: unknown, not absent
     ("def kw_task(**kwargs):\n    return shared_task(**kwargs)\n", {"bare": False, "forced": {}, "defaults": {}}),
+    ("class RetryTask(Task): pass\ndef sig_task(*args, base=RetryTask, bind=True, **kwargs):\n"
+     "    return shared_task(*args, base=base, bind=bind, queue='q', **kwargs)\n",
+     {"bare": True, "forced": {"queue": {"const": "q"}}, "defaults": {"base": RETRY, "bind": {"const": True}}}),
+    ("def json_task(*args, **kwargs):\n    kwargs['serializer'] = kwargs.pop('serializer', 'json')\n"
+     "    return shared_task(*args, **kwargs)\n",
+     {"bare": True, "forced": {}, "defaults": {"serializer": {"const": "json"}}}),
 ])
 def test_decorators_read(body, expected):
     name = [line for line in body.splitlines() if line.startswith("def ")][0][4:].partition("(")[0]
@@ -62,6 +68,9 @@ def test_decorators_read(body, expected):
     "def other_task(*args, **kwargs):\n    return other.task(*args, **kwargs)\n",  # not an app it knows
     "def twice_task(*args, **kwargs):\n    return shared_task(*args, *args, **kwargs)\n",
     "@cache\ndef deco_task(*args, **kwargs):\n    return shared_task(*args, **kwargs)\n",
+    "def used_task(*args, bind=True, **kwargs):\n    log(bind)\n    return shared_task(*args, bind=bind, **kwargs)\n",
+    "def renamed_task(*args, bind=True, **kwargs):\n    return shared_task(*args, base=bind, **kwargs)\n",
+    "def required_task(*args, queue, **kwargs):\n    return shared_task(*args, queue=queue, **kwargs)\n",
 ])
 def test_other_shapes_are_no_decorators(body):
     assert decorators(body) == {}
