@@ -7,7 +7,7 @@ files named:
 - the configuration model (the apps, the settings modules and profiles,
   the Redis configuration), the client index and the other facts project
   rules read of every file (``INDEX_MODULES``: ``ATOMIC_REQUESTS``, signal
-  receivers connected in another module...), from every file whose bytes
+  receivers connected in another module, lock library settings), from every file whose bytes
   pass those collectors' prefilters (``CONFIG_MODULES``);
 - the task facts (definitions, signatures, effects, base classes) of the
   modules the files named import, and of what their packages re-export
@@ -40,13 +40,13 @@ from ..registry import Entry
 
 # facts that are not the configuration model, read wherever they are: the
 # client index, the models over the result backend's table, the task
-# decorators, and what project rules read of every file whatever it imports
-# (``ATOMIC_REQUESTS``, signal receivers connected elsewhere, lock library
-# settings, chords, result reads).  ``ast`` collectors with narrow prefilters.
+# decorators, and what can change a finding in a file that does not import
+# where it is written (``ATOMIC_REQUESTS``, a signal receiver connected in an
+# ``apps.py``, lock library settings).  ``ast`` collectors with narrow
+# prefilters.  (Chords and result reads give findings where they are.)
 INDEX_MODULES = frozenset({
     "celerylint.facts.clients", "celerylint.facts.result_tables", "celerylint.facts.task_decorators",
     "celerylint.facts.atomic_requests", "celerylint.facts.signal_connects", "celerylint.facts.lock_library_config",
-    "celerylint.facts.chords", "celerylint.facts.result_reads",
 })
 # the collectors of the configuration model, with those
 CONFIG_MODULES = INDEX_MODULES | {
