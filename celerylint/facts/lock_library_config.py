@@ -16,6 +16,7 @@ import ast
 import math
 import operator
 
+from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector, dotted
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
@@ -69,7 +70,8 @@ def once_timeout(value: ast.AST) -> float | None:
 
 
 class LockLibraryConfig(SyntaxCollector):
-    REQUIRES = (b"ONCE", b"ingleton_lock_expiry", b"INGLETON_LOCK_EXPIRY", b"clear_locks")
+    # ``ONCE`` as a name (``CELERY_ONCE``), not inside one (CSP's ``NONCE`` in many settings modules)
+    REQUIRES = (Regex(rb"ONCE(?<![A-Za-z]ONCE)"), b"ingleton_lock_expiry", b"INGLETON_LOCK_EXPIRY", b"clear_locks")
     CONSUMERS = ("CL218",)
     PATHS = TEST_PATHS_EXCLUDED
 
