@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from ..api.needles import Regex
 from ..api.syntax import SyntaxCollector
 from ..domain.celeryconf.paths import TEST_PATHS_EXCLUDED
 
@@ -21,7 +22,9 @@ def _true(node: ast.AST | None) -> bool:
 
 
 class AtomicRequests(SyntaxCollector):
-    REQUIRES = (_NAME.encode(),)
+    # the name, then a literal ``True`` as a dict value, an item's value or a keyword: not
+    # ``ATOMIC_REQUESTS = config(...)`` (a settings module read from its environment)
+    REQUIRES = (Regex(_NAME.encode() + rb"""["']?\s*(?:\]\s*=|:|=)\s*True\b"""),)
     CONSUMERS = ("CL216",)
     PATHS = TEST_PATHS_EXCLUDED
 
