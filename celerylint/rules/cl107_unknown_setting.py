@@ -138,6 +138,15 @@ class UnknownSetting(ConfigRule):
     TAGS = ("configuration",)
 
     VALID = (
+        # a name the project reads from its Django settings itself, close to an old name
+        # (project-koku passes it to Celery as its backend): its own, no "did you mean"
+        Valid(django_project("""
+            CELERY_RESULTS_URL = "redis://localhost:6379/1"
+        """, celery=(
+            "import os\nfrom celery import Celery\nfrom django.conf import settings\n"
+            'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")\n'
+            "app = Celery('proj', backend=settings.CELERY_RESULTS_URL)\n"
+            'app.config_from_object("django.conf:settings", namespace="CELERY")\n'))),
         # the project applies the setting itself, to the option it names
         Valid(django_project("""
             CELERY_BROKER_URL = "redis://localhost"
@@ -387,6 +396,7 @@ class UnknownSetting(ConfigRule):
         t = table()
         seen = set()
         read_back = {n for f in m.project.of_kind(CONF_READ) for n in (*f["names"], *f.get("options", ()))}
+        read_itself = {n for f in m.project.of_kind(CONF_READ) for n in f.get("settings", ())}
         for a, namespace, django, assigned in checked(m):
             key = (a.path, a.pos)
             if key in seen or not settings_name(a.name, namespace, django, t) or a.name in read_back:
@@ -402,6 +412,8 @@ class UnknownSetting(ConfigRule):
                               f"set it on the task (`@app.task({option}=...)`) or its base class, or for every task "
                               f"with `task_annotations = {{\"*\": {{\"{option}\": ...}}}}`", a.path, a.pos)
                 continue
+            if a.name in read_itself:
+                continue  # read from Django's settings by the project (``Celery(backend=settings.X)``): its own name
             suggestions = t.suggestions(a.name, namespace if django or namespace else None)
             if not suggestions:
                 continue
