@@ -87,9 +87,12 @@ class UnknownSetting(ConfigRule):
     alone, as is a task option's name the project reads from Django's
     settings into that option (`max_retries = settings.CELERY_TASK_MAX_RETRIES`
     in its task class): it applies the setting itself. Any other read from
-    Django's settings does not count: a view showing
+    Django's settings does not count for a task option's name or a name
+    Celery once used: a view showing
     `getattr(settings, "CELERY_TASK_DEFAULT_EXPIRES")` does not make Celery
-    read it.
+    read it. A name only close to a setting ("did you mean ...?") that the
+    project reads from its settings itself (`Celery(backend=
+    settings.CELERY_RESULTS_URL)`) is its own name, and is left alone.
 
     A project whose dependency files pin Celery below 4 (`celery==3.1.25`
     in `requirements.txt`, `Pipfile`, `pyproject.toml`, `setup.cfg` or
