@@ -91,8 +91,9 @@ def encode_option(node: ast.expr, file) -> dict | None:
 
 class TaskDecorators(SyntaxCollector):
     PATHS = TEST_PATHS_EXCLUDED
-    # the decorator called with the arguments handed on: ``shared_task(*args``, ``app.task(**kwargs``
-    REQUIRES = (Regex(rb"task\(\s*\*"),)
+    # the decorator called with the arguments handed on: ``shared_task(*args``, ``app.task(**kwargs``,
+    # ``shared_task(base=Managed, *args``
+    REQUIRES = (Regex(rb"task\([\w\s=.,]*\*"),)
 
     def collect(self, tree: ast.Module) -> None:
         file = self.file

@@ -56,6 +56,9 @@ RETRY = {"ref": "proj.deco.RetryTask"}
 def test_decorators_read(body, expected):
     name = [line for line in body.splitlines() if line.startswith("def ")][0][4:].partition("(")[0]
     assert decorators(body) == {name: expected}
+    from celerylint.api.needles import matches
+
+    assert matches(TaskDecorators.REQUIRES, body.encode())  # the prefilter lets the file through
 
 
 @pytest.mark.parametrize("body", [
