@@ -93,7 +93,7 @@ class TaskDecorators(SyntaxCollector):
     PATHS = TEST_PATHS_EXCLUDED
     # the decorator called with the arguments handed on: ``shared_task(*args``, ``app.task(**kwargs``,
     # ``shared_task(base=Managed, *args``
-    REQUIRES = (Regex(rb"task\([\w\s=.,]*\*"),)
+    REQUIRES = (Regex(rb"task\((?:\s*\w+\s*=\s*[\w.]+\s*,)*\s*\*\*?[A-Za-z_]"),)
 
     def collect(self, tree: ast.Module) -> None:
         file = self.file
