@@ -64,9 +64,9 @@ class Unreadable(Exception):
     """A value, statement or shape not read exactly: no decorator."""
 
 
-def encode_option(node: ast.expr, file) -> dict | None:
+def encode_option(node: ast.expr, file, defined: set[str]) -> dict | None:
     """An option's value: ``{"const": v}``, ``{"ref": "pkg.mod.Name"}`` (a
-    name the module imports or defines), ``{"builtin": "Exception"}``,
+    name the module imports, or one of those it ``defined`` at top level), ``{"builtin": "Exception"}``,
     ``{"tuple"|"list": [...]}``, ``{"dict": [[key, value], ...]}``; None
     for anything else (an unknown value, as an unreadable option is)."""
     if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (bool, int, float, str)):
@@ -74,15 +74,15 @@ def encode_option(node: ast.expr, file) -> dict | None:
     if isinstance(node, ast.Name):
         if node.id in file.imports:
             return {"ref": file.qualify(node.id)}
-        if node.id in file.defined:
+        if node.id in defined:
             return {"ref": f"{file.module_name or file.path}.{node.id}"}
         return {"builtin": node.id} if hasattr(builtins, node.id) else None
     if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
-        items = [encode_option(e, file) for e in node.elts]
+        items = [encode_option(e, file, defined) for e in node.elts]
         return None if None in items else {"tuple" if isinstance(node, ast.Tuple) else "list": items}
     if isinstance(node, ast.Dict) and None not in node.keys:
-        keys = [encode_option(k, file) for k in node.keys]
-        values = [encode_option(v, file) for v in node.values]
+        keys = [encode_option(k, file, defined) for k in node.keys]
+        values = [encode_option(v, file, defined) for v in node.values]
         if any(k is None or "const" not in k for k in keys) or None in values:
             return None
         return {"dict": [[k["const"], v] for k, v in zip(keys, values)]}
@@ -97,15 +97,15 @@ class TaskDecorators(SyntaxCollector):
 
     def collect(self, tree: ast.Module) -> None:
         file = self.file
-        file.defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-        file.defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         apps = {t.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
                 and file.qualify(dotted(n.value.func) or "") in _APP_CLASSES
                 for t in n.targets if isinstance(t, ast.Name)}
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.endswith("task") and not node.decorator_list:
                 try:
-                    found = _factory(node, file, apps)
+                    found = _factory(node, file, apps, defined)
                 except Unreadable:
                     continue
                 if found is not None:
@@ -113,7 +113,7 @@ class TaskDecorators(SyntaxCollector):
                     file.fact(DECORATOR_FACT, name=name, **found)
 
 
-def _factory(node: ast.FunctionDef, file, apps: set[str]) -> dict | None:
+def _factory(node: ast.FunctionDef, file, apps: set[str], defined: set[str]) -> dict | None:
     args = node.args
     if args.posonlyargs or args.args or args.kwarg is None or None in args.kw_defaults:
         return None
@@ -134,7 +134,7 @@ def _factory(node: ast.FunctionDef, file, apps: set[str]) -> dict | None:
     forced: dict[str, dict | None] = {}
     defaults: dict[str, dict | None] = {}
     for stmt in body[:-2] if nested else body[:-1]:
-        _kwargs_statement(stmt, kwargs, file, forced, defaults)
+        _kwargs_statement(stmt, kwargs, file, defined, forced, defaults)
     if not isinstance(call, ast.Call) or not _celery_decorator(call.func, file, apps, star, kwargs):
         return None
     handed = [a for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == star]
@@ -149,9 +149,9 @@ def _factory(node: ast.FunctionDef, file, apps: set[str]) -> dict | None:
             if not (isinstance(keyword.value, ast.Name) and keyword.value.id == kwargs):
                 return None
         elif keyword in handed_params:
-            defaults[keyword.arg] = encode_option(params[keyword.arg], file)
+            defaults[keyword.arg] = encode_option(params[keyword.arg], file, defined)
         else:
-            forced[keyword.arg] = encode_option(keyword.value, file)
+            forced[keyword.arg] = encode_option(keyword.value, file, defined)
             defaults.pop(keyword.arg, None)
     # ``@retry_task`` alone calls it with the function: a task when that is handed straight on
     return {"bare": bool(handed) and not nested, "forced": forced, "defaults": defaults}
@@ -165,7 +165,7 @@ def _uncast(node: ast.expr, file) -> ast.expr:
     return node
 
 
-def _kwargs_statement(stmt: ast.stmt, kwargs: str, file, forced: dict, defaults: dict) -> None:
+def _kwargs_statement(stmt: ast.stmt, kwargs: str, file, defined: set[str], forced: dict, defaults: dict) -> None:
     """``kwargs.setdefault("x", v)``, ``kwargs["x"] = v``, or a call that is
     not given the options; anything else: Unreadable."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -174,7 +174,7 @@ def _kwargs_statement(stmt: ast.stmt, kwargs: str, file, forced: dict, defaults:
                 and call.func.value.id == kwargs and len(call.args) == 2 and not call.keywords
                 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
             if call.args[0].value not in forced:
-                defaults.setdefault(call.args[0].value, encode_option(call.args[1], file))
+                defaults.setdefault(call.args[0].value, encode_option(call.args[1], file, defined))
             return
         if not any(isinstance(n, ast.Name) and n.id == kwargs for n in ast.walk(call)):
             return  # a call that cannot change the options: ``print(...)``, ``log.debug(...)``
@@ -187,9 +187,9 @@ def _kwargs_statement(stmt: ast.stmt, kwargs: str, file, forced: dict, defaults:
                     and isinstance(value.func.value, ast.Name) and value.func.value.id == kwargs and len(value.args) == 2
                     and not value.keywords and isinstance(value.args[0], ast.Constant) and value.args[0].value == key):
                 if key not in forced:  # ``kwargs["x"] = kwargs.pop("x", v)``: ``kwargs.setdefault("x", v)``
-                    defaults[key] = encode_option(value.args[1], file)
+                    defaults[key] = encode_option(value.args[1], file, defined)
                 return
-            forced[target.slice.value] = encode_option(stmt.value, file)
+            forced[target.slice.value] = encode_option(stmt.value, file, defined)
             defaults.pop(target.slice.value, None)
             return
     raise Unreadable

@@ -66,11 +66,16 @@ def holds(m: Any, when: Any) -> bool:
 
 
 def _redis_lock_caches(m: Any) -> bool:
-    """A ``CACHES`` of the project names python-redis-lock's cache backend."""
-    import json
+    """A ``CACHES`` of the project names python-redis-lock's cache backend
+    (once per model: every cache lock of the project asks)."""
+    found = getattr(m, "_redis_lock_caches", None)
+    if found is None:
+        import json
 
-    return any(f.get("name") == "CACHES" and _REDIS_LOCK_BACKEND in json.dumps(f.get("value"))
-               for kind in ("setting", "setting_item") for f in m.by_kind[kind])
+        found = m._redis_lock_caches = any(
+            f.get("name") == "CACHES" and _REDIS_LOCK_BACKEND in json.dumps(f.get("value"))
+            for kind in ("setting", "setting_item") for f in m.by_kind[kind])
+    return found
 
 
 _REDIS_LOCK_BACKEND = "redis_lock.django_cache"
